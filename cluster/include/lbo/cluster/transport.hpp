@@ -1,0 +1,49 @@
+#pragma once
+// Transport: where work orders run. One interface, two implementations: local slots in this
+// process (LocalTransport) and MPI worker ranks (mpi.hpp). Both deliver completions as calls
+// on the master's io_context thread, so the master needs no locks.
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "lbo/workers/work_order.hpp"
+
+namespace lbo::cluster {
+
+/// Where an attempt ran: rank 0 means a local slot of this process.
+struct WorkerSlot {
+  int rank = 0;
+  int slot = 0;
+};
+/// "local:1" or "rank2:0", as in results.csv.
+std::string to_string(WorkerSlot worker);
+
+struct Completion {
+  std::int64_t trial = 0;
+  int attempt = 1;
+  WorkerSlot worker;
+  workers::Outcome outcome;
+};
+
+class Transport {
+ public:
+  using CompletionHandler = std::function<void(Completion)>;
+
+  virtual ~Transport() = default;
+
+  /// Attempts that can run at once.
+  virtual int slot_count() const = 0;
+  /// Attempts submitted and not yet completed.
+  virtual int busy_count() const = 0;
+  /// Sends `order` to a free slot. Precondition: busy_count() < slot_count().
+  virtual WorkerSlot submit(workers::WorkOrder order) = 0;
+  /// Stops the attempt of `trial` wherever it runs; its completion (`cancelled`) still arrives.
+  virtual void cancel(std::int64_t trial) = 0;
+  /// Cancels every running attempt.
+  virtual void cancel_all() = 0;
+  /// Releases the workers: running attempts are killed and no completion arrives after this.
+  virtual void shutdown() = 0;
+};
+
+}  // namespace lbo::cluster

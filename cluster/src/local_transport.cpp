@@ -1,0 +1,38 @@
+#include "lbo/cluster/local_transport.hpp"
+
+#include <stdexcept>
+
+#include <boost/asio/io_context.hpp>
+
+namespace lbo::cluster {
+
+std::string to_string(WorkerSlot worker) {
+  return worker.rank == 0 ? "local:" + std::to_string(worker.slot)
+                          : "rank" + std::to_string(worker.rank) + ":" + std::to_string(worker.slot);
+}
+
+LocalTransport::LocalTransport(boost::asio::io_context& io, int slots, CompletionHandler on_completion,
+                               workers::RunnerOptions options)
+    : slots_(slots),
+      on_completion_(std::move(on_completion)),
+      pool_(std::make_unique<workers::LocalPool>(io, slots, options)) {}
+
+WorkerSlot LocalTransport::submit(workers::WorkOrder order) {
+  if (!pool_) throw std::logic_error("LocalTransport::submit after shutdown");
+  const std::int64_t trial = order.trial;
+  const int attempt = order.attempt;
+  const int slot = pool_->submit(std::move(order), [this, trial, attempt](int s, workers::Outcome outcome) {
+    on_completion_(Completion{trial, attempt, WorkerSlot{0, s}, std::move(outcome)});
+  });
+  return WorkerSlot{0, slot};
+}
+
+void LocalTransport::cancel(std::int64_t trial) {
+  if (pool_) pool_->cancel(trial);
+}
+
+void LocalTransport::cancel_all() {
+  if (pool_) pool_->cancel_all();
+}
+
+}  // namespace lbo::cluster

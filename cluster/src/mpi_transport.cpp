@@ -1,0 +1,308 @@
+// The MPI transport (master side), the worker rank's loop and the MPI session.
+
+#include <mpi.h>
+
+#include <signal.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "lbo/cluster/mpi.hpp"
+#include "lbo/workers/local_pool.hpp"
+#include "messages.hpp"
+
+namespace asio = boost::asio;
+
+namespace lbo::cluster {
+
+namespace {
+
+void check(int rc, const char* what) {
+  if (rc != MPI_SUCCESS) throw std::runtime_error(std::string("MPI error in ") + what);
+}
+
+void send_bytes(const std::string& bytes, int destination, int tag) {
+  check(MPI_Send(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, destination, tag, MPI_COMM_WORLD),
+        "MPI_Send");
+}
+
+struct Received {
+  int source = 0;
+  int tag = 0;
+  std::string bytes;
+};
+
+// A waiting message from `source` (MPI_ANY_SOURCE allowed), received, or nullopt. Never blocks:
+// Open MPI's blocking receive spins a core, which would starve the objectives on that node.
+std::optional<Received> try_receive(int source) {
+  int flag = 0;
+  MPI_Status status;
+  check(MPI_Iprobe(source, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &status), "MPI_Iprobe");
+  if (flag == 0) return std::nullopt;
+  int count = 0;
+  MPI_Get_count(&status, MPI_BYTE, &count);
+  Received r{status.MPI_SOURCE, status.MPI_TAG, std::string(static_cast<std::size_t>(count), '\0')};
+  check(MPI_Recv(r.bytes.data(), count, MPI_BYTE, status.MPI_SOURCE, status.MPI_TAG, MPI_COMM_WORLD,
+                 MPI_STATUS_IGNORE),
+        "MPI_Recv");
+  return r;
+}
+
+// Polls MPI from the io_context: at once again while messages arrive, then with a back-off from
+// 50 µs to 2 ms while idle, so an idle rank costs almost no CPU and a busy one little latency.
+class MpiPoller {
+ public:
+  using Handler = std::function<void(Received)>;
+  MpiPoller(asio::io_context& io, int source, Handler handler)
+      : timer_(io), source_(source), handler_(std::move(handler)) {}
+
+  void start() {
+    running_ = true;
+    schedule(std::chrono::microseconds(0));
+  }
+  void stop() {
+    running_ = false;
+    timer_.cancel();
+  }
+
+ private:
+  void schedule(std::chrono::microseconds delay) {
+    timer_.expires_after(delay);
+    timer_.async_wait([this](const boost::system::error_code& ec) {
+      if (ec || !running_) return;
+      bool any = false;
+      while (running_) {
+        std::optional<Received> message = try_receive(source_);
+        if (!message) break;
+        any = true;
+        handler_(std::move(*message));
+      }
+      if (!running_) return;
+      idle_ = any ? std::chrono::microseconds(0)
+                  : std::clamp(idle_ * 2, std::chrono::microseconds(50), std::chrono::microseconds(2000));
+      schedule(idle_);
+    });
+  }
+
+  asio::steady_timer timer_;
+  int source_;
+  Handler handler_;
+  bool running_ = false;
+  std::chrono::microseconds idle_{0};
+};
+
+// Every worker answers a shutdown with a bye after killing its attempts; results still in
+// flight are received and dropped, so no message is left unmatched at MPI_Finalize.
+void release_workers(int size) {
+  for (int rank = 1; rank < size; ++rank) send_bytes("", rank, detail::kShutdownTag);
+  int byes = 0;
+  auto idle = std::chrono::microseconds(50);
+  while (byes < size - 1) {
+    if (std::optional<Received> r = try_receive(MPI_ANY_SOURCE)) {
+      byes += r->tag == detail::kByeTag ? 1 : 0;
+      idle = std::chrono::microseconds(50);
+    } else {
+      std::this_thread::sleep_for(idle);
+      idle = std::min(idle * 2, std::chrono::microseconds(5000));
+    }
+  }
+}
+
+class MpiTransport final : public Transport {
+ public:
+  MpiTransport(asio::io_context& io, MpiSession& session, CompletionHandler on_completion, WorkerSetup setup)
+      : session_(session),
+        on_completion_(std::move(on_completion)),
+        slots_per_rank_(setup.slots_per_rank),
+        busy_(static_cast<std::size_t>(session.size()), 0),
+        poller_(io, MPI_ANY_SOURCE, [this](Received r) { on_message(std::move(r)); }) {
+    if (session.size() < 2) throw std::logic_error("MpiTransport needs worker ranks");
+    const std::string bytes = detail::encode(setup);
+    for (int rank = 1; rank < session.size(); ++rank) send_bytes(bytes, rank, detail::kSetupTag);
+    poller_.start();
+  }
+
+  ~MpiTransport() override {
+    try {
+      shutdown();
+    } catch (const std::exception& e) {
+      std::cerr << "lbo: MPI shutdown failed: " << e.what() << "\n";
+    }
+  }
+
+  int slot_count() const override { return (static_cast<int>(busy_.size()) - 1) * slots_per_rank_; }
+
+  int busy_count() const override {
+    int total = 0;
+    for (int b : busy_) total += b;
+    return total;
+  }
+
+  WorkerSlot submit(workers::WorkOrder order) override {
+    if (shut_down_) throw std::logic_error("MpiTransport::submit after shutdown");
+    // The least busy rank: spreads attempts over nodes rather than filling one first.
+    int rank = 0;
+    for (int r = 1; r < static_cast<int>(busy_.size()); ++r) {
+      if (busy_[r] < slots_per_rank_ && (rank == 0 || busy_[r] < busy_[rank])) rank = r;
+    }
+    if (rank == 0) throw std::logic_error("MpiTransport::submit: every slot is busy");
+    send_bytes(detail::encode(order), rank, detail::kOrderTag);
+    ++busy_[rank];
+    rank_of_trial_[order.trial] = rank;
+    return WorkerSlot{rank, -1};  // the worker picks the slot; the completion says which
+  }
+
+  void cancel(std::int64_t trial) override {
+    const auto it = rank_of_trial_.find(trial);
+    if (shut_down_ || it == rank_of_trial_.end()) return;
+    send_bytes(detail::encode(detail::CancelRequest{trial}), it->second, detail::kCancelTag);
+  }
+
+  void cancel_all() override {
+    if (shut_down_) return;
+    const std::string bytes = detail::encode(detail::CancelRequest{-1});
+    for (int rank = 1; rank < static_cast<int>(busy_.size()); ++rank) {
+      if (busy_[rank] > 0) send_bytes(bytes, rank, detail::kCancelTag);
+    }
+  }
+
+  void shutdown() override {
+    if (shut_down_) return;
+    shut_down_ = true;
+    poller_.stop();
+    dismiss_mpi_workers(session_);
+    std::fill(busy_.begin(), busy_.end(), 0);
+    rank_of_trial_.clear();
+  }
+
+ private:
+  void on_message(Received r) {
+    if (r.tag != detail::kResultTag) return;
+    auto result = detail::decode<detail::ResultMessage>(r.bytes);
+    --busy_[r.source];
+    rank_of_trial_.erase(result.trial);
+    on_completion_(Completion{result.trial, result.attempt, WorkerSlot{r.source, result.slot},
+                              std::move(result.outcome)});
+  }
+
+  MpiSession& session_;
+  CompletionHandler on_completion_;
+  int slots_per_rank_;
+  std::vector<int> busy_;  // per rank; index 0 (the master) unused
+  std::map<std::int64_t, int> rank_of_trial_;
+  bool shut_down_ = false;
+  MpiPoller poller_;
+};
+
+}  // namespace
+
+bool launched_by_mpi() {
+  for (const char* variable : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMI_RANK", "PMIX_RANK",
+                               "MV2_COMM_WORLD_SIZE", "MPI_LOCALNRANKS"}) {
+    if (std::getenv(variable) != nullptr) return true;
+  }
+  return false;
+}
+
+MpiSession::MpiSession(int& argc, char**& argv) {
+  int provided = 0;
+  check(MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+  MPI_Comm_size(MPI_COMM_WORLD, &size_);
+}
+
+MpiSession::~MpiSession() { MPI_Finalize(); }
+
+std::unique_ptr<Transport> make_mpi_transport(asio::io_context& io, MpiSession& session,
+                                              Transport::CompletionHandler on_completion, WorkerSetup setup) {
+  return std::make_unique<MpiTransport>(io, session, std::move(on_completion), setup);
+}
+
+void dismiss_mpi_workers(MpiSession& session) {
+  if (session.workers_released()) return;
+  release_workers(session.size());
+  session.set_workers_released();
+}
+
+int run_mpi_worker(MpiSession& session) {
+  asio::io_context io;
+  std::unique_ptr<workers::LocalPool> pool;
+  MpiPoller* poller_ptr = nullptr;
+  // mpirun forwards SIGTERM/SIGINT when the job is killed: leave no objective behind.
+  asio::signal_set signals(io, SIGTERM, SIGINT);
+
+  auto finish = [&] {
+    pool.reset();  // kills and reaps running attempts; their handlers never run
+    if (poller_ptr != nullptr) poller_ptr->stop();
+    signals.cancel();
+  };
+  auto send_result = [](std::int64_t trial, int attempt, int slot, workers::Outcome outcome) {
+    send_bytes(detail::encode(detail::ResultMessage{trial, attempt, slot, std::move(outcome)}), 0,
+               detail::kResultTag);
+  };
+
+  MpiPoller poller(io, 0, [&](Received r) {
+    switch (r.tag) {
+      case detail::kSetupTag: {
+        const auto setup = detail::decode<WorkerSetup>(r.bytes);
+        workers::RunnerOptions options;
+        options.rank = session.rank();
+        options.output_limit_bytes = setup.output_limit_bytes;
+        pool = std::make_unique<workers::LocalPool>(io, setup.slots_per_rank, options);
+        break;
+      }
+      case detail::kOrderTag: {
+        auto order = detail::decode<workers::WorkOrder>(r.bytes);
+        const std::int64_t trial = order.trial;
+        const int attempt = order.attempt;
+        if (!pool || pool->busy_count() == pool->slot_count()) {
+          workers::Outcome refused;
+          refused.reason = "worker rank " + std::to_string(session.rank()) + " had no free slot";
+          send_result(trial, attempt, -1, std::move(refused));
+          break;
+        }
+        pool->submit(std::move(order), [trial, attempt, send_result](int slot, workers::Outcome outcome) {
+          send_result(trial, attempt, slot, std::move(outcome));
+        });
+        break;
+      }
+      case detail::kCancelTag: {
+        const auto request = detail::decode<detail::CancelRequest>(r.bytes);
+        if (!pool) break;
+        if (request.trial < 0) {
+          pool->cancel_all();
+        } else {
+          pool->cancel(request.trial);
+        }
+        break;
+      }
+      case detail::kShutdownTag:
+        finish();
+        send_bytes("", 0, detail::kByeTag);
+        break;
+      default: break;
+    }
+  });
+  poller_ptr = &poller;
+
+  signals.async_wait([&](const boost::system::error_code& ec, int) {
+    if (!ec) finish();
+  });
+  poller.start();
+  io.run();
+  return 0;
+}
+
+}  // namespace lbo::cluster

@@ -1,0 +1,39 @@
+include(GoogleTest)
+
+# lbo_add_unit_test(<name> SOURCES <files...> LIBRARIES <targets...>)
+# One GoogleTest binary per module; each TEST becomes a ctest case labelled `unit`.
+function(lbo_add_unit_test name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;LIBRARIES" ${ARGN})
+  add_executable(${name} ${ARG_SOURCES})
+  target_link_libraries(${name} PRIVATE ${ARG_LIBRARIES} lbo_warnings GTest::gtest GTest::gtest_main)
+  target_compile_definitions(${name} PRIVATE
+    LBO_TEST_OBJECTIVE="$<TARGET_FILE:lbo-test-objective>"
+    LBO_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+  add_dependencies(${name} lbo-test-objective)
+  gtest_discover_tests(${name} PROPERTIES LABELS unit DISCOVERY_TIMEOUT 60)
+endfunction()
+
+# The launcher for MPI tests: mpirun with the flags this machine needs (root, oversubscription).
+set(LBO_MPIRUN ${MPIEXEC_EXECUTABLE} --oversubscribe)
+execute_process(COMMAND id -u OUTPUT_VARIABLE _lbo_uid OUTPUT_STRIP_TRAILING_WHITESPACE)
+if(_lbo_uid STREQUAL "0")
+  list(APPEND LBO_MPIRUN --allow-run-as-root)
+endif()
+
+# lbo_add_mpi_test(<name> RANKS <n> COMMAND <cmd...>)
+# Runs <cmd> under `mpirun -n <n>`; labelled `mpi`.
+function(lbo_add_mpi_test name)
+  cmake_parse_arguments(ARG "" "RANKS" "COMMAND" ${ARGN})
+  add_test(NAME ${name} COMMAND ${LBO_MPIRUN} ${MPIEXEC_NUMPROC_FLAG} ${ARG_RANKS} ${ARG_COMMAND})
+  set_tests_properties(${name} PROPERTIES LABELS mpi TIMEOUT 300)
+endfunction()
+
+string(JOIN " " _lbo_mpirun_string ${LBO_MPIRUN})
+
+# lbo_add_integration_test(<name> COMMAND <cmd...> [LABELS <labels...>])
+function(lbo_add_integration_test name)
+  cmake_parse_arguments(ARG "" "" "COMMAND;LABELS" ${ARGN})
+  add_test(NAME ${name} COMMAND ${ARG_COMMAND})
+  set_tests_properties(${name} PROPERTIES LABELS "integration;${ARG_LABELS}" TIMEOUT 600
+    ENVIRONMENT "LBO_BIN=$<TARGET_FILE:lbo>;LBO_TEST_OBJECTIVE=$<TARGET_FILE:lbo-test-objective>;LBO_MPIRUN=${_lbo_mpirun_string}")
+endfunction()

@@ -1,0 +1,74 @@
+#pragma once
+// The job file (TOML): what to optimise, how to run it, and the tasks, fully validated.
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lbo/jobs/space.hpp"
+
+namespace lbo::jobs {
+
+enum class Direction : std::uint8_t { maximize, minimize };
+std::string_view to_string(Direction direction);
+
+struct ObjectiveSpec {
+  /// argv with placeholders; relative paths that exist next to the job file made absolute.
+  std::vector<std::string> command;
+  Direction direction = Direction::maximize;
+  std::optional<double> timeout_s;  ///< per attempt; none = no limit
+  double kill_grace_s = 5.0;        ///< SIGTERM → SIGKILL delay when a trial is stopped
+  int retries = 0;                  ///< extra attempts after a failed, crashed or timed-out one
+};
+
+enum class SurrogateKind : std::uint8_t { random };
+std::string_view to_string(SurrogateKind kind);
+
+struct PolicySpec {
+  SurrogateKind surrogate = SurrogateKind::random;
+  int initial_random = 5;  ///< random trials per task before the surrogate proposes
+};
+
+struct WorkersSpec {
+  int local_slots = 1;     ///< concurrent trials without mpirun (default: usable cores)
+  int slots_per_rank = 1;  ///< concurrent trials per MPI worker rank
+};
+
+struct TaskSpec {
+  std::string name;
+  std::optional<std::filesystem::path> dataset;  ///< absolute
+  int budget = 1;                                ///< trials that count for this task
+};
+
+struct JobSpec {
+  std::string name;  ///< run directory name
+  std::uint64_t seed = 0;
+  std::filesystem::path job_file;  ///< absolute path of the file read
+  std::string source_text;         ///< the file's text, frozen into the run directory
+  ObjectiveSpec objective;
+  PolicySpec policy;
+  WorkersSpec workers;
+  Space space;
+  std::vector<TaskSpec> tasks;
+
+  int total_budget() const;
+};
+
+/// Reads and validates a job file. Throws InputError listing every problem found, each as
+/// `file:line:column: key: what is wrong` (relative paths resolve against the file's folder).
+JobSpec load_job_file(const std::filesystem::path& path);
+
+/// As load_job_file, for text already in memory; `path` names it in messages and gives the
+/// folder relative paths resolve against.
+JobSpec parse_job(std::string_view text, const std::filesystem::path& path);
+
+/// Names usable as run and task names: letters, digits, '.', '_' and '-', not starting with '.'.
+bool is_valid_name(std::string_view name);
+
+/// Usable cores for this process (CPU affinity), at least 1.
+int usable_cores();
+
+}  // namespace lbo::jobs

@@ -1,0 +1,703 @@
+#include "lbo/jobs/job_spec.hpp"
+
+#include <sched.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+#include <toml++/toml.h>
+
+#include "lbo/jobs/error.hpp"
+#include "lbo/jobs/protocol.hpp"
+
+namespace fs = std::filesystem;
+
+namespace lbo::jobs {
+
+std::string_view to_string(Direction direction) {
+  return direction == Direction::maximize ? "maximize" : "minimize";
+}
+
+std::string_view to_string(SurrogateKind kind) {
+  switch (kind) {
+    case SurrogateKind::random: return "random";
+  }
+  return "?";
+}
+
+int JobSpec::total_budget() const {
+  int total = 0;
+  for (const TaskSpec& t : tasks) total += t.budget;
+  return total;
+}
+
+bool is_valid_name(std::string_view name) {
+  if (name.empty() || name.front() == '.' || name.size() > 200) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
+  });
+}
+
+int usable_cores() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+}
+
+namespace {
+
+// results.csv has these columns before the parameters; a parameter may not share a name.
+constexpr std::string_view kFixedColumns[] = {"trial",    "task",       "status", "objective",
+                                              "attempts", "duration_s", "worker"};
+
+std::string in_quotes(std::string_view s) { return "\"" + std::string(s) + "\""; }
+
+std::string join_quoted(const std::vector<std::string>& items) {
+  std::string out;
+  for (const std::string& item : items) out += (out.empty() ? "" : ", ") + in_quotes(item);
+  return out;
+}
+
+std::string_view type_name(const toml::node& node) {
+  switch (node.type()) {
+    case toml::node_type::string: return "a string";
+    case toml::node_type::integer: return "an integer";
+    case toml::node_type::floating_point: return "a float";
+    case toml::node_type::boolean: return "a boolean";
+    case toml::node_type::array: return "an array";
+    case toml::node_type::table: return "a table";
+    default: return "a date/time";
+  }
+}
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t substitution = diagonal + (a[i - 1] == b[j - 1] ? 0 : 1);
+      diagonal = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, substitution});
+    }
+  }
+  return row[b.size()];
+}
+
+// Whether `file` can be run: an executable regular file.
+bool is_executable_file(const fs::path& file) {
+  std::error_code ec;
+  return fs::is_regular_file(file, ec) && ::access(file.c_str(), X_OK) == 0;
+}
+
+bool found_on_path(const std::string& program) {
+  const char* path = std::getenv("PATH");
+  std::stringstream dirs(path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin");
+  for (std::string dir; std::getline(dirs, dir, ':');) {
+    if (is_executable_file(fs::path(dir.empty() ? "." : dir) / program)) return true;
+  }
+  return false;
+}
+
+// Collects every problem in one pass so that a user fixes a job file in one edit.
+class JobParser {
+ public:
+  JobParser(const fs::path& path, std::string_view text) : path_(path), text_(text) {
+    std::error_code ec;
+    base_dir_ = fs::absolute(path, ec).parent_path();
+  }
+
+  JobSpec parse() {
+    toml::table root;
+    try {
+      root = toml::parse(text_, path_.string());
+    } catch (const toml::parse_error& e) {
+      const auto& begin = e.source().begin;
+      throw InputError(path_.string() + ":" + std::to_string(begin.line) + ":" +
+                       std::to_string(begin.column) + ": syntax error: " +
+                       std::string(e.description()));
+    }
+    JobSpec job;
+    std::error_code ec;
+    job.job_file = fs::absolute(path_, ec);
+    job.source_text = std::string(text_);
+    check_keys(root, "", {"name", "seed", "objective", "policy", "workers", "space", "tasks"});
+    parse_top(root, job);
+    if (const toml::table* t = require_table(root, "objective", "")) parse_objective(*t, job);
+    if (const toml::table* t = optional_table(root, "policy", "")) parse_policy(*t, job);
+    job.workers.local_slots = usable_cores();
+    if (const toml::table* t = optional_table(root, "workers", "")) parse_workers(*t, job);
+    if (const toml::table* t = require_table(root, "space", "")) parse_space(*t, job);
+    parse_tasks(root, job);
+    if (!errors_.empty()) {
+      std::string message;
+      for (const std::string& e : errors_) message += (message.empty() ? "" : "\n") + e;
+      throw InputError(message);
+    }
+    return job;
+  }
+
+ private:
+  void error(const toml::source_region& where, std::string_view key, std::string_view what) {
+    std::string location = path_.string();
+    if (where.begin.line > 0) {
+      location += ":" + std::to_string(where.begin.line) + ":" + std::to_string(where.begin.column);
+    }
+    errors_.push_back(location + ": " + std::string(key) + ": " + std::string(what));
+  }
+  void error(const toml::node& where, std::string_view key, std::string_view what) {
+    error(where.source(), key, what);
+  }
+
+  static std::string key_path(std::string_view prefix, std::string_view key) {
+    return prefix.empty() ? std::string(key) : std::string(prefix) + "." + std::string(key);
+  }
+
+  void check_keys(const toml::table& table, std::string_view prefix,
+                  std::initializer_list<std::string_view> allowed) {
+    for (auto&& [key, node] : table) {
+      const std::string_view name = key.str();
+      if (std::find(allowed.begin(), allowed.end(), name) != allowed.end()) continue;
+      std::string message = "unknown key";
+      std::string_view closest;
+      std::size_t best = 3;  // suggest only near misses
+      for (std::string_view candidate : allowed) {
+        const std::size_t d = edit_distance(name, candidate);
+        if (d < best) best = d, closest = candidate;
+      }
+      if (!closest.empty()) {
+        message += "; did you mean \"" + std::string(closest) + "\"?";
+      } else {
+        message += "; allowed here: ";
+        for (std::string_view candidate : allowed) {
+          message += (candidate == *allowed.begin() ? "" : ", ") + std::string(candidate);
+        }
+      }
+      error(key.source(), key_path(prefix, name), message);
+    }
+  }
+
+  const toml::table* optional_table(const toml::table& parent, std::string_view key,
+                                    std::string_view prefix) {
+    const toml::node* node = parent.get(key);
+    if (node == nullptr) return nullptr;
+    if (!node->is_table()) {
+      error(*node, key_path(prefix, key), "must be a table, not " + std::string(type_name(*node)));
+      return nullptr;
+    }
+    return node->as_table();
+  }
+
+  const toml::table* require_table(const toml::table& parent, std::string_view key,
+                                   std::string_view prefix) {
+    if (parent.get(key) == nullptr) {
+      error(parent.source(), key_path(prefix, key), "missing; add a [" + std::string(key) + "] table");
+      return nullptr;
+    }
+    return optional_table(parent, key, prefix);
+  }
+
+  // A typed value: nullptr when absent (and reported when `required`) or of the wrong type.
+  template <class T>
+  std::optional<T> get(const toml::table& table, std::string_view key, std::string_view prefix,
+                       bool required, std::string_view expected) {
+    const toml::node* node = table.get(key);
+    if (node == nullptr) {
+      if (required) error(table.source(), key_path(prefix, key), "missing; add it");
+      return std::nullopt;
+    }
+    if constexpr (std::is_same_v<T, double>) {
+      if (node->is_integer()) return static_cast<double>(node->as_integer()->get());
+    }
+    if (const auto value = node->value_exact<T>()) return value;
+    error(*node, key_path(prefix, key),
+          "must be " + std::string(expected) + ", not " + std::string(type_name(*node)));
+    return std::nullopt;
+  }
+
+  std::optional<std::string> get_string(const toml::table& t, std::string_view key,
+                                        std::string_view prefix, bool required) {
+    return get<std::string>(t, key, prefix, required, "a string");
+  }
+  std::optional<std::int64_t> get_int(const toml::table& t, std::string_view key,
+                                      std::string_view prefix, bool required) {
+    return get<std::int64_t>(t, key, prefix, required, "an integer");
+  }
+  std::optional<double> get_number(const toml::table& t, std::string_view key,
+                                   std::string_view prefix, bool required) {
+    return get<double>(t, key, prefix, required, "a number");
+  }
+
+  // An integer in [low, high], reported otherwise.
+  std::optional<int> get_int_in(const toml::table& t, std::string_view key, std::string_view prefix,
+                                bool required, std::int64_t low, std::int64_t high,
+                                std::string_view rule) {
+    const auto value = get_int(t, key, prefix, required);
+    if (!value) return std::nullopt;
+    if (*value < low || *value > high) {
+      error(*t.get(key), key_path(prefix, key),
+            std::string(rule) + " (got " + std::to_string(*value) + ")");
+      return std::nullopt;
+    }
+    return static_cast<int>(*value);
+  }
+
+  // Relative paths resolve against the job file's folder.
+  fs::path resolve(const std::string& path) const {
+    fs::path p(path);
+    return (p.is_absolute() ? p : base_dir_ / p).lexically_normal();
+  }
+
+  void parse_top(const toml::table& root, JobSpec& job) {
+    if (const auto name = get_string(root, "name", "", false)) {
+      if (!is_valid_name(*name)) {
+        error(*root.get("name"), "name",
+              in_quotes(*name) + " is not a usable run directory name; use letters, digits, "
+                              "'.', '_' and '-'");
+      }
+      job.name = *name;
+    } else if (root.get("name") == nullptr) {
+      job.name = path_.stem().string();
+      if (!is_valid_name(job.name)) {
+        error(root.source(), "name", "missing, and the file name is not a usable run name; add it");
+      }
+    }
+    if (const auto seed = get_int(root, "seed", "", false)) {
+      if (*seed < 0) {
+        error(*root.get("seed"), "seed", "must be >= 0");
+      } else {
+        job.seed = static_cast<std::uint64_t>(*seed);
+      }
+    }
+  }
+
+  void parse_objective(const toml::table& t, JobSpec& job) {
+    const std::string prefix = "objective";
+    check_keys(t, prefix, {"command", "direction", "timeout_s", "kill_grace_s", "retries"});
+    ObjectiveSpec& o = job.objective;
+    parse_command(t, o);
+    if (const auto direction = get_string(t, "direction", prefix, false)) {
+      if (*direction == "maximize") {
+        o.direction = Direction::maximize;
+      } else if (*direction == "minimize") {
+        o.direction = Direction::minimize;
+      } else {
+        error(*t.get("direction"), "objective.direction",
+              in_quotes(*direction) + " is neither \"maximize\" nor \"minimize\"");
+      }
+    } else if (t.get("direction") == nullptr) {
+      error(t.source(), "objective.direction", "missing; add direction = \"maximize\" or \"minimize\"");
+    }
+    if (const auto timeout = get_number(t, "timeout_s", prefix, false)) {
+      if (!(*timeout > 0)) {
+        error(*t.get("timeout_s"), "objective.timeout_s", "must be > 0 (leave it out for no limit)");
+      } else {
+        o.timeout_s = *timeout;
+      }
+    }
+    if (const auto grace = get_number(t, "kill_grace_s", prefix, false)) {
+      if (!(*grace >= 0)) {
+        error(*t.get("kill_grace_s"), "objective.kill_grace_s", "must be >= 0");
+      } else {
+        o.kill_grace_s = *grace;
+      }
+    }
+    if (const auto retries = get_int_in(t, "retries", prefix, false, 0, 100, "must be in 0..100")) {
+      o.retries = *retries;
+    }
+  }
+
+  void parse_command(const toml::table& t, ObjectiveSpec& o) {
+    const toml::node* node = t.get("command");
+    if (node == nullptr) {
+      error(t.source(), "objective.command",
+            "missing; add command = [\"program\", \"arg\", ...] (an argv array, no shell)");
+      return;
+    }
+    const toml::array* array = node->as_array();
+    if (array == nullptr || array->empty()) {
+      error(*node, "objective.command", "must be a non-empty array of strings");
+      return;
+    }
+    for (std::size_t i = 0; i < array->size(); ++i) {
+      const toml::node& element = *array->get(i);
+      const std::string key = "objective.command[" + std::to_string(i) + "]";
+      const auto arg = element.value_exact<std::string>();
+      if (!arg) {
+        error(element, key, "must be a string, not " + std::string(type_name(element)));
+        continue;
+      }
+      if (const auto unknown = find_unknown_placeholder(*arg)) {
+        std::string known;
+        for (std::string_view p : kPlaceholders) known += (known.empty() ? "" : ", ") + ("{" + std::string(p) + "}");
+        error(element, key, "unknown placeholder {" + *unknown + "}; use one of " + known);
+      }
+      o.command.push_back(resolve_argument(element, key, *arg, i == 0));
+    }
+  }
+
+  // The program must exist now; other arguments that name an existing file next to the job
+  // file become absolute (trials run in their own working directory).
+  std::string resolve_argument(const toml::node& where, const std::string& key,
+                               const std::string& arg, bool is_program) {
+    const bool has_placeholder = arg.find('{') != std::string::npos;
+    if (arg.empty() || has_placeholder || fs::path(arg).is_absolute()) {
+      if (is_program && !has_placeholder && !arg.empty() && !is_executable_file(arg)) {
+        error(where, key, in_quotes(arg) + " is not an executable file");
+      }
+      return arg;
+    }
+    if (is_program) {
+      if (arg.find('/') == std::string::npos) {
+        if (!found_on_path(arg)) error(where, key, in_quotes(arg) + " is not found on PATH");
+        return arg;
+      }
+      const fs::path program = resolve(arg);
+      if (!is_executable_file(program)) {
+        error(where, key, in_quotes(arg) + " (" + program.string() + ") is not an executable file");
+      }
+      return program.string();
+    }
+    std::error_code ec;
+    const fs::path candidate = resolve(arg);
+    if (arg.front() != '-' && fs::exists(candidate, ec)) return candidate.string();
+    return arg;
+  }
+
+  void parse_policy(const toml::table& t, JobSpec& job) {
+    const std::string prefix = "policy";
+    check_keys(t, prefix, {"surrogate", "initial_random"});
+    if (const auto surrogate = get_string(t, "surrogate", prefix, false)) {
+      if (*surrogate == "random") {
+        job.policy.surrogate = SurrogateKind::random;
+      } else {
+        error(*t.get("surrogate"), "policy.surrogate",
+              in_quotes(*surrogate) + " is not available in this version; use \"random\"");
+      }
+    }
+    if (const auto n = get_int_in(t, "initial_random", prefix, false, 0, 1'000'000, "must be >= 0")) {
+      job.policy.initial_random = *n;
+    }
+  }
+
+  void parse_workers(const toml::table& t, JobSpec& job) {
+    const std::string prefix = "workers";
+    check_keys(t, prefix, {"local_slots", "slots_per_rank"});
+    if (const auto n = get_int_in(t, "local_slots", prefix, false, 1, 4096, "must be in 1..4096")) {
+      job.workers.local_slots = *n;
+    }
+    if (const auto n = get_int_in(t, "slots_per_rank", prefix, false, 1, 4096, "must be in 1..4096")) {
+      job.workers.slots_per_rank = *n;
+    }
+  }
+
+  struct PendingConditions {
+    int param;
+    const toml::table* when;
+    std::string prefix;
+  };
+
+  void parse_space(const toml::table& space, JobSpec& job) {
+    // toml++ tables are ordered by key; keep the file's order, which users read results in.
+    std::vector<std::pair<const toml::key*, const toml::node*>> entries;
+    for (auto&& [key, node] : space) entries.emplace_back(&key, &node);
+    std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) {
+      const auto& pa = a.first->source().begin;
+      const auto& pb = b.first->source().begin;
+      return pa.line != pb.line ? pa.line < pb.line : pa.column < pb.column;
+    });
+    if (entries.empty()) {
+      error(space, "space", "define at least one parameter, e.g. x = { type = \"float\", low = 0, high = 1 }");
+      return;
+    }
+    std::vector<ParamSpec> params;
+    std::vector<PendingConditions> conditions;
+    std::vector<const toml::node*> param_nodes;
+    bool all_valid = true;
+    for (const auto& [key, node] : entries) {
+      const std::string name(key->str());
+      const std::string prefix = "space." + name;
+      if (!is_parameter_name(name)) {
+        error(key->source(), prefix, "parameter names use letters, digits and '_', starting with a letter or '_'");
+        all_valid = false;
+      } else if (std::find(std::begin(kFixedColumns), std::end(kFixedColumns), name) !=
+                 std::end(kFixedColumns)) {
+        error(key->source(), prefix, "the name is taken by a results.csv column; rename the parameter");
+        all_valid = false;
+      }
+      const toml::table* t = node->as_table();
+      if (t == nullptr) {
+        error(*node, prefix, "must be a table such as { type = \"float\", low = 0, high = 1 }");
+        all_valid = false;
+        continue;
+      }
+      std::optional<ParamSpec> param = parse_param(*t, name, prefix);
+      if (!param) {
+        all_valid = false;
+        continue;
+      }
+      if (const toml::node* when = t->get("when")) {
+        if (!when->is_table()) {
+          error(*when, prefix + ".when", "must be a table such as { model = \"xgboost\" }");
+          all_valid = false;
+        } else {
+          conditions.push_back({static_cast<int>(params.size()), when->as_table(), prefix + ".when"});
+        }
+      }
+      params.push_back(std::move(*param));
+      param_nodes.push_back(node);
+    }
+    if (!all_valid) return;
+    for (const PendingConditions& pending : conditions) {
+      if (!parse_conditions(pending, params)) all_valid = false;
+    }
+    if (!all_valid) return;
+    try {
+      job.space = Space(std::move(params));
+    } catch (const std::invalid_argument& e) {
+      error(space, "space", e.what());
+    }
+  }
+
+  static bool is_parameter_name(std::string_view name) {
+    if (name.empty() || std::isdigit(static_cast<unsigned char>(name.front()))) return false;
+    return std::all_of(name.begin(), name.end(), [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+    });
+  }
+
+  std::optional<ParamSpec> parse_param(const toml::table& t, const std::string& name,
+                                       const std::string& prefix) {
+    check_keys(t, prefix, {"type", "low", "high", "log", "choices", "when"});
+    ParamSpec p;
+    p.name = name;
+    const auto type = get_string(t, "type", prefix, false);
+    if (!type) {
+      if (t.get("type") == nullptr) {
+        error(t, prefix + ".type", "missing; add type = \"float\", \"int\" or \"categorical\"");
+      }
+      return std::nullopt;
+    }
+    const std::size_t errors_before = errors_.size();
+    if (*type == "float" || *type == "int") {
+      p.type = *type == "float" ? ParamType::real : ParamType::integer;
+      for (std::string_view key : {"choices"}) {
+        if (const toml::node* n = t.get(key)) {
+          error(*n, prefix + "." + std::string(key), "only categorical parameters have choices");
+        }
+      }
+      const auto low = p.type == ParamType::real ? get_number(t, "low", prefix, true)
+                                                 : to_double(get_int(t, "low", prefix, true));
+      const auto high = p.type == ParamType::real ? get_number(t, "high", prefix, true)
+                                                  : to_double(get_int(t, "high", prefix, true));
+      if (const auto log = get<bool>(t, "log", prefix, false, "true or false")) p.log = *log;
+      if (low && high) {
+        p.low = *low;
+        p.high = *high;
+        if (!std::isfinite(p.low) || !std::isfinite(p.high)) {
+          error(t, prefix, "low and high must be finite");
+        } else if (!(p.low < p.high)) {
+          error(*t.get("low"), prefix,
+                "low (" + format_number(p.low) + ") must be < high (" + format_number(p.high) + ")");
+        } else if (p.log && !(p.low > 0)) {
+          error(*t.get("low"), prefix,
+                "log = true needs low > 0 (got " + format_number(p.low) + "); raise low or drop log");
+        }
+      }
+    } else if (*type == "categorical") {
+      p.type = ParamType::categorical;
+      for (std::string_view key : {"low", "high", "log"}) {
+        if (const toml::node* n = t.get(key)) {
+          error(*n, prefix + "." + std::string(key), "categorical parameters take only choices");
+        }
+      }
+      parse_choices(t, prefix, p);
+    } else {
+      error(*t.get("type"), prefix + ".type",
+            in_quotes(*type) + " is not a type; use \"float\", \"int\" or \"categorical\"");
+    }
+    if (errors_.size() != errors_before) return std::nullopt;
+    return p;
+  }
+
+  static std::optional<double> to_double(std::optional<std::int64_t> v) {
+    if (!v) return std::nullopt;
+    return static_cast<double>(*v);
+  }
+
+  static std::string format_number(double v) {
+    std::ostringstream out;
+    out << v;
+    std::string s = out.str();
+    if (s.find_first_of(".e") == std::string::npos) s += ".0";
+    return s;
+  }
+
+  void parse_choices(const toml::table& t, const std::string& prefix, ParamSpec& p) {
+    const toml::node* node = t.get("choices");
+    if (node == nullptr) {
+      error(t, prefix + ".choices", "missing; add choices = [\"a\", \"b\"]");
+      return;
+    }
+    const toml::array* array = node->as_array();
+    if (array == nullptr || array->empty()) {
+      error(*node, prefix + ".choices", "must be a non-empty array of strings");
+      return;
+    }
+    for (std::size_t i = 0; i < array->size(); ++i) {
+      const toml::node& element = *array->get(i);
+      const auto choice = element.value_exact<std::string>();
+      const std::string key = prefix + ".choices[" + std::to_string(i) + "]";
+      if (!choice) {
+        error(element, key, "must be a string, not " + std::string(type_name(element)) +
+                                "; quote it, or use type = \"int\" for numbers");
+      } else if (std::find(p.choices.begin(), p.choices.end(), *choice) != p.choices.end()) {
+        error(element, key, in_quotes(*choice) + " is listed twice");
+      } else {
+        p.choices.push_back(*choice);
+      }
+    }
+  }
+
+  bool parse_conditions(const PendingConditions& pending, std::vector<ParamSpec>& params) {
+    bool ok = true;
+    ParamSpec& child = params[pending.param];
+    for (auto&& [key, node] : *pending.when) {
+      const std::string parent_name(key.str());
+      const std::string where = pending.prefix + "." + parent_name;
+      const auto parent = std::find_if(params.begin(), params.end(),
+                                       [&](const ParamSpec& p) { return p.name == parent_name; });
+      if (parent == params.end()) {
+        std::vector<std::string> names;
+        for (const ParamSpec& p : params) {
+          if (p.type == ParamType::categorical) names.push_back(p.name);
+        }
+        error(key.source(), where,
+              "no parameter is called " + in_quotes(parent_name) +
+                  (names.empty() ? "" : "; categorical parameters: " + join_quoted(names)));
+        ok = false;
+        continue;
+      }
+      if (parent->name == child.name) {
+        error(key.source(), where, "a parameter cannot depend on itself");
+        ok = false;
+        continue;
+      }
+      if (parent->type != ParamType::categorical) {
+        error(key.source(), where,
+              "conditions must name a categorical parameter; " + in_quotes(parent_name) + " is " +
+                  std::string(to_string(parent->type)));
+        ok = false;
+        continue;
+      }
+      Condition condition;
+      condition.parent = static_cast<int>(parent - params.begin());
+      std::vector<const toml::node*> values;
+      if (const toml::array* array = node.as_array()) {
+        for (const toml::node& v : *array) values.push_back(&v);
+        if (values.empty()) {
+          error(node, where, "needs at least one value");
+          ok = false;
+        }
+      } else {
+        values.push_back(&node);
+      }
+      for (const toml::node* v : values) {
+        const auto value = v->value_exact<std::string>();
+        const auto choice = value ? std::find(parent->choices.begin(), parent->choices.end(), *value)
+                                  : parent->choices.end();
+        if (choice == parent->choices.end()) {
+          error(*v, where,
+                (value ? in_quotes(*value) : std::string(type_name(*v))) + " is not a choice of " +
+                    in_quotes(parent_name) + "; choices: " + join_quoted(parent->choices));
+          ok = false;
+          continue;
+        }
+        condition.choices.push_back(static_cast<int>(choice - parent->choices.begin()));
+      }
+      child.when.push_back(std::move(condition));
+    }
+    return ok;
+  }
+
+  void parse_tasks(const toml::table& root, JobSpec& job) {
+    const toml::node* node = root.get("tasks");
+    if (node == nullptr) {
+      error(root.source(), "tasks", "missing; add at least one [[tasks]] table with name and budget");
+      return;
+    }
+    const toml::array* array = node->as_array();
+    if (array == nullptr || !array->is_array_of_tables() || array->empty()) {
+      error(*node, "tasks", "must be an array of tables: write each task as a [[tasks]] table");
+      return;
+    }
+    bool uses_dataset = false;
+    for (const std::string& arg : job.objective.command) {
+      uses_dataset = uses_dataset || uses_placeholder(arg, "dataset");
+    }
+    std::map<std::string, std::size_t> first_line;
+    for (std::size_t i = 0; i < array->size(); ++i) {
+      const toml::table& t = *array->get(i)->as_table();
+      const std::string prefix = "tasks[" + std::to_string(i) + "]";
+      check_keys(t, prefix, {"name", "dataset", "budget"});
+      TaskSpec task;
+      if (const auto name = get_string(t, "name", prefix, true)) {
+        task.name = *name;
+        if (!is_valid_name(*name)) {
+          error(*t.get("name"), prefix + ".name",
+                in_quotes(*name) + " is not a usable task name; use letters, digits, '.', '_' and '-'");
+        } else if (const auto [it, inserted] = first_line.emplace(*name, t.source().begin.line);
+                   !inserted) {
+          error(*t.get("name"), prefix + ".name",
+                "duplicate task name " + in_quotes(*name) + " (first used on line " +
+                    std::to_string(it->second) + "); task names must be unique");
+        }
+      }
+      if (const auto dataset = get_string(t, "dataset", prefix, false)) {
+        const fs::path resolved = resolve(*dataset);
+        std::error_code ec;
+        if (!fs::exists(resolved, ec)) {
+          error(*t.get("dataset"), prefix + ".dataset",
+                in_quotes(*dataset) + " does not exist (looked for " + resolved.string() + ")");
+        }
+        task.dataset = resolved;
+      } else if (uses_dataset && t.get("dataset") == nullptr) {
+        error(t, prefix + ".dataset",
+              "missing; objective.command uses {dataset}, so every task needs a dataset");
+      }
+      if (const auto budget = get_int_in(t, "budget", prefix, true, 1, 100'000'000, "must be >= 1")) {
+        task.budget = *budget;
+      }
+      job.tasks.push_back(std::move(task));
+    }
+  }
+
+  fs::path path_;
+  std::string_view text_;
+  fs::path base_dir_;
+  std::vector<std::string> errors_;
+};
+
+}  // namespace
+
+JobSpec parse_job(std::string_view text, const fs::path& path) {
+  return JobParser(path, text).parse();
+}
+
+JobSpec load_job_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path.string() + ": cannot read the job file (does it exist?)");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_job(text.str(), path);
+}
+
+}  // namespace lbo::jobs

@@ -1,0 +1,138 @@
+#include "lbo/jobs/protocol.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+
+#include <nlohmann/json.hpp>
+
+namespace lbo::jobs {
+
+namespace {
+
+struct PlaceholderRef {
+  std::size_t begin = 0, end = 0;  // [begin, end) covers "{name}"
+  std::string_view name;
+};
+
+// The next "{name}" at or after `from` whose name is an identifier.
+std::optional<PlaceholderRef> next_placeholder(std::string_view arg, std::size_t from) {
+  for (std::size_t open = arg.find('{', from); open != std::string_view::npos;
+       open = arg.find('{', open + 1)) {
+    const std::size_t close = arg.find('}', open + 1);
+    if (close == std::string_view::npos) return std::nullopt;
+    const std::string_view name = arg.substr(open + 1, close - open - 1);
+    const bool identifier = !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+    });
+    if (identifier) return PlaceholderRef{open, close + 1, name};
+  }
+  return std::nullopt;
+}
+
+std::string_view trim(std::string_view s) {
+  const auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
+  while (!s.empty() && blank(s.front())) s.remove_prefix(1);
+  while (!s.empty() && blank(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+}  // namespace
+
+std::optional<std::string> find_unknown_placeholder(std::string_view arg) {
+  for (auto ref = next_placeholder(arg, 0); ref; ref = next_placeholder(arg, ref->end)) {
+    if (std::find(kPlaceholders.begin(), kPlaceholders.end(), ref->name) == kPlaceholders.end()) {
+      return std::string(ref->name);
+    }
+  }
+  return std::nullopt;
+}
+
+bool uses_placeholder(std::string_view arg, std::string_view name) {
+  for (auto ref = next_placeholder(arg, 0); ref; ref = next_placeholder(arg, ref->end)) {
+    if (ref->name == name) return true;
+  }
+  return false;
+}
+
+std::string expand_placeholders(std::string_view arg, const PlaceholderValues& values) {
+  std::string out;
+  std::size_t pos = 0;
+  for (auto ref = next_placeholder(arg, 0); ref; ref = next_placeholder(arg, ref->end)) {
+    const std::string* value = ref->name == "dataset"       ? &values.dataset
+                               : ref->name == "task"        ? &values.task
+                               : ref->name == "trial"       ? &values.trial
+                               : ref->name == "params_file" ? &values.params_file
+                               : ref->name == "workdir"     ? &values.workdir
+                                                            : nullptr;
+    if (value == nullptr) continue;  // unknown names are rejected when the job is validated
+    out.append(arg.substr(pos, ref->begin - pos));
+    out.append(*value);
+    pos = ref->end;
+  }
+  out.append(arg.substr(pos));
+  return out;
+}
+
+bool looks_like_json_object(std::string_view line) {
+  line = trim(line);
+  return line.size() >= 2 && line.front() == '{' && line.back() == '}';
+}
+
+ParsedResult parse_objective_result(std::string_view text) {
+  using nlohmann::json;
+  ParsedResult parsed;
+  json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded()) {
+    // Python's json.dumps writes NaN/Infinity, which is not JSON: name the real problem.
+    const bool non_finite = text.find("NaN") != std::string_view::npos ||
+                            text.find("Infinity") != std::string_view::npos;
+    parsed.error = non_finite ? "result holds NaN or Infinity, which is not a finite number"
+                              : "result is not valid JSON";
+    return parsed;
+  }
+  if (!doc.is_object()) {
+    parsed.error = "result is not a JSON object";
+    return parsed;
+  }
+  const auto objective = doc.find("objective");
+  if (objective == doc.end()) {
+    parsed.error = "result has no \"objective\"";
+    return parsed;
+  }
+  if (!objective->is_number()) {
+    parsed.error = "result \"objective\" is not a number";
+    return parsed;
+  }
+  ObjectiveResult result;
+  result.objective = objective->get<double>();
+  if (!std::isfinite(result.objective)) {
+    parsed.error = "result \"objective\" is not finite";
+    return parsed;
+  }
+  if (const auto steps = doc.find("steps"); steps != doc.end() && !steps->is_null()) {
+    if (!steps->is_array()) {
+      parsed.error = "result \"steps\" is not an array";
+      return parsed;
+    }
+    for (const json& step : *steps) {
+      if (!step.is_number() || !std::isfinite(step.get<double>())) {
+        parsed.error = "result \"steps\" holds a value that is not a finite number";
+        return parsed;
+      }
+      result.steps.push_back(step.get<double>());
+    }
+  }
+  result.metrics_json = "{}";
+  if (const auto metrics = doc.find("metrics"); metrics != doc.end() && !metrics->is_null()) {
+    if (!metrics->is_object()) {
+      parsed.error = "result \"metrics\" is not an object";
+      return parsed;
+    }
+    result.metrics_json = metrics->dump();
+  }
+  parsed.result = std::move(result);
+  return parsed;
+}
+
+}  // namespace lbo::jobs

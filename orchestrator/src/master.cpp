@@ -1,0 +1,271 @@
+#include "lbo/orchestrator/master.hpp"
+
+#include <signal.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
+#include <cstdio>
+#include <sstream>
+
+#include "lbo/jobs/protocol.hpp"
+#include "lbo/orchestrator/journal.hpp"
+#include "lbo/orchestrator/policy.hpp"
+#include "lbo/orchestrator/results_csv.hpp"
+#include "lbo/orchestrator/run_state.hpp"
+#include "lbo/orchestrator/scheduler.hpp"
+
+namespace asio = boost::asio;
+
+namespace lbo::orchestrator {
+
+namespace {
+
+double unix_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+std::string format_objective(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.6g", v);
+  return text;
+}
+
+}  // namespace
+
+class Master::Loop {
+ public:
+  Loop(const jobs::JobSpec& job, RunDirectory& run_dir, TransportFactory make_transport, Console& console,
+       MasterOptions options)
+      : job_(job),
+        run_dir_(run_dir),
+        console_(console),
+        options_(options),
+        state_(job),
+        policy_(make_policy(job)),
+        signals_(io_, SIGINT, SIGTERM),
+        progress_timer_(io_),
+        journal_(JournalWriter::create(run_dir.journal())),
+        csv_(run_dir.results_csv(), job) {
+    transport_ = make_transport(io_, [this](cluster::Completion c) { on_completion(std::move(c)); });
+  }
+
+  int run() {
+    started_ = std::chrono::steady_clock::now();
+    journal_.append(RunStarted{LBO_VERSION, unix_now(), transport_->slot_count()});
+    journal_.sync();
+    console_.log("run " + job_.name + ": " + std::to_string(job_.tasks.size()) + " task(s), " +
+                 std::to_string(job_.total_budget()) + " trials on " + std::to_string(transport_->slot_count()) +
+                 " slot(s); results in " + run_dir_.path().string());
+    wait_for_signal();
+    schedule_progress();
+    fill_slots();
+    io_.run();
+    csv_.rewrite(state_);
+    console_.clear_status();
+    report_end();
+    return exit_code_;
+  }
+
+ private:
+  void wait_for_signal() {
+    signals_.async_wait([this](const boost::system::error_code& ec, int signal_number) {
+      if (!ec) on_signal(signal_number);
+    });
+  }
+
+  void on_signal(int signal_number) {
+    if (!stopping_) {
+      stopping_ = true;
+      exit_code_ = 128 + signal_number;
+      console_.log("received SIG" + std::string(sigabbrev_np(signal_number)) +
+                   ": no new trials; cancelling the running ones (signal again to kill them now)");
+      transport_->cancel_all();
+      wait_for_signal();
+      check_done();
+      return;
+    }
+    console_.log("second signal: killing the running trials");
+    transport_->shutdown();
+    finish();
+  }
+
+  void fill_slots() {
+    if (stopping_ || finished_) return;
+    while (transport_->busy_count() < transport_->slot_count()) {
+      const std::optional<std::int64_t> id = scheduler_.next(state_, *policy_);
+      if (!id) break;
+      dispatch(*id);
+    }
+  }
+
+  void dispatch(std::int64_t id) {
+    const Trial& trial = state_.trial(id);
+    const jobs::TaskSpec& task = job_.tasks[trial.task];
+    workers::WorkOrder order;
+    order.trial = id;
+    order.attempt = trial.attempts + 1;
+    order.workdir = run_dir_.trial_dir(id).string();
+    order.params_json = job_.space.to_json(trial.config);
+    order.timeout_s = job_.objective.timeout_s.value_or(0);
+    order.kill_grace_s = job_.objective.kill_grace_s;
+    const std::string dataset = task.dataset ? task.dataset->string() : "";
+    const jobs::PlaceholderValues values{dataset, task.name, std::to_string(id),
+                                         order.workdir + "/" + std::string(workers::kParamsFile), order.workdir};
+    for (const std::string& arg : job_.objective.command) order.argv.push_back(jobs::expand_placeholders(arg, values));
+    order.env = {{"LBO_TASK", task.name}, {"LBO_DATASET", dataset}, {"LBO_TRIAL_ID", std::to_string(id)}};
+
+    const cluster::WorkerSlot worker = transport_->submit(std::move(order));
+    state_.start_attempt(id, cluster::to_string(worker));
+    journal_.append(TrialStarted{id, trial.task, trial.attempts, trial.config, trial.worker, unix_now()});
+  }
+
+  void on_completion(cluster::Completion c) {
+    const Trial& trial = state_.trial(c.trial);
+    const bool cancelled = c.outcome.status == workers::TrialStatus::cancelled;
+    const bool final = !cancelled && (c.outcome.status == workers::TrialStatus::ok ||
+                                      trial.attempts > job_.objective.retries);
+    const std::string worker = cluster::to_string(c.worker);
+    journal_.append(TrialFinished{c.trial, c.attempt, final, c.outcome, worker, unix_now()});
+    state_.end_attempt(c.trial, c.outcome, worker, final);
+    if (!final && !cancelled) scheduler_.retry(c.trial);
+    uncommitted_.push_back(c.trial);
+    if (!flush_posted_) {
+      flush_posted_ = true;
+      asio::post(io_, [this] { commit(); });
+    }
+    // Refill before the fsync: a proposal does not wait on the disk.
+    fill_slots();
+  }
+
+  // One fdatasync commits every result that arrived in this turn of the event loop.
+  void commit() {
+    flush_posted_ = false;
+    journal_.sync();
+    for (std::int64_t id : uncommitted_) {
+      const Trial& t = state_.trial(id);
+      if (t.finished) csv_.append(state_, t);
+      report_attempt(t);
+    }
+    uncommitted_.clear();
+    csv_.flush();
+    check_done();
+  }
+
+  void report_attempt(const Trial& t) {
+    const jobs::TaskSpec& task = job_.tasks[t.task];
+    if (t.outcome.status == workers::TrialStatus::cancelled) return;
+    if (t.outcome.status != workers::TrialStatus::ok && ++failures_ <= options_.failures_logged) {
+      std::string what = "trial " + std::to_string(t.id) + " (" + task.name + ") attempt " +
+                         std::to_string(t.attempts) + " " + std::string(workers::to_string(t.outcome.status)) +
+                         ": " + t.outcome.reason;
+      what += t.finished ? "" : "; retrying";
+      if (failures_ == options_.failures_logged) what += " (further failures are only counted)";
+      console_.log(what);
+    }
+    const TaskProgress& progress = state_.tasks()[t.task];
+    if (t.finished && progress.finished == task.budget) {
+      const auto best = state_.best_objective(t.task);
+      console_.log("task " + task.name + " done: " + std::to_string(progress.ok) + "/" + std::to_string(task.budget) +
+                   " ok" + (best ? ", best " + format_objective(*best) + " (trial " +
+                                       std::to_string(*progress.best_trial) + ")"
+                                 : std::string(", no successful trial")));
+    }
+  }
+
+  void check_done() {
+    if (finished_ || flush_posted_ || transport_->busy_count() > 0) return;
+    if (stopping_ || state_.all_budgets_done()) finish();
+  }
+
+  void finish() {
+    finished_ = true;
+    transport_->shutdown();
+    signals_.cancel();
+    progress_timer_.cancel();
+  }
+
+  void schedule_progress() {
+    const auto period = console_.interactive() ? std::chrono::milliseconds(250) : options_.progress_every;
+    progress_timer_.expires_after(period);
+    progress_timer_.async_wait([this](const boost::system::error_code& ec) {
+      if (ec || finished_) return;
+      console_.status(progress_line());
+      schedule_progress();
+    });
+  }
+
+  std::string progress_line() const {
+    std::ostringstream line;
+    int tasks_done = 0;
+    int finished = 0;
+    for (std::size_t i = 0; i < job_.tasks.size(); ++i) {
+      const TaskProgress& p = state_.tasks()[i];
+      finished += p.finished;
+      if (p.finished == job_.tasks[i].budget) {
+        ++tasks_done;
+        continue;
+      }
+      if (p.created == 0) continue;
+      line << job_.tasks[i].name << " " << p.finished << "/" << job_.tasks[i].budget;
+      if (const auto best = state_.best_objective(static_cast<int>(i))) line << " best " << format_objective(*best);
+      line << " | ";
+    }
+    if (job_.tasks.size() > 1) line << "tasks done " << tasks_done << "/" << job_.tasks.size() << " | ";
+    if (failures_ > 0) line << "failed attempts " << failures_ << " | ";
+    const double minutes = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count() / 60;
+    char rate[32];
+    std::snprintf(rate, sizeof rate, "%.1f", minutes > 0 ? finished / minutes : 0.0);
+    line << "busy " << transport_->busy_count() << "/" << transport_->slot_count() << " | " << rate << " trials/min";
+    return line.str();
+  }
+
+  void report_end() {
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+    int finished = 0;
+    for (const TaskProgress& p : state_.tasks()) finished += p.finished;
+    char summary[160];
+    std::snprintf(summary, sizeof summary, "%d trials finished in %.1f s (%.1f trials/s)", finished, seconds,
+                  seconds > 0 ? finished / seconds : 0.0);
+    if (exit_code_ == kExitDone) {
+      console_.log(std::string("done: ") + summary + "; " + run_dir_.results_csv().string());
+    } else {
+      console_.log(std::string("stopped: ") + summary + "; the journal holds every finished trial");
+    }
+  }
+
+  const jobs::JobSpec& job_;
+  RunDirectory& run_dir_;
+  Console& console_;
+  MasterOptions options_;
+  RunState state_;
+  std::unique_ptr<Policy> policy_;
+  Scheduler scheduler_;
+
+  asio::io_context io_;
+  asio::signal_set signals_;
+  asio::steady_timer progress_timer_;
+  std::unique_ptr<cluster::Transport> transport_;
+  JournalWriter journal_;
+  ResultsCsv csv_;
+
+  std::vector<std::int64_t> uncommitted_;
+  bool flush_posted_ = false;
+  bool stopping_ = false;
+  bool finished_ = false;
+  int failures_ = 0;
+  int exit_code_ = kExitDone;
+  std::chrono::steady_clock::time_point started_;
+};
+
+Master::Master(const jobs::JobSpec& job, RunDirectory& run_dir, TransportFactory make_transport, Console& console,
+               MasterOptions options)
+    : loop_(std::make_unique<Loop>(job, run_dir, std::move(make_transport), console, options)) {}
+
+Master::~Master() = default;
+
+int Master::run() { return loop_->run(); }
+
+}  // namespace lbo::orchestrator

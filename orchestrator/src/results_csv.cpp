@@ -1,0 +1,93 @@
+#include "lbo/orchestrator/results_csv.hpp"
+
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+
+#include "lbo/jobs/error.hpp"
+
+namespace lbo::orchestrator {
+
+namespace {
+
+std::FILE* open_or_throw(const std::filesystem::path& path, const char* mode) {
+  std::FILE* f = std::fopen(path.c_str(), mode);
+  if (f == nullptr) throw Error(path.string() + ": cannot write: " + std::strerror(errno));
+  return f;
+}
+
+std::string shortest(double v) {
+  char buffer[32];
+  const auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, v);
+  return std::string(buffer, end);
+}
+
+}  // namespace
+
+std::string csv_field(std::string_view text) {
+  if (text.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(text);
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string ResultsCsv::header(const jobs::JobSpec& job) {
+  std::string line = "trial,task,status,objective,attempts,duration_s,worker";
+  for (const jobs::ParamSpec& p : job.space.params()) line += "," + csv_field(p.name);
+  return line + "\n";
+}
+
+std::string ResultsCsv::row(const RunState& state, const Trial& trial) {
+  const jobs::JobSpec& job = state.job();
+  const workers::Outcome& o = trial.outcome;
+  char duration[32];
+  std::snprintf(duration, sizeof duration, "%.3f", o.duration_s);
+  std::string line = std::to_string(trial.id) + "," + csv_field(job.tasks[trial.task].name) + "," +
+                     std::string(workers::to_string(o.status)) + "," +
+                     (o.status == workers::TrialStatus::ok ? shortest(o.objective) : "") + "," +
+                     std::to_string(trial.attempts) + "," + duration + "," + csv_field(trial.worker);
+  for (int p = 0; p < job.space.size(); ++p) {
+    line += ",";
+    if (const auto& v = trial.config.values[p]) line += csv_field(job.space.format_value(p, *v));
+  }
+  return line + "\n";
+}
+
+ResultsCsv::ResultsCsv(std::filesystem::path path, const jobs::JobSpec& job)
+    : path_(std::move(path)), file_(open_or_throw(path_, "w")) {
+  const std::string h = header(job);
+  std::fputs(h.c_str(), file_);
+  flush();
+}
+
+ResultsCsv::~ResultsCsv() {
+  if (file_ != nullptr) std::fclose(file_);
+}
+
+void ResultsCsv::append(const RunState& state, const Trial& trial) {
+  const std::string line = row(state, trial);
+  std::fputs(line.c_str(), file_);
+}
+
+void ResultsCsv::flush() {
+  if (std::fflush(file_) != 0) throw Error(path_.string() + ": cannot write: " + std::strerror(errno));
+}
+
+void ResultsCsv::rewrite(const RunState& state) {
+  const std::filesystem::path temporary = path_.string() + ".tmp";
+  std::FILE* out = open_or_throw(temporary, "w");
+  std::string text = header(state.job());
+  for (const Trial& t : state.trials()) {
+    if (t.finished) text += row(state, t);
+  }
+  const bool ok = std::fwrite(text.data(), 1, text.size(), out) == text.size();
+  if (std::fclose(out) != 0 || !ok) throw Error(temporary.string() + ": cannot write");
+  std::filesystem::rename(temporary, path_);
+  std::fclose(file_);
+  file_ = open_or_throw(path_, "a");
+}
+
+}  // namespace lbo::orchestrator

@@ -1,0 +1,112 @@
+#include "lbo/orchestrator/run_directory.hpp"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <utility>
+
+#include "lbo/jobs/error.hpp"
+
+namespace fs = std::filesystem;
+
+namespace lbo::orchestrator {
+
+namespace {
+
+constexpr const char* kLockFile = "lock";
+
+// Takes the run lock (flock: released by the kernel when the holder dies, so a crashed run
+// never leaves a stale lock behind). Returns the descriptor, or -1 when a live run holds it.
+int try_lock(const fs::path& dir) {
+  const fs::path lock = dir / kLockFile;
+  const int fd = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) throw Error(lock.string() + ": cannot open the run lock: " + std::strerror(errno));
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+std::string lock_holder(const fs::path& dir) {
+  std::ifstream in(dir / kLockFile);
+  std::string holder;
+  std::getline(in, holder);
+  return holder.empty() ? "another lbo" : holder;
+}
+
+void write_holder(int fd) {
+  char host[256] = "?";
+  ::gethostname(host, sizeof host - 1);
+  const std::string text = "pid " + std::to_string(::getpid()) + " on " + host + "\n";
+  if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, text.data(), text.size(), 0) < 0) {
+    throw Error(std::string("cannot write the run lock: ") + std::strerror(errno));
+  }
+}
+
+bool is_empty_dir(const fs::path& dir) {
+  std::error_code ec;
+  return fs::is_directory(dir, ec) && fs::is_empty(dir, ec);
+}
+
+fs::path aside_name(const fs::path& dir) {
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm local{};
+  localtime_r(&now, &local);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &local);
+  fs::path candidate = dir.string() + "." + stamp;
+  for (int n = 2; fs::exists(candidate); ++n) candidate = dir.string() + "." + stamp + "-" + std::to_string(n);
+  return candidate;
+}
+
+}  // namespace
+
+RunDirectory RunDirectory::create(const fs::path& run_root, const jobs::JobSpec& job, bool fresh) {
+  const fs::path dir = fs::absolute(run_root) / job.name;
+  fs::path moved_aside;
+  std::error_code ec;
+  if (fs::exists(dir, ec) && !is_empty_dir(dir)) {
+    if (!fs::is_directory(dir, ec)) throw InputError(dir.string() + " exists and is not a run directory");
+    const int probe = try_lock(dir);
+    if (probe < 0) {
+      throw InputError(dir.string() + " is in use by a running lbo (" + lock_holder(dir) + ")");
+    }
+    ::close(probe);
+    if (!fresh) {
+      throw InputError(dir.string() + " holds an earlier run; pass --fresh to move it aside and start "
+                       "a new run, or choose another --run-root");
+    }
+    moved_aside = aside_name(dir);
+    fs::rename(dir, moved_aside, ec);
+    if (ec) throw Error("cannot move " + dir.string() + " aside: " + ec.message());
+  }
+  fs::create_directories(dir / "trials", ec);
+  if (ec) throw Error("cannot create " + dir.string() + ": " + ec.message());
+  const int lock_fd = try_lock(dir);
+  if (lock_fd < 0) throw InputError(dir.string() + " is in use by a running lbo (" + lock_holder(dir) + ")");
+  RunDirectory run(dir, lock_fd);
+  run.moved_aside_ = moved_aside;
+  write_holder(lock_fd);
+  std::ofstream frozen(dir / "job.toml", std::ios::binary);
+  frozen << job.source_text;
+  if (!frozen) throw Error((dir / "job.toml").string() + ": cannot write");
+  return run;
+}
+
+RunDirectory::RunDirectory(RunDirectory&& other) noexcept
+    : path_(std::move(other.path_)),
+      moved_aside_(std::move(other.moved_aside_)),
+      lock_fd_(std::exchange(other.lock_fd_, -1)) {}
+
+RunDirectory::~RunDirectory() {
+  if (lock_fd_ >= 0) ::close(lock_fd_);
+}
+
+}  // namespace lbo::orchestrator

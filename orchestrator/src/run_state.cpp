@@ -1,0 +1,65 @@
+#include "lbo/orchestrator/run_state.hpp"
+
+#include <stdexcept>
+
+namespace lbo::orchestrator {
+
+RunState::RunState(const jobs::JobSpec& job) : job_(&job), tasks_(job.tasks.size()) {}
+
+const Trial& RunState::add_trial(int task, jobs::Config config) {
+  if (task < 0 || task >= static_cast<int>(tasks_.size())) throw std::out_of_range("RunState::add_trial: task");
+  Trial t;
+  t.id = static_cast<std::int64_t>(trials_.size());
+  t.task = task;
+  t.config = std::move(config);
+  trials_.push_back(std::move(t));
+  ++tasks_[task].created;
+  return trials_.back();
+}
+
+void RunState::start_attempt(std::int64_t id, const std::string& worker) {
+  Trial& t = trials_.at(static_cast<std::size_t>(id));
+  if (t.running || t.finished) throw std::logic_error("RunState::start_attempt: trial is not waiting");
+  t.running = true;
+  ++t.attempts;
+  t.worker = worker;
+  ++running_;
+}
+
+void RunState::end_attempt(std::int64_t id, const workers::Outcome& outcome, const std::string& worker,
+                           bool final) {
+  Trial& t = trials_.at(static_cast<std::size_t>(id));
+  if (!t.running) throw std::logic_error("RunState::end_attempt: trial is not running");
+  t.running = false;
+  --running_;
+  t.outcome = outcome;
+  t.worker = worker;
+  if (!final) return;
+  t.finished = true;
+  TaskProgress& task = tasks_[t.task];
+  ++task.finished;
+  if (outcome.status != workers::TrialStatus::ok) return;
+  ++task.ok;
+  if (!task.best_trial || better(outcome.objective, trial(*task.best_trial).outcome.objective)) {
+    task.best_trial = id;
+  }
+}
+
+bool RunState::better(double a, double b) const {
+  return job_->objective.direction == jobs::Direction::maximize ? a > b : a < b;
+}
+
+std::optional<double> RunState::best_objective(int task) const {
+  const auto& best = tasks_.at(static_cast<std::size_t>(task)).best_trial;
+  if (!best) return std::nullopt;
+  return trial(*best).outcome.objective;
+}
+
+bool RunState::all_budgets_done() const {
+  for (std::size_t i = 0; i < tasks_.size(); ++i) {
+    if (tasks_[i].finished < job_->tasks[i].budget) return false;
+  }
+  return true;
+}
+
+}  // namespace lbo::orchestrator

@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Sets up what is missing, builds everything, runs the whole test suite (unit, MPI and
+# integration tests) with ctest. Extra arguments go to ctest, e.g. `scripts/test.sh -L unit`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+LBO_WERROR=ON scripts/build.sh
+ctest --test-dir build --output-on-failure -j "$(nproc)" "$@"

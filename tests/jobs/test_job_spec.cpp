@@ -1,0 +1,305 @@
+#include "lbo/jobs/job_spec.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "lbo/jobs/error.hpp"
+
+using namespace lbo::jobs;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A job folder with a data file and an objective script, like a user's.
+class JobSpecTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("lbo-jobspec-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_ / "data");
+    fs::create_directories(dir_ / "objectives");
+    std::ofstream(dir_ / "data" / "year-1.csv") << "a,b\n1,2\n";
+    std::ofstream(dir_ / "objectives" / "train.py") << "print('{\"objective\": 1}')\n";
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  JobSpec parse(const std::string& text) { return parse_job(text, dir_ / "job.toml"); }
+
+  // The InputError message for `text` (fails the test if it parses).
+  std::string error_of(const std::string& text) {
+    try {
+      parse(text);
+    } catch (const lbo::InputError& e) {
+      return e.what();
+    }
+    ADD_FAILURE() << "no error for:\n" << text;
+    return "";
+  }
+
+  fs::path dir_;
+};
+
+const std::string kValid = R"(name = "quickstart"
+seed = 7
+
+[objective]
+command = ["/bin/sh", "objectives/train.py", "--data", "{dataset}", "--params", "{params_file}"]
+direction = "maximize"
+timeout_s = 600
+retries = 1
+
+[policy]
+surrogate = "random"
+initial_random = 5
+
+[workers]
+local_slots = 2
+slots_per_rank = 1
+
+[space]
+model = { type = "categorical", choices = ["xgboost", "logreg"] }
+lr    = { type = "float", low = 1e-3, high = 0.5, log = true, when = { model = "xgboost" } }
+depth = { type = "int", low = 1, high = 10, when = { model = "xgboost" } }
+C     = { type = "float", low = 1e-3, high = 10.0, log = true, when = { model = "logreg" } }
+
+[[tasks]]
+name = "year-1"
+dataset = "data/year-1.csv"
+budget = 30
+
+[[tasks]]
+name = "year-2"
+dataset = "data/year-1.csv"
+budget = 5
+)";
+
+// kValid with the first occurrence of `from` replaced by `to`.
+std::string with(std::string text, const std::string& from, const std::string& to) {
+  const auto at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos) text.replace(at, from.size(), to);
+  return text;
+}
+std::string valid_with(const std::string& from, const std::string& to) { return with(kValid, from, to); }
+
+}  // namespace
+
+TEST_F(JobSpecTest, parses_the_issue_example) {
+  const JobSpec job = parse(kValid);
+  EXPECT_EQ(job.name, "quickstart");
+  EXPECT_EQ(job.seed, 7u);
+  EXPECT_EQ(job.objective.direction, Direction::maximize);
+  EXPECT_EQ(job.objective.timeout_s, 600.0);
+  EXPECT_EQ(job.objective.retries, 1);
+  EXPECT_EQ(job.policy.surrogate, SurrogateKind::random);
+  EXPECT_EQ(job.policy.initial_random, 5);
+  EXPECT_EQ(job.workers.local_slots, 2);
+  EXPECT_EQ(job.workers.slots_per_rank, 1);
+  ASSERT_EQ(job.space.size(), 4);
+  // File order is kept although TOML tables are unordered.
+  EXPECT_EQ(job.space.params()[0].name, "model");
+  EXPECT_EQ(job.space.params()[1].name, "lr");
+  EXPECT_EQ(job.space.params()[2].name, "depth");
+  EXPECT_EQ(job.space.params()[3].name, "C");
+  EXPECT_TRUE(job.space.params()[1].log);
+  ASSERT_EQ(job.space.params()[1].when.size(), 1u);
+  EXPECT_EQ(job.space.params()[1].when[0].parent, 0);
+  EXPECT_EQ(job.space.params()[1].when[0].choices, std::vector<int>{0});
+  EXPECT_EQ(job.space.params()[3].when[0].choices, std::vector<int>{1});
+  ASSERT_EQ(job.tasks.size(), 2u);
+  EXPECT_EQ(job.tasks[0].name, "year-1");
+  EXPECT_EQ(job.tasks[0].budget, 30);
+  EXPECT_EQ(job.total_budget(), 35);
+  // Relative paths resolve against the job file's folder.
+  EXPECT_EQ(*job.tasks[0].dataset, (dir_ / "data" / "year-1.csv").lexically_normal());
+  EXPECT_EQ(job.objective.command[1], (dir_ / "objectives" / "train.py").lexically_normal().string());
+  EXPECT_EQ(job.objective.command[2], "--data");   // not a file: kept
+  EXPECT_EQ(job.objective.command[3], "{dataset}");
+  EXPECT_EQ(job.source_text, kValid);
+}
+
+TEST_F(JobSpecTest, defaults_apply_to_optional_keys) {
+  const JobSpec job = parse(R"(
+[objective]
+command = ["sh", "-c", "echo"]
+direction = "minimize"
+[space]
+x = { type = "float", low = 0, high = 1 }
+[[tasks]]
+name = "t"
+budget = 3
+)");
+  EXPECT_EQ(job.name, "job");  // the file's stem
+  EXPECT_EQ(job.seed, 0u);
+  EXPECT_FALSE(job.objective.timeout_s.has_value());
+  EXPECT_EQ(job.objective.retries, 0);
+  EXPECT_EQ(job.workers.local_slots, usable_cores());
+  EXPECT_EQ(job.objective.command[0], "sh");  // found on PATH, left for PATH lookup
+  EXPECT_FALSE(job.tasks[0].dataset.has_value());
+}
+
+TEST_F(JobSpecTest, syntax_error_names_line_and_column) {
+  const std::string message = error_of(valid_with("seed = 7", "seed = = 7"));
+  EXPECT_NE(message.find("job.toml:2:"), std::string::npos) << message;
+  EXPECT_NE(message.find("syntax error"), std::string::npos) << message;
+}
+
+TEST_F(JobSpecTest, unknown_key_is_reported_with_a_suggestion) {
+  const std::string message = error_of(valid_with("timeout_s = 600", "timout_s = 600"));
+  EXPECT_NE(message.find("job.toml:7:1: objective.timout_s: unknown key; did you mean \"timeout_s\"?"),
+            std::string::npos)
+      << message;
+  const std::string top = error_of(valid_with("seed = 7", "seed = 7\ncolour = \"red\""));
+  EXPECT_NE(top.find("job.toml:3:1: colour: unknown key; allowed here:"), std::string::npos) << top;
+}
+
+TEST_F(JobSpecTest, wrong_type_names_expected_and_actual) {
+  const std::string message = error_of(valid_with("retries = 1", "retries = \"one\""));
+  EXPECT_NE(message.find("job.toml:8:11: objective.retries: must be an integer, not a string"),
+            std::string::npos)
+      << message;
+  const std::string int_bound = error_of(valid_with("low = 1, high = 10", "low = 1.5, high = 10"));
+  EXPECT_NE(int_bound.find("space.depth.low: must be an integer, not a float"), std::string::npos)
+      << int_bound;
+}
+
+TEST_F(JobSpecTest, low_must_be_below_high) {
+  const std::string message = error_of(valid_with("low = 1e-3, high = 10.0", "low = 10.0, high = 1e-3"));
+  EXPECT_NE(message.find("job.toml:22:"), std::string::npos) << message;
+  EXPECT_NE(message.find("space.C: low (10.0) must be < high (0.001)"), std::string::npos) << message;
+  EXPECT_NE(error_of(valid_with("low = 1, high = 10", "low = 3, high = 3")).find("space.depth: low (3.0) must be < high (3.0)"),
+            std::string::npos);
+}
+
+TEST_F(JobSpecTest, log_scale_needs_positive_low) {
+  const std::string message = error_of(valid_with("low = 1e-3, high = 0.5", "low = 0, high = 0.5"));
+  EXPECT_NE(message.find("job.toml:20:"), std::string::npos) << message;
+  EXPECT_NE(message.find("space.lr: log = true needs low > 0"), std::string::npos) << message;
+}
+
+TEST_F(JobSpecTest, categorical_needs_choices) {
+  const std::string empty = error_of(valid_with("choices = [\"xgboost\", \"logreg\"]", "choices = []"));
+  EXPECT_NE(empty.find("job.toml:19:"), std::string::npos) << empty;
+  EXPECT_NE(empty.find("space.model.choices: must be a non-empty array of strings"), std::string::npos) << empty;
+  const std::string twice = error_of(valid_with("choices = [\"xgboost\", \"logreg\"]", "choices = [\"a\", \"a\"]"));
+  EXPECT_NE(twice.find("space.model.choices[1]: \"a\" is listed twice"), std::string::npos) << twice;
+}
+
+TEST_F(JobSpecTest, when_must_name_a_known_parameter_and_choice) {
+  const std::string unknown = error_of(valid_with("when = { model = \"logreg\" }", "when = { modle = \"logreg\" }"));
+  EXPECT_NE(unknown.find("job.toml:22:"), std::string::npos) << unknown;
+  EXPECT_NE(unknown.find("space.C.when.modle: no parameter is called \"modle\"; categorical parameters: \"model\""),
+            std::string::npos)
+      << unknown;
+  const std::string value = error_of(valid_with("when = { model = \"logreg\" }", "when = { model = \"svm\" }"));
+  EXPECT_NE(value.find("space.C.when.model: \"svm\" is not a choice of \"model\"; choices: \"xgboost\", \"logreg\""),
+            std::string::npos)
+      << value;
+  const std::string numeric = error_of(valid_with("when = { model = \"logreg\" }", "when = { depth = \"3\" }"));
+  EXPECT_NE(numeric.find("conditions must name a categorical parameter"), std::string::npos) << numeric;
+}
+
+TEST_F(JobSpecTest, conditions_may_not_form_a_cycle) {
+  const std::string message = error_of(R"(
+[objective]
+command = ["sh"]
+direction = "minimize"
+[space]
+a = { type = "categorical", choices = ["x"], when = { b = "y" } }
+b = { type = "categorical", choices = ["y"], when = { a = "x" } }
+[[tasks]]
+name = "t"
+budget = 1
+)");
+  EXPECT_NE(message.find("cycle"), std::string::npos) << message;
+}
+
+TEST_F(JobSpecTest, task_names_must_be_unique) {
+  const std::string message = error_of(valid_with("name = \"year-2\"", "name = \"year-1\""));
+  EXPECT_NE(message.find("job.toml:30:8: tasks[1].name: duplicate task name \"year-1\""), std::string::npos)
+      << message;
+}
+
+TEST_F(JobSpecTest, budget_must_be_at_least_one) {
+  const std::string message = error_of(valid_with("budget = 30", "budget = 0"));
+  EXPECT_NE(message.find("job.toml:27:10: tasks[0].budget: must be >= 1 (got 0)"), std::string::npos) << message;
+  EXPECT_NE(error_of(valid_with("budget = 30\n", "\n")).find("tasks[0].budget: missing"), std::string::npos);
+}
+
+TEST_F(JobSpecTest, command_is_required) {
+  const std::string message = error_of(valid_with(
+      "command = [\"/bin/sh\", \"objectives/train.py\", \"--data\", \"{dataset}\", \"--params\", \"{params_file}\"]\n",
+      ""));
+  EXPECT_NE(message.find("job.toml:4:1: objective.command: missing"), std::string::npos) << message;
+  const std::string empty = error_of(valid_with("[\"/bin/sh\", \"objectives/train.py\", \"--data\", \"{dataset}\", \"--params\", \"{params_file}\"]", "[]"));
+  EXPECT_NE(empty.find("objective.command: must be a non-empty array of strings"), std::string::npos) << empty;
+}
+
+TEST_F(JobSpecTest, unknown_placeholder_is_reported) {
+  const std::string message = error_of(valid_with("{params_file}", "{param_file}"));
+  EXPECT_NE(message.find("job.toml:5:"), std::string::npos) << message;
+  EXPECT_NE(message.find("objective.command[5]: unknown placeholder {param_file}; use one of {dataset}, {task}, "
+                         "{trial}, {params_file}, {workdir}"),
+            std::string::npos)
+      << message;
+}
+
+TEST_F(JobSpecTest, program_must_exist) {
+  const std::string on_path = error_of(valid_with("\"/bin/sh\", \"objectives", "\"no-such-program-lbo\", \"objectives"));
+  EXPECT_NE(on_path.find("objective.command[0]: \"no-such-program-lbo\" is not found on PATH"), std::string::npos)
+      << on_path;
+  const std::string relative = error_of(valid_with("\"/bin/sh\", \"objectives", "\"bin/run\", \"objectives"));
+  EXPECT_NE(relative.find("objective.command[0]: \"bin/run\""), std::string::npos) << relative;
+}
+
+TEST_F(JobSpecTest, datasets_must_exist_and_be_given_when_used) {
+  const std::string missing = error_of(valid_with("data/year-1.csv", "data/year-9.csv"));
+  EXPECT_NE(missing.find("tasks[0].dataset: \"data/year-9.csv\" does not exist"), std::string::npos) << missing;
+  const std::string absent = error_of(valid_with("dataset = \"data/year-1.csv\"\n", ""));
+  EXPECT_NE(absent.find("tasks[0].dataset: missing; objective.command uses {dataset}"), std::string::npos) << absent;
+}
+
+TEST_F(JobSpecTest, direction_and_surrogate_are_checked) {
+  EXPECT_NE(error_of(valid_with("\"maximize\"", "\"max\"")).find("objective.direction: \"max\" is neither"),
+            std::string::npos);
+  EXPECT_NE(error_of(valid_with("direction = \"maximize\"\n", "")).find("objective.direction: missing"),
+            std::string::npos);
+  EXPECT_NE(error_of(valid_with("\"random\"", "\"gpp\"")).find("policy.surrogate: \"gpp\""), std::string::npos);
+}
+
+TEST_F(JobSpecTest, parameter_names_may_not_shadow_result_columns) {
+  const std::string message = error_of(valid_with("depth = {", "status = {"));
+  EXPECT_NE(message.find("space.status: the name is taken by a results.csv column"), std::string::npos) << message;
+}
+
+TEST_F(JobSpecTest, every_problem_is_reported_at_once) {
+  std::string text = valid_with("budget = 30", "budget = 0");
+  text = with(text, "retries = 1", "retries = -1");
+  text = with(text, "low = 1, high = 10", "low = 10, high = 1");
+  const std::string message = error_of(text);
+  EXPECT_NE(message.find("tasks[0].budget"), std::string::npos) << message;
+  EXPECT_NE(message.find("objective.retries"), std::string::npos) << message;
+  EXPECT_NE(message.find("space.depth"), std::string::npos) << message;
+}
+
+TEST_F(JobSpecTest, tasks_must_be_an_array_of_tables) {
+  const std::string one_task = kValid.substr(0, kValid.find("\n[[tasks]]\nname = \"year-2\""));
+  const std::string message = error_of(with(one_task, "[[tasks]]", "[tasks]"));
+  EXPECT_NE(message.find("must be an array of tables"), std::string::npos) << message;
+}
+
+TEST(JobFileTest, unreadable_file_is_an_input_error) {
+  EXPECT_THROW(load_job_file("/nonexistent/lbo/job.toml"), lbo::InputError);
+}
+
+TEST(JobFileTest, names_are_checked) {
+  EXPECT_TRUE(is_valid_name("year-1_v2.0"));
+  EXPECT_FALSE(is_valid_name(""));
+  EXPECT_FALSE(is_valid_name(".hidden"));
+  EXPECT_FALSE(is_valid_name("a/b"));
+  EXPECT_FALSE(is_valid_name("a b"));
+}

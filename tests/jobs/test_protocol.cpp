@@ -1,0 +1,65 @@
+#include "lbo/jobs/protocol.hpp"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+using namespace lbo::jobs;
+
+TEST(ProtocolTest, placeholders_expand_everywhere_in_an_argument) {
+  const PlaceholderValues v{.dataset = "/d/x.csv", .task = "t1", .trial = "17",
+                            .params_file = "/w/params.json", .workdir = "/w"};
+  EXPECT_EQ(expand_placeholders("--data={dataset}", v), "--data=/d/x.csv");
+  EXPECT_EQ(expand_placeholders("{workdir}/out-{trial}-{task}", v), "/w/out-17-t1");
+  EXPECT_EQ(expand_placeholders("{params_file}", v), "/w/params.json");
+  EXPECT_EQ(expand_placeholders("no placeholders {} { x }", v), "no placeholders {} { x }");
+}
+
+TEST(ProtocolTest, unknown_placeholders_are_found) {
+  EXPECT_EQ(find_unknown_placeholder("{dataset}/{nope}"), "nope");
+  EXPECT_FALSE(find_unknown_placeholder("{dataset}-{trial}").has_value());
+  EXPECT_FALSE(find_unknown_placeholder("{\"json\": 1}").has_value());  // not an identifier
+  EXPECT_TRUE(uses_placeholder("x{dataset}", "dataset"));
+  EXPECT_FALSE(uses_placeholder("x{task}", "dataset"));
+}
+
+TEST(ProtocolTest, full_result_parses) {
+  const ParsedResult p =
+      parse_objective_result(R"({"objective": 0.91, "steps": [0.5, 0.7], "metrics": {"auc": 0.9}})");
+  ASSERT_TRUE(p.result) << p.error;
+  EXPECT_DOUBLE_EQ(p.result->objective, 0.91);
+  EXPECT_EQ(p.result->steps, (std::vector<double>{0.5, 0.7}));
+  EXPECT_EQ(nlohmann::json::parse(p.result->metrics_json)["auc"], 0.9);
+  const ParsedResult bare = parse_objective_result(R"({"objective": -3})");
+  ASSERT_TRUE(bare.result);
+  EXPECT_EQ(bare.result->metrics_json, "{}");
+}
+
+TEST(ProtocolTest, bad_results_give_reasons) {
+  struct Case {
+    const char* text;
+    const char* reason;
+  };
+  for (const Case& c : std::initializer_list<Case>{
+           {"not json", "not valid JSON"},
+           {"[1, 2]", "not a JSON object"},
+           {R"({"value": 1})", "no \"objective\""},
+           {R"({"objective": "0.9"})", "\"objective\" is not a number"},
+           {R"({"objective": NaN})", "NaN or Infinity"},
+           {R"({"objective": -Infinity})", "NaN or Infinity"},
+           {R"({"objective": 1e999})", "not valid JSON"},
+           {R"({"objective": 1, "steps": 3})", "\"steps\" is not an array"},
+           {R"({"objective": 1, "steps": [1, "x"]})", "not a finite number"},
+           {R"({"objective": 1, "metrics": 3})", "\"metrics\" is not an object"},
+       }) {
+    const ParsedResult p = parse_objective_result(c.text);
+    EXPECT_FALSE(p.result) << c.text;
+    EXPECT_NE(p.error.find(c.reason), std::string::npos) << c.text << " → " << p.error;
+  }
+}
+
+TEST(ProtocolTest, json_object_lines_are_recognised) {
+  EXPECT_TRUE(looks_like_json_object("  {\"objective\": 1}\r"));
+  EXPECT_FALSE(looks_like_json_object("fold 1: {auc} 0.9"));
+  EXPECT_FALSE(looks_like_json_object(""));
+}

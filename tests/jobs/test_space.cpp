@@ -1,0 +1,164 @@
+#include "lbo/jobs/space.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+
+using namespace lbo::jobs;
+
+namespace {
+
+// model ∈ {xgboost, logreg}; lr (log float), depth (int) when xgboost; C (log float) when logreg.
+Space example_space() {
+  ParamSpec model{.name = "model", .type = ParamType::categorical, .choices = {"xgboost", "logreg"}};
+  ParamSpec lr{.name = "lr", .type = ParamType::real, .low = 1e-3, .high = 0.5, .log = true,
+               .when = {Condition{0, {0}}}};
+  ParamSpec depth{.name = "depth", .type = ParamType::integer, .low = 1, .high = 10,
+                  .when = {Condition{0, {0}}}};
+  ParamSpec c{.name = "C", .type = ParamType::real, .low = 1e-3, .high = 10, .log = true,
+              .when = {Condition{0, {1}}}};
+  return Space({model, lr, depth, c});
+}
+
+}  // namespace
+
+TEST(SpaceTest, samples_respect_conditions_and_bounds) {
+  const Space space = example_space();
+  std::mt19937_64 rng(1);
+  std::map<int, int> model_counts;
+  for (int i = 0; i < 2000; ++i) {
+    const Config c = space.sample(rng);
+    ASSERT_TRUE(space.is_valid(c));
+    ASSERT_TRUE(c.values[0].has_value());
+    const int model = static_cast<int>(*c.values[0]);
+    ++model_counts[model];
+    EXPECT_EQ(c.values[1].has_value(), model == 0);
+    EXPECT_EQ(c.values[2].has_value(), model == 0);
+    EXPECT_EQ(c.values[3].has_value(), model == 1);
+    if (model == 0) {
+      EXPECT_GE(*c.values[1], 1e-3);
+      EXPECT_LE(*c.values[1], 0.5);
+      EXPECT_EQ(*c.values[2], std::floor(*c.values[2]));
+      EXPECT_GE(*c.values[2], 1);
+      EXPECT_LE(*c.values[2], 10);
+    }
+  }
+  // Both choices are drawn about equally often.
+  EXPECT_NEAR(model_counts[0], 1000, 150);
+  EXPECT_NEAR(model_counts[1], 1000, 150);
+}
+
+TEST(SpaceTest, log_scale_is_uniform_in_log_space) {
+  const Space space({ParamSpec{.name = "x", .low = 1e-4, .high = 1, .log = true}});
+  std::mt19937_64 rng(3);
+  int below_1e_2 = 0;
+  const int n = 20000;
+  for (int i = 0; i < n; ++i) below_1e_2 += *space.sample(rng).values[0] < 1e-2 ? 1 : 0;
+  // Half of the log range [1e-4, 1] lies below 1e-2; a linear draw would put 1% there.
+  EXPECT_NEAR(static_cast<double>(below_1e_2) / n, 0.5, 0.02);
+}
+
+TEST(SpaceTest, integers_cover_every_value_inclusive) {
+  const Space space({ParamSpec{.name = "k", .type = ParamType::integer, .low = 1, .high = 4}});
+  std::mt19937_64 rng(5);
+  std::set<double> seen;
+  for (int i = 0; i < 500; ++i) seen.insert(*space.sample(rng).values[0]);
+  EXPECT_EQ(seen, (std::set<double>{1, 2, 3, 4}));
+}
+
+TEST(SpaceTest, log_integers_stay_in_bounds_and_favour_small_values) {
+  const Space space(
+      {ParamSpec{.name = "k", .type = ParamType::integer, .low = 1, .high = 1000, .log = true}});
+  std::mt19937_64 rng(9);
+  int small = 0;
+  for (int i = 0; i < 5000; ++i) {
+    const double k = *space.sample(rng).values[0];
+    ASSERT_GE(k, 1);
+    ASSERT_LE(k, 1000);
+    small += k < 32 ? 1 : 0;
+  }
+  EXPECT_GT(small, 2000);  // about half the log range; a linear draw gives ~3%
+}
+
+TEST(SpaceTest, same_seed_same_samples_other_seed_other_samples) {
+  const Space space = example_space();
+  std::mt19937_64 a(42), b(42), c(43);
+  bool any_difference = false;
+  for (int i = 0; i < 50; ++i) {
+    const Config ca = space.sample(a), cb = space.sample(b), cc = space.sample(c);
+    EXPECT_EQ(ca, cb);
+    any_difference = any_difference || !(ca == cc);
+  }
+  EXPECT_TRUE(any_difference);
+}
+
+TEST(SpaceTest, trial_seeds_differ_per_trial_and_run) {
+  std::set<std::uint64_t> seeds;
+  for (std::int64_t t = 0; t < 1000; ++t) seeds.insert(trial_seed(7, t));
+  for (std::int64_t t = 0; t < 1000; ++t) seeds.insert(trial_seed(8, t));
+  EXPECT_EQ(seeds.size(), 2000u);
+  EXPECT_EQ(trial_seed(7, 3), trial_seed(7, 3));
+}
+
+TEST(SpaceTest, json_holds_active_parameters_typed) {
+  const Space space = example_space();
+  Config c{{0.0, 0.25, 4.0, std::nullopt}};
+  ASSERT_TRUE(space.is_valid(c));
+  const auto j = nlohmann::json::parse(space.to_json(c));
+  EXPECT_EQ(j.size(), 3u);
+  EXPECT_TRUE(j["model"].is_string());
+  EXPECT_EQ(j["model"], "xgboost");
+  EXPECT_TRUE(j["depth"].is_number_integer());
+  EXPECT_EQ(j["depth"], 4);
+  EXPECT_TRUE(j["lr"].is_number_float());
+  EXPECT_DOUBLE_EQ(j["lr"].get<double>(), 0.25);
+  EXPECT_FALSE(j.contains("C"));
+}
+
+TEST(SpaceTest, validity_catches_inactive_values_and_out_of_range) {
+  const Space space = example_space();
+  EXPECT_FALSE(space.is_valid(Config{{1.0, 0.25, 4.0, 1.0}}));  // lr/depth set for logreg
+  EXPECT_FALSE(space.is_valid(Config{{1.0, std::nullopt, std::nullopt, std::nullopt}}));  // C missing
+  EXPECT_FALSE(space.is_valid(Config{{0.0, 0.9, 4.0, std::nullopt}}));   // lr > high
+  EXPECT_FALSE(space.is_valid(Config{{0.0, 0.1, 4.5, std::nullopt}}));   // depth not integral
+  EXPECT_FALSE(space.is_valid(Config{{2.0, std::nullopt, std::nullopt, std::nullopt}}));  // no choice 2
+  EXPECT_TRUE(space.is_valid(Config{{1.0, std::nullopt, std::nullopt, 3.0}}));
+}
+
+TEST(SpaceTest, nested_conditions_follow_evaluation_order) {
+  // `inner` depends on `mid`, which depends on `top`; declared child first.
+  ParamSpec inner{.name = "inner", .low = 0, .high = 1, .when = {Condition{1, {1}}}};
+  ParamSpec mid{.name = "mid", .type = ParamType::categorical, .choices = {"a", "b"},
+                .when = {Condition{2, {0}}}};
+  ParamSpec top{.name = "top", .type = ParamType::categorical, .choices = {"on", "off"}};
+  const Space space({inner, mid, top});
+  EXPECT_EQ(space.evaluation_order(), (std::vector<int>{2, 1, 0}));
+  std::mt19937_64 rng(11);
+  int inner_active = 0;
+  for (int i = 0; i < 1000; ++i) {
+    const Config c = space.sample(rng);
+    ASSERT_TRUE(space.is_valid(c));
+    inner_active += c.values[0].has_value() ? 1 : 0;
+  }
+  EXPECT_NEAR(inner_active, 250, 60);  // P(top = on) · P(mid = b)
+}
+
+TEST(SpaceTest, rejects_cycles_and_bad_bounds) {
+  ParamSpec a{.name = "a", .type = ParamType::categorical, .choices = {"x"}, .when = {Condition{1, {0}}}};
+  ParamSpec b{.name = "b", .type = ParamType::categorical, .choices = {"y"}, .when = {Condition{0, {0}}}};
+  EXPECT_THROW(Space({a, b}), std::invalid_argument);
+  EXPECT_THROW(Space({ParamSpec{.name = "x", .low = 1, .high = 1}}), std::invalid_argument);
+  EXPECT_THROW(Space({ParamSpec{.name = "x", .low = 0, .high = 1, .log = true}}),
+               std::invalid_argument);
+}
+
+TEST(SpaceTest, format_value_round_trips_reals) {
+  const Space space = example_space();
+  const double lr = 0.1234567890123456;
+  EXPECT_EQ(std::stod(space.format_value(1, lr)), lr);
+  EXPECT_EQ(space.format_value(0, 1.0), "logreg");
+  EXPECT_EQ(space.format_value(2, 7.0), "7");
+}

@@ -1,0 +1,110 @@
+// lbo-test-objective: a fast, scriptable objective for tests and benchmarks.
+//
+//   lbo-test-objective [--function zero|sum|branin|quadratic] [--via stdout|file]
+//
+// Reads $LBO_PARAMS_FILE (JSON). The value is a known function of the numeric parameters;
+// these optional parameters steer the run itself:
+//   sleep_ms  (number)  sleep first
+//   outcome   (string)  "ok" (default), "fail" (exit 3), "crash" (SIGSEGV), "hang" (ignore
+//                       SIGTERM and sleep), "garbage" (no JSON), "nan" (objective NaN),
+//                       "silent" (exit 0, print nothing)
+// The result goes to stdout as the last line, or to $LBO_RESULT_FILE with --via file.
+
+#include <csignal>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <numbers>
+#include <string>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+namespace {
+
+double number(const nlohmann::json& params, const char* key) {
+  const auto it = params.find(key);
+  return it != params.end() && it->is_number() ? it->get<double>() : 0.0;
+}
+
+// Branin–Hoo on [-5, 10] × [0, 15]; global minimum 0.397887 at (-π, 12.275), (π, 2.275),
+// (9.42478, 2.475).
+double branin(double x1, double x2) {
+  constexpr double pi = std::numbers::pi;
+  const double b = 5.1 / (4 * pi * pi), c = 5 / pi, t = 1 / (8 * pi);
+  const double u = x2 - b * x1 * x1 + c * x1 - 6;
+  return u * u + 10 * (1 - t) * std::cos(x1) + 10;
+}
+
+double evaluate(const std::string& function, const nlohmann::json& params) {
+  if (function == "zero") return 0.0;
+  if (function == "branin") return branin(number(params, "x1"), number(params, "x2"));
+  double sum = 0, squares = 0;
+  for (const auto& [key, value] : params.items()) {
+    if (key == "sleep_ms" || !value.is_number()) continue;
+    sum += value.get<double>();
+    squares += value.get<double>() * value.get<double>();
+  }
+  if (function == "quadratic") {
+    // ABLR's quadratic family f(x) = 0.5 a ‖x‖² + b Σx + 3c with (a, b, c) from the params.
+    const double a = number(params, "a"), b = number(params, "b"), c = number(params, "c");
+    return 0.5 * a * squares + b * sum + 3 * c;
+  }
+  return sum;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string function = "sum", via = "stdout";
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (std::strcmp(argv[i], "--function") == 0) function = argv[i + 1];
+    if (std::strcmp(argv[i], "--via") == 0) via = argv[i + 1];
+  }
+  const char* params_file = std::getenv("LBO_PARAMS_FILE");
+  if (params_file == nullptr) {
+    std::cerr << "LBO_PARAMS_FILE is not set\n";
+    return 2;
+  }
+  std::ifstream in(params_file);
+  const nlohmann::json params = nlohmann::json::parse(in, nullptr, false);
+  if (params.is_discarded()) {
+    std::cerr << "cannot parse " << params_file << "\n";
+    return 2;
+  }
+  const std::string outcome = params.value("outcome", std::string("ok"));
+  if (const double ms = number(params, "sleep_ms"); ms > 0) {
+    std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(ms));
+  }
+  if (outcome == "fail") {
+    std::cerr << "test objective: failing on purpose\n";
+    return 3;
+  }
+  if (outcome == "crash") std::raise(SIGSEGV);
+  if (outcome == "hang") {
+    std::signal(SIGTERM, SIG_IGN);
+    for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+  if (outcome == "silent") return 0;
+  if (outcome == "garbage") {
+    std::cout << "this is not JSON\n";
+    return 0;
+  }
+  const double value = outcome == "nan" ? std::nan("") : evaluate(function, params);
+  char line[128];
+  if (std::isnan(value)) {
+    std::snprintf(line, sizeof line, "{\"objective\": NaN}");
+  } else {
+    std::snprintf(line, sizeof line, "{\"objective\": %.17g}", value);
+  }
+  if (via == "file") {
+    const char* result_file = std::getenv("LBO_RESULT_FILE");
+    std::ofstream(result_file != nullptr ? result_file : "result.json") << line << "\n";
+  } else {
+    std::cout << line << "\n";
+  }
+  return 0;
+}

@@ -1,0 +1,314 @@
+#include "lbo/workers/runner.hpp"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <boost/asio/io_context.hpp>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <functional>
+#include <thread>
+
+namespace fs = std::filesystem;
+using namespace lbo::workers;
+
+namespace {
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Whether a live (not zombie) process of group `pgid` exists now. Read from /proc:
+// kill(-pgid, 0) also counts zombies that init has not reaped yet.
+bool group_has_live_member(pid_t pgid) {
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat(entry.path() / "stat");
+    std::string line;
+    std::getline(stat, line);
+    // pid (comm) state ppid pgrp ...; comm may hold spaces, so parse after the last ')'.
+    const auto close = line.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(line.substr(close + 2));
+    char state = 0;
+    long ppid = 0, pgrp = 0;
+    rest >> state >> ppid >> pgrp;
+    if (pgrp == pgid && state != 'Z') return true;
+  }
+  return false;
+}
+
+// Whether group `pgid` still has a live member after giving SIGKILLed ones 2 s to die.
+bool group_alive(pid_t pgid) {
+  for (int wait = 0; wait < 100 && group_has_live_member(pgid); ++wait) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return group_has_live_member(pgid);
+}
+
+// The pid a test script wrote with `echo $$ > file`, once the line is complete.
+pid_t wait_for_pid_file(const fs::path& file, const std::function<void()>& step) {
+  for (int i = 0; i < 500; ++i) {
+    const std::string text = read_file(file);
+    if (!text.empty() && text.back() == '\n') return std::stoi(text);
+    step();
+  }
+  ADD_FAILURE() << "no pid in " << file;
+  return -1;
+}
+
+class RunnerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("lbo-runner-" + std::to_string(::getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  WorkOrder order(std::vector<std::string> argv) {
+    WorkOrder o;
+    o.trial = 3;
+    o.argv = std::move(argv);
+    o.workdir = (dir_ / "trials" / "3").string();
+    o.params_json = R"({"x": 1.5, "y": 2})";
+    o.env = {{"LBO_TASK", "year-1"}, {"LBO_TRIAL_ID", "3"}};
+    return o;
+  }
+  WorkOrder shell(const std::string& script) { return order({"/bin/sh", "-c", script}); }
+
+  // Runs one attempt to its end; measures wall time.
+  Outcome run(WorkOrder o, RunnerOptions options = {}) {
+    boost::asio::io_context io;
+    Runner runner(io, options);
+    std::optional<Outcome> outcome;
+    const auto t0 = std::chrono::steady_clock::now();
+    runner.start(std::move(o), [&](Outcome r) { outcome = std::move(r); });
+    EXPECT_FALSE(outcome.has_value()) << "done must not run inside start()";
+    io.run();
+    elapsed_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_TRUE(outcome.has_value());
+    EXPECT_FALSE(runner.busy());
+    return outcome.value_or(Outcome{});
+  }
+
+  fs::path trial_dir() const { return dir_ / "trials" / "3"; }
+
+  fs::path dir_;
+  double elapsed_s_ = 0;
+};
+
+}  // namespace
+
+TEST_F(RunnerTest, ok_result_from_last_stdout_line) {
+  const Outcome o = run(shell(R"(echo '{"objective": 0.5}'; echo progress; echo '{"objective": 0.9, "metrics": {"auc": 0.9}}')"));
+  EXPECT_EQ(o.status, TrialStatus::ok) << o.reason;
+  EXPECT_DOUBLE_EQ(o.objective, 0.9);
+  EXPECT_EQ(nlohmann::json::parse(o.metrics_json)["auc"], 0.9);
+  EXPECT_GT(o.duration_s, 0);
+  EXPECT_NE(read_file(trial_dir() / "stdout").find("progress"), std::string::npos);
+}
+
+TEST_F(RunnerTest, final_line_without_newline_counts) {
+  const Outcome o = run(shell(R"(printf '{"objective": 4}')"));
+  EXPECT_EQ(o.status, TrialStatus::ok) << o.reason;
+  EXPECT_EQ(o.objective, 4);
+}
+
+TEST_F(RunnerTest, result_file_wins_over_stdout) {
+  const Outcome o = run(shell(R"(echo '{"objective": 1}'; echo '{"objective": 2, "steps": [1, 2]}' > "$LBO_RESULT_FILE")"));
+  EXPECT_EQ(o.status, TrialStatus::ok) << o.reason;
+  EXPECT_EQ(o.objective, 2);
+  EXPECT_EQ(o.steps, (std::vector<double>{1, 2}));
+}
+
+TEST_F(RunnerTest, params_file_environment_and_working_directory) {
+  WorkOrder w = shell(R"(env > env.txt; pwd > pwd.txt; cat "$LBO_PARAMS_FILE" > copy.json; echo '{"objective": 0}')");
+  RunnerOptions options;
+  options.rank = 2;
+  options.slot = 1;
+  const Outcome o = run(w, options);
+  ASSERT_EQ(o.status, TrialStatus::ok) << o.reason;
+  const auto params = nlohmann::json::parse(read_file(trial_dir() / "copy.json"));
+  EXPECT_EQ(params["x"], 1.5);
+  EXPECT_EQ(params["y"], 2);
+  const std::string env = read_file(trial_dir() / "env.txt");
+  for (const std::string& expected : std::vector<std::string>{
+       "LBO_TASK=year-1\n", "LBO_TRIAL_ID=3\n", "LBO_RANK=2\n", "LBO_SLOT=1\n",
+        "LBO_PARAMS_FILE=" + (trial_dir() / "params.json").string() + "\n",
+        "LBO_RESULT_FILE=" + (trial_dir() / "result.json").string() + "\n",
+        "LBO_WORKDIR=" + trial_dir().string() + "\n"}) {
+    EXPECT_NE(env.find(expected), std::string::npos) << expected;
+  }
+  EXPECT_EQ(read_file(trial_dir() / "pwd.txt"), trial_dir().string() + "\n");
+}
+
+TEST_F(RunnerTest, arguments_are_not_interpreted_by_a_shell) {
+  const Outcome o = run(order({"/bin/echo", "{\"objective\": 1}", ";", "touch", "injected"}));
+  // echo prints every argument literally on one line, which then is not a JSON object.
+  EXPECT_EQ(o.status, TrialStatus::failed);
+  EXPECT_FALSE(fs::exists(trial_dir() / "injected"));
+  EXPECT_NE(read_file(trial_dir() / "stdout").find("; touch injected"), std::string::npos);
+}
+
+TEST_F(RunnerTest, nonzero_exit_fails_with_stderr_in_reason) {
+  const Outcome o = run(shell("echo 'Traceback ...' >&2; echo 'ValueError: bad lr' >&2; exit 3"));
+  EXPECT_EQ(o.status, TrialStatus::failed);
+  EXPECT_EQ(o.reason, "exit status 3; stderr: ValueError: bad lr");
+  EXPECT_NE(read_file(trial_dir() / "stderr").find("Traceback"), std::string::npos);
+}
+
+TEST_F(RunnerTest, crash_by_signal) {
+  const Outcome o = run(order({LBO_TEST_OBJECTIVE}));
+  ASSERT_EQ(o.status, TrialStatus::ok) << o.reason;  // sum of x and y
+  EXPECT_DOUBLE_EQ(o.objective, 3.5);
+  WorkOrder crash = order({LBO_TEST_OBJECTIVE});
+  crash.params_json = R"({"outcome": "crash"})";
+  const Outcome c = run(crash);
+  EXPECT_EQ(c.status, TrialStatus::crashed);
+  EXPECT_NE(c.reason.find("killed by SIGSEGV"), std::string::npos) << c.reason;
+}
+
+TEST_F(RunnerTest, timeout_kills_a_process_that_ignores_sigterm_and_its_children) {
+  // The shell and its children ignore SIGTERM (SIG_IGN is inherited across exec).
+  WorkOrder w = shell("echo $$ > pgid; trap '' TERM; sleep 1000 & sleep 1000 & wait");
+  w.timeout_s = 0.3;
+  w.kill_grace_s = 0.3;
+  const Outcome o = run(w);
+  EXPECT_EQ(o.status, TrialStatus::timeout);
+  EXPECT_NE(o.reason.find("timed out after 0.3 s"), std::string::npos) << o.reason;
+  EXPECT_LT(elapsed_s_, 5.0);
+  const pid_t pgid = std::stoi(read_file(trial_dir() / "pgid"));
+  EXPECT_FALSE(group_alive(pgid)) << "objective processes left behind";
+}
+
+TEST_F(RunnerTest, timeout_of_a_cooperative_process_needs_no_sigkill) {
+  WorkOrder w = shell("sleep 1000");
+  w.timeout_s = 0.2;
+  w.kill_grace_s = 30;  // SIGTERM suffices: no wait for the grace period
+  const Outcome o = run(w);
+  EXPECT_EQ(o.status, TrialStatus::timeout);
+  EXPECT_LT(elapsed_s_, 5.0);
+}
+
+TEST_F(RunnerTest, background_children_are_killed_when_the_objective_exits) {
+  const Outcome o = run(shell(R"(echo $$ > pgid; sleep 1000 & echo '{"objective": 1}')"));
+  EXPECT_EQ(o.status, TrialStatus::ok) << o.reason;
+  EXPECT_LT(elapsed_s_, 1.5) << "waited for the child's pipe instead of killing it";
+  EXPECT_FALSE(group_alive(std::stoi(read_file(trial_dir() / "pgid"))));
+}
+
+TEST_F(RunnerTest, escaped_descendant_holding_the_pipe_does_not_hang) {
+  RunnerOptions options;
+  options.drain_timeout_s = 0.2;
+  const Outcome o = run(shell(R"(setsid sh -c 'echo $$ > escaped; exec sleep 1000' & sleep 0.1; echo '{"objective": 1}')"), options);
+  EXPECT_EQ(o.status, TrialStatus::ok) << o.reason;
+  EXPECT_LT(elapsed_s_, 3.0);
+  const pid_t escaped = std::stoi(read_file(trial_dir() / "escaped"));
+  ::kill(escaped, SIGKILL);
+}
+
+TEST_F(RunnerTest, garbage_output_fails) {
+  WorkOrder w = order({LBO_TEST_OBJECTIVE});
+  w.params_json = R"({"outcome": "garbage"})";
+  const Outcome o = run(w);
+  EXPECT_EQ(o.status, TrialStatus::failed);
+  EXPECT_NE(o.reason.find("no result"), std::string::npos) << o.reason;
+  const Outcome bad = run(shell(R"(echo '{"objective": 1,,}')"));
+  EXPECT_EQ(bad.status, TrialStatus::failed);
+  EXPECT_EQ(bad.reason, "stdout: result is not valid JSON");
+  const Outcome bad_file = run(shell(R"(echo 'oops' > "$LBO_RESULT_FILE")"));
+  EXPECT_EQ(bad_file.reason, "result.json: result is not valid JSON");
+}
+
+TEST_F(RunnerTest, nan_objective_fails) {
+  WorkOrder w = order({LBO_TEST_OBJECTIVE});
+  w.params_json = R"({"outcome": "nan"})";
+  const Outcome o = run(w);
+  EXPECT_EQ(o.status, TrialStatus::failed);
+  EXPECT_NE(o.reason.find("NaN"), std::string::npos) << o.reason;
+}
+
+TEST_F(RunnerTest, oversized_output_is_capped_with_a_marker_and_the_result_still_found) {
+  RunnerOptions options;
+  options.output_limit_bytes = 4096;
+  // ~1 MB of output on each stream, then the result.
+  const Outcome o = run(shell(R"(i=0; while [ $i -lt 20000 ]; do echo "line $i of chatter padding padding"; echo "err $i padding padding padding" >&2; i=$((i+1)); done; echo '{"objective": 7}')"),
+                        options);
+  EXPECT_EQ(o.status, TrialStatus::ok) << o.reason;
+  EXPECT_EQ(o.objective, 7);
+  for (const char* name : {"stdout", "stderr"}) {
+    const std::string text = read_file(trial_dir() / name);
+    EXPECT_LT(text.size(), 4096u + 200u) << name;
+    EXPECT_GE(text.size(), 4096u) << name;
+    EXPECT_NE(text.find("[lbo: output limit of 4096 bytes reached; the rest is dropped]"), std::string::npos)
+        << name;
+  }
+}
+
+TEST_F(RunnerTest, missing_program_fails_to_start) {
+  const Outcome o = run(order({"/nonexistent/objective"}));
+  EXPECT_EQ(o.status, TrialStatus::failed);
+  EXPECT_NE(o.reason.find("cannot start /nonexistent/objective"), std::string::npos) << o.reason;
+}
+
+TEST_F(RunnerTest, unusable_workdir_fails) {
+  fs::create_directories(dir_);
+  std::ofstream(dir_ / "trials") << "a file, not a folder";
+  const Outcome o = run(shell("true"));
+  EXPECT_EQ(o.status, TrialStatus::failed);
+  EXPECT_NE(o.reason.find("cannot create the trial directory"), std::string::npos) << o.reason;
+}
+
+TEST_F(RunnerTest, stdin_is_empty) {
+  const Outcome o = run(shell(R"(cat; echo '{"objective": 1}')"));
+  EXPECT_EQ(o.status, TrialStatus::ok) << o.reason;
+  EXPECT_LT(elapsed_s_, 2.0);
+}
+
+TEST_F(RunnerTest, retry_keeps_previous_output_and_ignores_its_result) {
+  ASSERT_EQ(run(shell(R"(echo first; echo '{"objective": 1}' > "$LBO_RESULT_FILE")")).status, TrialStatus::ok);
+  WorkOrder second = shell("echo second");
+  second.attempt = 2;
+  const Outcome o = run(second);
+  EXPECT_EQ(o.status, TrialStatus::failed) << "stale result.json of attempt 1 was read";
+  EXPECT_EQ(read_file(trial_dir() / "stdout.1"), "first\n");
+  EXPECT_EQ(read_file(trial_dir() / "stdout"), "second\n");
+  EXPECT_TRUE(fs::exists(trial_dir() / "result.json.1"));
+}
+
+TEST_F(RunnerTest, cancel_stops_the_attempt) {
+  boost::asio::io_context io;
+  Runner runner(io, {});
+  WorkOrder w = shell("echo $$ > pgid; exec sleep 1000");
+  std::optional<Outcome> outcome;
+  runner.start(w, [&](Outcome o) { outcome = std::move(o); });
+  io.run_for(std::chrono::milliseconds(200));
+  ASSERT_TRUE(runner.busy());
+  runner.cancel();
+  io.run();
+  ASSERT_TRUE(outcome.has_value());
+  EXPECT_EQ(outcome->status, TrialStatus::cancelled);
+  EXPECT_FALSE(group_alive(std::stoi(read_file(trial_dir() / "pgid"))));
+}
+
+TEST_F(RunnerTest, destroying_the_runner_kills_the_child) {
+  pid_t pgid = 0;
+  {
+    boost::asio::io_context io;
+    Runner runner(io, {});
+    runner.start(shell("echo $$ > pgid; exec sleep 1000"), [](Outcome) { ADD_FAILURE() << "done after destruction"; });
+    pgid = wait_for_pid_file(trial_dir() / "pgid", [&] { io.run_for(std::chrono::milliseconds(10)); });
+    EXPECT_TRUE(group_has_live_member(pgid));
+  }
+  EXPECT_FALSE(group_alive(pgid));
+}

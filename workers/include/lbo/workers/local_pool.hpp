@@ -1,0 +1,39 @@
+#pragma once
+// LocalPool: a fixed number of slots, each running one attempt at a time on one io_context.
+// The in-process worker behind local slots, and the engine of every MPI worker rank.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "lbo/workers/runner.hpp"
+
+namespace lbo::workers {
+
+class LocalPool {
+ public:
+  using DoneHandler = std::function<void(int slot, Outcome)>;
+
+  /// `options.slot` is ignored: each slot gets its index.
+  LocalPool(boost::asio::io_context& io, int slots, RunnerOptions options);
+
+  int slot_count() const { return static_cast<int>(slots_.size()); }
+  int busy_count() const;
+
+  /// Starts `order` on a free slot and returns that slot; `done` runs on the io_context when
+  /// the attempt ends. Precondition: busy_count() < slot_count().
+  int submit(WorkOrder order, DoneHandler done);
+  /// Cancels the attempt of `trial` if one runs here.
+  void cancel(std::int64_t trial);
+  void cancel_all();
+
+ private:
+  struct Slot {
+    std::unique_ptr<Runner> runner;
+    std::int64_t trial = -1;
+  };
+  std::vector<Slot> slots_;
+};
+
+}  // namespace lbo::workers

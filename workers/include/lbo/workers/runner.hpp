@@ -1,0 +1,51 @@
+#pragma once
+// Runner: one attempt of the objective as a child process, driven by an Asio io_context.
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+
+#include "lbo/workers/work_order.hpp"
+
+namespace boost::asio {
+class io_context;
+}
+
+namespace lbo::workers {
+
+struct RunnerOptions {
+  int rank = 0;  ///< LBO_RANK: MPI rank of the worker, 0 on local slots
+  int slot = 0;  ///< LBO_SLOT: slot within the worker
+  std::size_t output_limit_bytes = 10u << 20;  ///< per stream; the rest is dropped with a marker
+  double drain_timeout_s = 2;  ///< wait for pipes held open by escaped descendants after exit
+};
+
+/// Runs one attempt at a time: posix_spawn in its own process group, stdout/stderr streamed
+/// to capped files, a timeout that kills the whole group, the result read per the protocol.
+/// Everything happens on the io_context's thread; every failure becomes an Outcome.
+class Runner {
+ public:
+  using DoneHandler = std::function<void(Outcome)>;
+
+  Runner(boost::asio::io_context& io, RunnerOptions options);
+  /// Kills a running child's process group and reaps it.
+  ~Runner();
+  Runner(const Runner&) = delete;
+  Runner& operator=(const Runner&) = delete;
+
+  /// Starts `order`. `done` runs exactly once, on the io_context, never inside start().
+  /// Precondition: !busy().
+  void start(WorkOrder order, DoneHandler done);
+  /// Stops the running attempt: SIGTERM to its group, SIGKILL after its grace period.
+  /// Its outcome is `cancelled`. No effect when idle.
+  void cancel();
+  bool busy() const;
+
+ private:
+  class Attempt;
+  boost::asio::io_context& io_;
+  RunnerOptions options_;
+  std::shared_ptr<Attempt> current_;
+};
+
+}  // namespace lbo::workers

@@ -1,0 +1,67 @@
+#pragma once
+// One evaluation of the objective, as sent to a worker, and what came of it.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace lbo::workers {
+
+/// How an attempt ended. Only `ok` carries an objective value.
+enum class TrialStatus : std::uint8_t {
+  ok,         ///< exit status 0 and a valid result
+  failed,     ///< non-zero exit, missing/unparsable result, NaN/inf objective, cannot start
+  timeout,    ///< ran past its time limit and was killed
+  crashed,    ///< killed by a signal it did not get from lbo
+  cancelled,  ///< stopped by lbo (shutdown); not a result, the trial runs again later
+};
+std::string_view to_string(TrialStatus status);
+
+/// Files of a trial's working directory (`trials/<id>/`).
+inline constexpr std::string_view kParamsFile = "params.json";
+inline constexpr std::string_view kResultFile = "result.json";
+inline constexpr std::string_view kStdoutFile = "stdout";
+inline constexpr std::string_view kStderrFile = "stderr";
+
+struct EnvVar {
+  std::string name, value;
+
+  template <class Archive>
+  void serialize(Archive& archive, std::uint32_t /*version*/) {
+    archive(name, value);
+  }
+};
+
+/// What a worker needs to run one attempt; it knows nothing of jobs or tasks beyond this.
+struct WorkOrder {
+  std::int64_t trial = 0;
+  int attempt = 1;
+  std::vector<std::string> argv;  ///< placeholders already expanded; never run through a shell
+  std::vector<EnvVar> env;        ///< added to the worker's environment (LBO_TASK, ...)
+  std::string workdir;            ///< absolute; created if missing; the child's working directory
+  std::string params_json;        ///< written to <workdir>/params.json before the start
+  double timeout_s = 0;           ///< 0: no limit
+  double kill_grace_s = 5;        ///< SIGTERM → SIGKILL delay for timeouts and cancels
+
+  template <class Archive>
+  void serialize(Archive& archive, std::uint32_t /*version*/) {
+    archive(trial, attempt, argv, env, workdir, params_json, timeout_s, kill_grace_s);
+  }
+};
+
+struct Outcome {
+  TrialStatus status = TrialStatus::failed;
+  double objective = 0;       ///< meaningful when status == ok
+  std::vector<double> steps;  ///< per-step values, when the objective reports them
+  std::string metrics_json = "{}";
+  std::string reason;  ///< why it is not ok, for people: "exit status 3; stderr: ..."
+  double duration_s = 0;
+
+  template <class Archive>
+  void serialize(Archive& archive, std::uint32_t /*version*/) {
+    archive(status, objective, steps, metrics_json, reason, duration_s);
+  }
+};
+
+}  // namespace lbo::workers

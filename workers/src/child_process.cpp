@@ -1,0 +1,132 @@
+#include "child_process.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <string_view>
+
+extern char** environ;
+
+namespace lbo::workers::detail {
+
+namespace {
+
+// RAII for the spawn attribute objects.
+struct SpawnSetup {
+  posix_spawn_file_actions_t actions;
+  posix_spawnattr_t attributes;
+  SpawnSetup() {
+    posix_spawn_file_actions_init(&actions);
+    posix_spawnattr_init(&attributes);
+  }
+  ~SpawnSetup() {
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attributes);
+  }
+  SpawnSetup(const SpawnSetup&) = delete;
+  SpawnSetup& operator=(const SpawnSetup&) = delete;
+};
+
+std::string errno_text(const char* what, int error) {
+  return std::string(what) + ": " + std::strerror(error);
+}
+
+// Variables an MPI launcher sets for this process: a child that inherits them and calls
+// MPI_Init would try to join lbo's own job.
+bool is_launcher_variable(std::string_view entry) {
+  for (std::string_view prefix :
+       {"OMPI_COMM_WORLD_", "OMPI_UNIVERSE_SIZE=", "OMPI_APP_CTX_", "OMPI_FIRST_RANKS=", "OMPI_NUM_APP_CTX=",
+        "OMPI_FILE_LOCATION=", "OMPI_COMMAND=", "OMPI_ARGV=", "OMPI_MCA_ess", "OMPI_MCA_orte_", "OMPI_MCA_pmix",
+        "OMPI_MCA_initial_wdir=", "OMPI_MCA_shmem_RUNTIME_QUERY_hint=", "PMIX_", "PMI_"}) {
+    if (entry.substr(0, prefix.size()) == prefix) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+SpawnResult spawn_child(const SpawnRequest& request) {
+  SpawnResult result;
+  if (request.argv.empty()) {
+    result.error = "empty command";
+    return result;
+  }
+  SpawnSetup setup;
+  int rc = 0;
+  auto check = [&](int code, const char* what) {
+    if (code != 0 && rc == 0) {
+      rc = code;
+      result.error = errno_text(what, code);
+    }
+  };
+  check(posix_spawn_file_actions_addopen(&setup.actions, 0, "/dev/null", O_RDONLY, 0), "stdin");
+  check(posix_spawn_file_actions_adddup2(&setup.actions, request.stdout_fd, 1), "stdout");
+  check(posix_spawn_file_actions_adddup2(&setup.actions, request.stderr_fd, 2), "stderr");
+  check(posix_spawn_file_actions_addclosefrom_np(&setup.actions, 3), "close descriptors");
+  check(posix_spawn_file_actions_addchdir_np(&setup.actions, request.workdir.c_str()), "chdir");
+
+  sigset_t none, all;
+  sigemptyset(&none);
+  sigfillset(&all);
+  check(posix_spawnattr_setsigmask(&setup.attributes, &none), "signal mask");
+  check(posix_spawnattr_setsigdefault(&setup.attributes, &all), "signal defaults");
+  check(posix_spawnattr_setpgroup(&setup.attributes, 0), "process group");
+  check(posix_spawnattr_setflags(&setup.attributes, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
+                                                        POSIX_SPAWN_SETSIGDEF),
+        "spawn flags");
+  if (rc != 0) return result;
+
+  std::vector<char*> argv, envp;
+  for (const std::string& a : request.argv) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  for (const std::string& e : request.env) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
+
+  // posix_spawnp searches PATH of *this* process for a bare program name.
+  pid_t pid = -1;
+  rc = posix_spawnp(&pid, argv[0], &setup.actions, &setup.attributes, argv.data(), envp.data());
+  if (rc != 0) {
+    result.error = "cannot start " + request.argv[0] + ": " + std::strerror(rc);
+    return result;
+  }
+  result.pid = pid;
+  return result;
+}
+
+int open_pidfd(pid_t pid) {
+#ifdef SYS_pidfd_open
+  const long fd = ::syscall(SYS_pidfd_open, pid, 0);
+  if (fd >= 0) {
+    ::fcntl(static_cast<int>(fd), F_SETFD, FD_CLOEXEC);
+    return static_cast<int>(fd);
+  }
+#else
+  (void)pid;
+#endif
+  return -1;
+}
+
+std::string signal_name(int signal_number) {
+  const char* abbrev = sigabbrev_np(signal_number);
+  return abbrev != nullptr ? "SIG" + std::string(abbrev) : "signal " + std::to_string(signal_number);
+}
+
+std::vector<std::string> inherited_environment(const std::vector<std::string>& overridden) {
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string_view entry(*e);
+    if (is_launcher_variable(entry)) continue;
+    const std::string_view name = entry.substr(0, entry.find('='));
+    if (std::find(overridden.begin(), overridden.end(), name) != overridden.end()) continue;
+    env.emplace_back(entry);
+  }
+  return env;
+}
+
+}  // namespace lbo::workers::detail

@@ -1,0 +1,47 @@
+#include "lbo/workers/local_pool.hpp"
+
+#include <stdexcept>
+
+namespace lbo::workers {
+
+LocalPool::LocalPool(boost::asio::io_context& io, int slots, RunnerOptions options) {
+  if (slots < 1) throw std::invalid_argument("LocalPool needs at least one slot");
+  slots_.resize(static_cast<std::size_t>(slots));
+  for (int i = 0; i < slots; ++i) {
+    RunnerOptions slot_options = options;
+    slot_options.slot = i;
+    slots_[i].runner = std::make_unique<Runner>(io, slot_options);
+  }
+}
+
+int LocalPool::busy_count() const {
+  int busy = 0;
+  for (const Slot& s : slots_) busy += s.runner->busy() ? 1 : 0;
+  return busy;
+}
+
+int LocalPool::submit(WorkOrder order, DoneHandler done) {
+  for (int i = 0; i < slot_count(); ++i) {
+    Slot& slot = slots_[i];
+    if (slot.runner->busy()) continue;
+    slot.trial = order.trial;
+    slot.runner->start(std::move(order), [this, i, done = std::move(done)](Outcome outcome) {
+      slots_[i].trial = -1;
+      done(i, std::move(outcome));
+    });
+    return i;
+  }
+  throw std::logic_error("LocalPool::submit: every slot is busy");
+}
+
+void LocalPool::cancel(std::int64_t trial) {
+  for (Slot& s : slots_) {
+    if (s.trial == trial) s.runner->cancel();
+  }
+}
+
+void LocalPool::cancel_all() {
+  for (Slot& s : slots_) s.runner->cancel();
+}
+
+}  // namespace lbo::workers

@@ -1,0 +1,507 @@
+#include "lbo/workers/runner.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <utility>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "child_process.hpp"
+#include "lbo/jobs/protocol.hpp"
+
+namespace fs = std::filesystem;
+namespace asio = boost::asio;
+
+namespace lbo::workers {
+
+std::string_view to_string(TrialStatus status) {
+  switch (status) {
+    case TrialStatus::ok: return "ok";
+    case TrialStatus::failed: return "failed";
+    case TrialStatus::timeout: return "timeout";
+    case TrialStatus::crashed: return "crashed";
+    case TrialStatus::cancelled: return "cancelled";
+  }
+  return "?";
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// A file descriptor that closes itself.
+class UniqueFd {
+ public:
+  UniqueFd() = default;
+  explicit UniqueFd(int fd) : fd_(fd) {}
+  UniqueFd(UniqueFd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  UniqueFd& operator=(UniqueFd&& other) noexcept {
+    reset(std::exchange(other.fd_, -1));
+    return *this;
+  }
+  ~UniqueFd() { reset(); }
+  int get() const { return fd_; }
+  int release() { return std::exchange(fd_, -1); }
+  void reset(int fd = -1) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = fd;
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+std::string system_error_text(const std::string& what) { return what + ": " + std::strerror(errno); }
+
+// Writes all of `data`; false on error (the output file is best effort, the trial goes on).
+bool write_all(int fd, const char* data, std::size_t size) {
+  while (size > 0) {
+    const ssize_t n = ::write(fd, data, size);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    data += n;
+    size -= static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+std::string last_nonempty_line(std::string_view text, std::size_t max_length) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' ')) {
+    text.remove_suffix(1);
+  }
+  const std::size_t start = text.rfind('\n');
+  std::string_view line = start == std::string_view::npos ? text : text.substr(start + 1);
+  if (line.size() > max_length) return std::string(line.substr(0, max_length)) + "...";
+  return std::string(line);
+}
+
+// Reads a result file; nullopt when it does not exist or is empty.
+std::optional<std::string> read_result_file(const fs::path& path, std::string& error) {
+  std::error_code ec;
+  const auto size = fs::file_size(path, ec);
+  if (ec || size == 0) return std::nullopt;
+  constexpr std::uintmax_t kMaxResultBytes = 16u << 20;
+  if (size > kMaxResultBytes) {
+    error = "result.json is larger than 16 MiB";
+    return std::string();
+  }
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+// The state of one attempt. Owned through shared_ptr by every pending handler, so a Runner
+// may be destroyed (or start the next attempt) while late handlers are still queued.
+class Runner::Attempt : public std::enable_shared_from_this<Runner::Attempt> {
+ public:
+  Attempt(asio::io_context& io, const RunnerOptions& options, WorkOrder order, DoneHandler done)
+      : io_(io),
+        options_(options),
+        order_(std::move(order)),
+        done_(std::move(done)),
+        stdout_pipe_(io),
+        stderr_pipe_(io),
+        exit_watch_(io),
+        exit_poll_(io),
+        deadline_(io),
+        kill_timer_(io),
+        drain_timer_(io) {}
+
+  ~Attempt() { kill_and_reap(); }
+
+  void start() {
+    started_ = Clock::now();
+    std::string error;
+    if (!prepare_workdir(error)) return fail_before_start(error);
+
+    std::array<int, 2> out{-1, -1}, err{-1, -1};
+    if (::pipe2(out.data(), O_CLOEXEC) != 0 || ::pipe2(err.data(), O_CLOEXEC) != 0) {
+      ::close(out[0]), ::close(out[1]);
+      return fail_before_start(system_error_text("pipe"));
+    }
+    UniqueFd out_write(out[1]), err_write(err[1]);
+    stdout_pipe_.assign(out[0]);
+    stderr_pipe_.assign(err[0]);
+
+    detail::SpawnRequest request;
+    request.argv = order_.argv;
+    request.workdir = order_.workdir;
+    request.stdout_fd = out_write.get();
+    request.stderr_fd = err_write.get();
+    request.env = environment();
+    const detail::SpawnResult spawned = detail::spawn_child(request);
+    if (spawned.pid < 0) return fail_before_start(spawned.error);
+    pid_ = spawned.pid;
+    out_write.reset();  // the child holds the write ends now
+    err_write.reset();
+
+    read_stream(stdout_pipe_, stdout_file_, stdout_state_);
+    read_stream(stderr_pipe_, stderr_file_, stderr_state_);
+    watch_exit();
+    if (order_.timeout_s > 0) {
+      deadline_.expires_after(seconds(order_.timeout_s));
+      deadline_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+        if (!ec) self->stop(Stop::timeout);
+      });
+    }
+  }
+
+  void cancel() { stop(Stop::cancel); }
+
+  // The owner is going away: end the child now and never call `done`.
+  void abandon() {
+    finished_ = true;
+    done_ = nullptr;
+    kill_and_reap();
+    boost::system::error_code ignored;
+    for (asio::posix::stream_descriptor* d : {&stdout_pipe_, &stderr_pipe_, &exit_watch_}) d->close(ignored);
+    for (asio::steady_timer* t : {&exit_poll_, &deadline_, &kill_timer_, &drain_timer_}) t->cancel();
+  }
+
+ private:
+  enum class Stop : std::uint8_t { none, timeout, cancel };
+
+  // What the child wrote to one stream so far.
+  struct StreamState {
+    std::size_t written = 0;  // bytes in the file
+    std::size_t dropped = 0;  // bytes beyond the limit
+    bool eof = false;
+    std::string partial_line;  // stdout: the line being read
+    std::string last_json_line;
+    std::string tail;  // stderr: the last few KiB, for the failure reason
+    std::array<char, 65536> buffer{};
+  };
+
+  static Clock::duration seconds(double s) {
+    return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
+  }
+
+  fs::path file(std::string_view name) const { return fs::path(order_.workdir) / name; }
+
+  bool prepare_workdir(std::string& error) {
+    std::error_code ec;
+    fs::create_directories(order_.workdir, ec);
+    if (ec) {
+      error = "cannot create the trial directory " + order_.workdir + ": " + ec.message();
+      return false;
+    }
+    if (order_.attempt > 1) {
+      // Keep the previous attempt's output beside the new one: stdout.1, stderr.1, ...
+      const std::string suffix = "." + std::to_string(order_.attempt - 1);
+      for (std::string_view name : {kStdoutFile, kStderrFile, kResultFile}) {
+        fs::rename(file(name), file(std::string(name) + suffix), ec);
+      }
+    }
+    fs::remove(file(kResultFile), ec);
+    {
+      std::ofstream params(file(kParamsFile), std::ios::binary | std::ios::trunc);
+      params << order_.params_json << '\n';
+      if (!params) {
+        error = "cannot write " + file(kParamsFile).string();
+        return false;
+      }
+    }
+    for (auto [name, fd] : {std::pair{kStdoutFile, &stdout_file_}, std::pair{kStderrFile, &stderr_file_}}) {
+      fd->reset(::open(file(name).c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+      if (fd->get() < 0) {
+        error = system_error_text("cannot create " + file(name).string());
+        return false;
+      }
+    }
+    return true;
+  }
+
+  std::vector<std::string> environment() const {
+    std::vector<EnvVar> vars = order_.env;
+    vars.push_back({"LBO_PARAMS_FILE", file(kParamsFile).string()});
+    vars.push_back({"LBO_RESULT_FILE", file(kResultFile).string()});
+    vars.push_back({"LBO_WORKDIR", order_.workdir});
+    vars.push_back({"LBO_RANK", std::to_string(options_.rank)});
+    vars.push_back({"LBO_SLOT", std::to_string(options_.slot)});
+    std::vector<std::string> names;
+    for (const EnvVar& v : vars) names.push_back(v.name);
+    std::vector<std::string> env = detail::inherited_environment(names);
+    for (const EnvVar& v : vars) env.push_back(v.name + "=" + v.value);
+    return env;
+  }
+
+  void fail_before_start(const std::string& reason) {
+    stdout_state_.eof = stderr_state_.eof = true;
+    start_error_ = reason;
+    reaped_ = true;
+    asio::post(io_, [self = shared_from_this()] { self->finish(); });
+  }
+
+  void read_stream(asio::posix::stream_descriptor& pipe, UniqueFd& out, StreamState& state) {
+    pipe.async_read_some(
+        asio::buffer(state.buffer),
+        [self = shared_from_this(), &pipe, &out, &state](const boost::system::error_code& ec,
+                                                         std::size_t n) {
+          if (n > 0) self->consume(out, state, state.buffer.data(), n);
+          if (ec) {
+            state.eof = true;
+            self->maybe_finish();
+            return;
+          }
+          self->read_stream(pipe, out, state);
+        });
+  }
+
+  void consume(UniqueFd& out, StreamState& state, const char* data, std::size_t n) {
+    const std::size_t room = options_.output_limit_bytes - std::min(options_.output_limit_bytes, state.written);
+    const std::size_t kept = std::min(room, n);
+    if (kept > 0 && write_all(out.get(), data, kept)) state.written += kept;
+    if (kept < n) {
+      if (state.dropped == 0) {
+        const std::string marker = "\n[lbo: output limit of " + std::to_string(options_.output_limit_bytes) +
+                                   " bytes reached; the rest is dropped]\n";
+        write_all(out.get(), marker.data(), marker.size());
+      }
+      state.dropped += n - kept;
+    }
+    if (&state == &stdout_state_) {
+      track_json_lines(state, std::string_view(data, n));
+    } else {
+      constexpr std::size_t kTail = 4096;
+      state.tail.append(data, n);
+      if (state.tail.size() > 2 * kTail) state.tail.erase(0, state.tail.size() - kTail);
+    }
+  }
+
+  // Keeps the last complete stdout line that looks like a JSON object, even past the output
+  // limit, so a chatty objective's final result is still found.
+  static void track_json_lines(StreamState& state, std::string_view data) {
+    constexpr std::size_t kMaxLine = 16u << 20;
+    while (!data.empty()) {
+      const std::size_t newline = data.find('\n');
+      const std::string_view piece = data.substr(0, newline);
+      if (state.partial_line.size() + piece.size() <= kMaxLine) state.partial_line.append(piece);
+      if (newline == std::string_view::npos) return;
+      if (jobs::looks_like_json_object(state.partial_line)) state.last_json_line = state.partial_line;
+      state.partial_line.clear();
+      data.remove_prefix(newline + 1);
+    }
+  }
+
+  void watch_exit() {
+    const int pidfd = detail::open_pidfd(pid_);
+    if (pidfd >= 0) {
+      exit_watch_.assign(pidfd);
+      exit_watch_.async_wait(asio::posix::stream_descriptor::wait_read,
+                             [self = shared_from_this()](const boost::system::error_code& ec) {
+                               if (!ec) self->on_exit();
+                             });
+      return;
+    }
+    poll_exit();
+  }
+
+  // Kernels without pidfd_open (< 5.3): look every 10 ms whether the child has exited,
+  // without reaping it (WNOWAIT), so its process group id stays reserved until on_exit.
+  void poll_exit() {
+    exit_poll_.expires_after(std::chrono::milliseconds(10));
+    exit_poll_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+      if (ec) return;
+      siginfo_t info{};
+      if (::waitid(P_PID, static_cast<id_t>(self->pid_), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+          info.si_pid != 0) {
+        self->on_exit();
+      } else {
+        self->poll_exit();
+      }
+    });
+  }
+
+  void on_exit() {
+    // The leader has exited but is not reaped, so its pid still names the group: kill what it
+    // left behind, then reap it.
+    ::killpg(pid_, SIGKILL);
+    int status = 0;
+    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+    wait_status_ = status;
+    reaped_ = true;
+    ended_ = Clock::now();
+    deadline_.cancel();
+    kill_timer_.cancel();
+    if (!(stdout_state_.eof && stderr_state_.eof)) {
+      // A descendant that left the group (setsid) may hold the pipes open: stop waiting soon.
+      drain_timer_.expires_after(seconds(options_.drain_timeout_s));
+      drain_timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+        if (ec) return;
+        self->stdout_pipe_.close();
+        self->stderr_pipe_.close();
+      });
+    }
+    maybe_finish();
+  }
+
+  void stop(Stop why) {
+    if (reaped_ || stop_ != Stop::none || pid_ < 0) return;
+    stop_ = why;
+    ::killpg(pid_, SIGTERM);
+    kill_timer_.expires_after(seconds(order_.kill_grace_s));
+    kill_timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+      if (!ec && !self->reaped_) ::killpg(self->pid_, SIGKILL);
+    });
+  }
+
+  void maybe_finish() {
+    if (reaped_ && stdout_state_.eof && stderr_state_.eof) finish();
+  }
+
+  void finish() {
+    if (finished_) return;
+    finished_ = true;
+    drain_timer_.cancel();
+    exit_poll_.cancel();
+    boost::system::error_code ignored;
+    exit_watch_.close(ignored);
+    stdout_file_.reset();
+    stderr_file_.reset();
+    Outcome outcome = make_outcome();
+    outcome.duration_s = std::chrono::duration<double>((pid_ >= 0 ? ended_ : Clock::now()) - started_).count();
+    DoneHandler done = std::move(done_);
+    done(std::move(outcome));
+  }
+
+  std::string stderr_hint() const {
+    const std::string line = last_nonempty_line(stderr_state_.tail, 300);
+    return line.empty() ? "" : "; stderr: " + line;
+  }
+
+  Outcome make_outcome() const {
+    Outcome o;
+    if (!start_error_.empty()) {
+      o.status = TrialStatus::failed;
+      o.reason = start_error_;
+      return o;
+    }
+    if (stop_ == Stop::cancel) {
+      o.status = TrialStatus::cancelled;
+      o.reason = "cancelled by lbo";
+      return o;
+    }
+    if (stop_ == Stop::timeout) {
+      o.status = TrialStatus::timeout;
+      std::ostringstream reason;
+      reason << "timed out after " << order_.timeout_s << " s";
+      o.reason = reason.str();
+      return o;
+    }
+    if (WIFSIGNALED(wait_status_)) {
+      o.status = TrialStatus::crashed;
+      o.reason = "killed by " + detail::signal_name(WTERMSIG(wait_status_)) + stderr_hint();
+      return o;
+    }
+    if (const int code = WEXITSTATUS(wait_status_); code != 0) {
+      o.status = TrialStatus::failed;
+      o.reason = "exit status " + std::to_string(code) + stderr_hint();
+      return o;
+    }
+    std::string file_error;
+    std::optional<std::string> text = read_result_file(file(kResultFile), file_error);
+    std::string source = "result.json";
+    if (!file_error.empty()) {
+      o.status = TrialStatus::failed;
+      o.reason = file_error;
+      return o;
+    }
+    if (!text) {
+      std::string last = stdout_state_.last_json_line;
+      // The final line may lack its newline.
+      if (jobs::looks_like_json_object(stdout_state_.partial_line)) last = stdout_state_.partial_line;
+      if (last.empty()) {
+        o.status = TrialStatus::failed;
+        o.reason = "no result: write a JSON object to $LBO_RESULT_FILE or print it as the last "
+                   "JSON line of stdout" + stderr_hint();
+        return o;
+      }
+      text = std::move(last);
+      source = "stdout";
+    }
+    const jobs::ParsedResult parsed = jobs::parse_objective_result(*text);
+    if (!parsed.result) {
+      o.status = TrialStatus::failed;
+      o.reason = source + ": " + parsed.error;
+      return o;
+    }
+    o.status = TrialStatus::ok;
+    o.objective = parsed.result->objective;
+    o.steps = parsed.result->steps;
+    o.metrics_json = parsed.result->metrics_json;
+    return o;
+  }
+
+  void kill_and_reap() {
+    if (pid_ < 0 || reaped_) return;
+    ::killpg(pid_, SIGKILL);
+    int status = 0;
+    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+    reaped_ = true;
+  }
+
+  asio::io_context& io_;
+  RunnerOptions options_;
+  WorkOrder order_;
+  DoneHandler done_;
+
+  asio::posix::stream_descriptor stdout_pipe_, stderr_pipe_, exit_watch_;
+  asio::steady_timer exit_poll_, deadline_, kill_timer_, drain_timer_;
+  UniqueFd stdout_file_, stderr_file_;
+  StreamState stdout_state_, stderr_state_;
+
+  pid_t pid_ = -1;
+  int wait_status_ = 0;
+  bool reaped_ = false;
+  bool finished_ = false;
+  Stop stop_ = Stop::none;
+  std::string start_error_;
+  Clock::time_point started_, ended_;
+};
+
+Runner::Runner(asio::io_context& io, RunnerOptions options) : io_(io), options_(options) {}
+
+Runner::~Runner() {
+  if (current_) current_->abandon();
+}
+
+void Runner::start(WorkOrder order, DoneHandler done) {
+  // The attempt drops its own reference from current_ when it is done, before `done` runs,
+  // so that `done` may start the next attempt on this runner.
+  auto wrapped = [this, done = std::move(done)](Outcome outcome) {
+    current_.reset();
+    done(std::move(outcome));
+  };
+  current_ = std::make_shared<Attempt>(io_, options_, std::move(order), std::move(wrapped));
+  current_->start();
+}
+
+void Runner::cancel() {
+  if (current_) current_->cancel();
+}
+
+bool Runner::busy() const { return current_ != nullptr; }
+
+}  // namespace lbo::workers
