@@ -7,8 +7,9 @@
 namespace lbo::cluster {
 
 std::string to_string(WorkerSlot worker) {
-  return worker.rank == 0 ? "local:" + std::to_string(worker.slot)
-                          : "rank" + std::to_string(worker.rank) + ":" + std::to_string(worker.slot);
+  if (worker.rank == 0) return "local:" + std::to_string(worker.slot);
+  const std::string rank = "rank" + std::to_string(worker.rank);
+  return worker.slot < 0 ? rank : rank + ":" + std::to_string(worker.slot);
 }
 
 LocalTransport::LocalTransport(boost::asio::io_context& io, int slots, CompletionHandler on_completion,

@@ -236,73 +236,89 @@ void dismiss_mpi_workers(MpiSession& session) {
   session.set_workers_released();
 }
 
-int run_mpi_worker(MpiSession& session) {
-  asio::io_context io;
-  std::unique_ptr<workers::LocalPool> pool;
-  MpiPoller* poller_ptr = nullptr;
-  // mpirun forwards SIGTERM/SIGINT when the job is killed: leave no objective behind.
-  asio::signal_set signals(io, SIGTERM, SIGINT);
+namespace {
 
-  auto finish = [&] {
-    pool.reset();  // kills and reaps running attempts; their handlers never run
-    if (poller_ptr != nullptr) poller_ptr->stop();
-    signals.cancel();
-  };
-  auto send_result = [](std::int64_t trial, int attempt, int slot, workers::Outcome outcome) {
-    send_bytes(detail::encode(detail::ResultMessage{trial, attempt, slot, std::move(outcome)}), 0,
-               detail::kResultTag);
-  };
+// A worker rank: orders from the master run on a LocalPool; results go back as they end.
+class MpiWorker {
+ public:
+  explicit MpiWorker(MpiSession& session)
+      : session_(session),
+        poller_(io_, 0, [this](Received r) { on_message(std::move(r)); }),
+        signals_(io_, SIGTERM, SIGINT) {}
 
-  MpiPoller poller(io, 0, [&](Received r) {
+  int run() {
+    wait_for_signal();
+    poller_.start();
+    io_.run();
+    return 0;
+  }
+
+ private:
+  void on_message(Received r) {
     switch (r.tag) {
       case detail::kSetupTag: {
         const auto setup = detail::decode<WorkerSetup>(r.bytes);
         workers::RunnerOptions options;
-        options.rank = session.rank();
+        options.rank = session_.rank();
         options.output_limit_bytes = setup.output_limit_bytes;
-        pool = std::make_unique<workers::LocalPool>(io, setup.slots_per_rank, options);
+        pool_ = std::make_unique<workers::LocalPool>(io_, setup.slots_per_rank, options);
         break;
       }
-      case detail::kOrderTag: {
-        auto order = detail::decode<workers::WorkOrder>(r.bytes);
-        const std::int64_t trial = order.trial;
-        const int attempt = order.attempt;
-        if (!pool || pool->busy_count() == pool->slot_count()) {
-          workers::Outcome refused;
-          refused.reason = "worker rank " + std::to_string(session.rank()) + " had no free slot";
-          send_result(trial, attempt, -1, std::move(refused));
-          break;
-        }
-        pool->submit(std::move(order), [trial, attempt, send_result](int slot, workers::Outcome outcome) {
-          send_result(trial, attempt, slot, std::move(outcome));
-        });
-        break;
-      }
+      case detail::kOrderTag: start(detail::decode<workers::WorkOrder>(r.bytes)); break;
       case detail::kCancelTag: {
         const auto request = detail::decode<detail::CancelRequest>(r.bytes);
-        if (!pool) break;
-        if (request.trial < 0) {
-          pool->cancel_all();
-        } else {
-          pool->cancel(request.trial);
-        }
+        if (pool_ && request.trial < 0) pool_->cancel_all();
+        if (pool_ && request.trial >= 0) pool_->cancel(request.trial);
         break;
       }
       case detail::kShutdownTag:
-        finish();
+        pool_.reset();  // kills and reaps running attempts; their handlers never run
+        poller_.stop();
+        signals_.cancel();
         send_bytes("", 0, detail::kByeTag);
         break;
       default: break;
     }
-  });
-  poller_ptr = &poller;
+  }
 
-  signals.async_wait([&](const boost::system::error_code& ec, int) {
-    if (!ec) finish();
-  });
-  poller.start();
-  io.run();
-  return 0;
-}
+  void start(workers::WorkOrder order) {
+    const std::int64_t trial = order.trial;
+    const int attempt = order.attempt;
+    if (!pool_ || pool_->busy_count() == pool_->slot_count()) {
+      workers::Outcome refused;
+      refused.reason = "worker rank " + std::to_string(session_.rank()) + " had no free slot";
+      send_result(trial, attempt, -1, std::move(refused));
+      return;
+    }
+    pool_->submit(std::move(order), [trial, attempt](int slot, workers::Outcome outcome) {
+      send_result(trial, attempt, slot, std::move(outcome));
+    });
+  }
+
+  static void send_result(std::int64_t trial, int attempt, int slot, workers::Outcome outcome) {
+    send_bytes(detail::encode(detail::ResultMessage{trial, attempt, slot, std::move(outcome)}), 0,
+               detail::kResultTag);
+  }
+
+  // mpirun forwards SIGTERM/SIGINT to every rank and SIGKILLs them about a second later: kill
+  // the objectives now (the master hears of them as cancelled) and wait for its shutdown.
+  void wait_for_signal() {
+    signals_.async_wait([this](const boost::system::error_code& ec, int) {
+      if (ec) return;
+      if (pool_) pool_->kill_all();
+      wait_for_signal();
+    });
+  }
+
+  MpiSession& session_;
+  asio::io_context io_;
+  std::unique_ptr<workers::LocalPool> pool_;
+  MpiPoller poller_;
+  asio::signal_set signals_;
+};
+
+}  // namespace
+
+int run_mpi_worker(MpiSession& session) { return MpiWorker(session).run(); }
 
 }  // namespace lbo::cluster

@@ -122,15 +122,17 @@ class Master::Loop {
     journal_.append(TrialStarted{id, trial.task, trial.attempts, trial.config, trial.worker, unix_now()});
   }
 
+  // A failed attempt is retried while `retries` allows. A cancelled one (lbo stopping, or a
+  // worker rank terminated under it) runs again without using up a retry, unless lbo stops.
   void on_completion(cluster::Completion c) {
-    const Trial& trial = state_.trial(c.trial);
-    const bool cancelled = c.outcome.status == workers::TrialStatus::cancelled;
-    const bool final = !cancelled && (c.outcome.status == workers::TrialStatus::ok ||
-                                      trial.attempts > job_.objective.retries);
+    const workers::TrialStatus status = c.outcome.status;
+    const bool cancelled = status == workers::TrialStatus::cancelled;
+    const bool final = status == workers::TrialStatus::ok ||
+                       (!cancelled && state_.trial(c.trial).failed_attempts >= job_.objective.retries);
     const std::string worker = cluster::to_string(c.worker);
     journal_.append(TrialFinished{c.trial, c.attempt, final, c.outcome, worker, unix_now()});
     state_.end_attempt(c.trial, c.outcome, worker, final);
-    if (!final && !cancelled) scheduler_.retry(c.trial);
+    if (!final && !stopping_) scheduler_.retry(c.trial);
     uncommitted_.push_back(c.trial);
     if (!flush_posted_) {
       flush_posted_ = true;

@@ -34,6 +34,9 @@ void RunState::end_attempt(std::int64_t id, const workers::Outcome& outcome, con
   --running_;
   t.outcome = outcome;
   t.worker = worker;
+  if (outcome.status != workers::TrialStatus::ok && outcome.status != workers::TrialStatus::cancelled) {
+    ++t.failed_attempts;
+  }
   if (!final) return;
   t.finished = true;
   TaskProgress& task = tasks_[t.task];

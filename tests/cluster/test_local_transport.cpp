@@ -14,6 +14,7 @@ namespace fs = std::filesystem;
 TEST(TransportTest, worker_names) {
   EXPECT_EQ(to_string(WorkerSlot{0, 3}), "local:3");
   EXPECT_EQ(to_string(WorkerSlot{2, 1}), "rank2:1");
+  EXPECT_EQ(to_string(WorkerSlot{2, -1}), "rank2");
 }
 
 TEST(LocalTransportTest, completions_name_trial_attempt_and_slot) {

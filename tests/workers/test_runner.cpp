@@ -312,3 +312,20 @@ TEST_F(RunnerTest, destroying_the_runner_kills_the_child) {
   }
   EXPECT_FALSE(group_alive(pgid));
 }
+
+TEST_F(RunnerTest, kill_does_not_wait_for_the_grace_period) {
+  boost::asio::io_context io;
+  Runner runner(io, {});
+  WorkOrder w = shell("echo $$ > pgid; trap '' TERM; sleep 1000 & wait");
+  w.kill_grace_s = 60;
+  std::optional<Outcome> outcome;
+  runner.start(w, [&](Outcome o) { outcome = std::move(o); });
+  const pid_t pgid = wait_for_pid_file(trial_dir() / "pgid", [&] { io.run_for(std::chrono::milliseconds(10)); });
+  const auto t0 = std::chrono::steady_clock::now();
+  runner.kill();
+  io.run();
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 5.0);
+  ASSERT_TRUE(outcome.has_value());
+  EXPECT_EQ(outcome->status, TrialStatus::cancelled);
+  EXPECT_FALSE(group_alive(pgid));
+}

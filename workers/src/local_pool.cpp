@@ -44,4 +44,8 @@ void LocalPool::cancel_all() {
   for (Slot& s : slots_) s.runner->cancel();
 }
 
+void LocalPool::kill_all() {
+  for (Slot& s : slots_) s.runner->kill();
+}
+
 }  // namespace lbo::workers

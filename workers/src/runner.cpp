@@ -167,6 +167,10 @@ class Runner::Attempt : public std::enable_shared_from_this<Runner::Attempt> {
   }
 
   void cancel() { stop(Stop::cancel); }
+  void kill() {
+    stop(Stop::cancel);
+    if (pid_ >= 0 && !reaped_) ::killpg(pid_, SIGKILL);
+  }
 
   // The owner is going away: end the child now and never call `done`.
   void abandon() {
@@ -500,6 +504,10 @@ void Runner::start(WorkOrder order, DoneHandler done) {
 
 void Runner::cancel() {
   if (current_) current_->cancel();
+}
+
+void Runner::kill() {
+  if (current_) current_->kill();
 }
 
 bool Runner::busy() const { return current_ != nullptr; }

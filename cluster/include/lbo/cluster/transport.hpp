@@ -11,12 +11,13 @@
 
 namespace lbo::cluster {
 
-/// Where an attempt ran: rank 0 means a local slot of this process.
+/// Where an attempt runs: rank 0 means a local slot of this process; slot -1 means not known
+/// yet (an MPI worker picks its slot when the order arrives).
 struct WorkerSlot {
   int rank = 0;
   int slot = 0;
 };
-/// "local:1" or "rank2:0", as in results.csv.
+/// "local:1", "rank2:0", or "rank2" while the slot is unknown, as in results.csv.
 std::string to_string(WorkerSlot worker);
 
 struct Completion {

@@ -16,7 +16,8 @@ struct Trial {
   std::int64_t id = 0;
   int task = 0;  ///< index into JobSpec::tasks
   jobs::Config config;
-  int attempts = 0;       ///< attempts started so far
+  int attempts = 0;         ///< attempts started so far
+  int failed_attempts = 0;  ///< attempts that ended failed, timeout or crashed (not cancelled)
   bool finished = false;  ///< its final outcome is committed: it counts against the budget
   bool running = false;
   workers::Outcome outcome;  ///< of the last attempt that ended

@@ -27,6 +27,8 @@ class LocalPool {
   /// Cancels the attempt of `trial` if one runs here.
   void cancel(std::int64_t trial);
   void cancel_all();
+  /// Kills every running attempt at once (SIGKILL); outcomes are `cancelled`.
+  void kill_all();
 
  private:
   struct Slot {

@@ -39,6 +39,8 @@ class Runner {
   /// Stops the running attempt: SIGTERM to its group, SIGKILL after its grace period.
   /// Its outcome is `cancelled`. No effect when idle.
   void cancel();
+  /// As cancel(), but SIGKILL at once (for a worker that is itself being terminated).
+  void kill();
   bool busy() const;
 
  private:

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Signals, locally and under mpirun:
+#  1. SIGTERM to a local lbo: exit 143, no objective process left, committed results kept.
+#  2. SIGTERM to one MPI worker rank: its trials are killed, run again elsewhere or later, and
+#     the run still completes every budget (the worker rank stays up).
+#  3. SIGTERM to mpirun: everything exits promptly and no objective process is left.
+source "$(dirname "$0")/common.sh"
+read -r -a mpirun <<< "${LBO_MPIRUN:-mpirun --oversubscribe}"
+
+write_job() {  # write_job FILE BUDGET SLEEP_MS_LOW SLEEP_MS_HIGH
+  cat > "$1" <<JOB
+name = "sig"
+seed = 5
+[objective]
+command = ["$LBO_TEST_OBJECTIVE"]
+direction = "minimize"
+kill_grace_s = 0.5
+[workers]
+local_slots = 2
+slots_per_rank = 2
+[space]
+x = { type = "float", low = 0, high = 1 }
+sleep_ms = { type = "int", low = $3, high = $4 }
+[[tasks]]
+name = "a"
+budget = $2
+JOB
+}
+
+# Objective processes whose working directory is under the scratch folder.
+objectives_left() {
+  local n=0 p
+  for p in /proc/[0-9]*; do
+    [[ "$(readlink "$p/cwd" 2>/dev/null)" == "$SCRATCH"* ]] && n=$((n + 1))
+  done
+  echo "$n"
+}
+
+wait_for_rows() {  # wait_for_rows CSV N: until the CSV has N data rows (at most 60 s)
+  for _ in $(seq 600); do
+    [ -f "$1" ] && [ "$(($(wc -l < "$1") - 1))" -ge "$2" ] && return 0
+    sleep 0.1
+  done
+  fail "no $2 rows in $1"
+}
+
+# 1. Local: stop a run in the middle.
+write_job "$SCRATCH/local.toml" 1000 200 400
+"$LBO_BIN" run "$SCRATCH/local.toml" --run-root "$SCRATCH/local" 2> "$SCRATCH/local.log" &
+pid=$!
+wait_for_rows "$SCRATCH/local/sig/results.csv" 4
+kill -TERM "$pid"
+set +e; wait "$pid"; status=$?; set -e
+[ "$status" -eq 143 ] || { cat "$SCRATCH/local.log"; fail "local lbo exited $status after SIGTERM, expected 143"; }
+[ "$(objectives_left)" -eq 0 ] || fail "objective processes left after a local SIGTERM"
+rows=$(($(wc -l < "$SCRATCH/local/sig/results.csv") - 1))
+[ "$rows" -ge 4 ] || fail "committed results lost: $rows rows"
+echo "local SIGTERM ok ($rows trials kept)"
+
+if ! command -v "${mpirun[0]}" > /dev/null; then echo "no mpirun: MPI part skipped"; exit 0; fi
+
+# 2. One worker rank is terminated; the run completes without it losing any trial.
+write_job "$SCRATCH/mpi.toml" 24 300 600
+"${mpirun[@]}" -n 3 "$LBO_BIN" run "$SCRATCH/mpi.toml" --run-root "$SCRATCH/mpi" 2> "$SCRATCH/mpi.log" &
+mpirun_pid=$!
+wait_for_rows "$SCRATCH/mpi/sig/results.csv" 2
+rank2=""
+for p in /proc/[0-9]*; do
+  if tr '\0' '\n' < "$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=2" \
+     && [[ "$(readlink "$p/exe" 2>/dev/null)" == "$(readlink -f "$LBO_BIN")" ]]; then
+    rank2=${p#/proc/}
+  fi
+done
+[ -n "$rank2" ] || fail "worker rank 2 not found"
+kill -TERM "$rank2"
+set +e; wait "$mpirun_pid"; status=$?; set -e
+[ "$status" -eq 0 ] || { cat "$SCRATCH/mpi.log"; fail "mpirun exited $status after SIGTERM to one worker"; }
+python3 "$HERE/check_results.py" "$SCRATCH/mpi/sig/results.csv" a=24 --workers rank
+# The killed trials ran again: status ok, second attempt (a cancellation uses no retry: retries = 0).
+grep -Eq '^[0-9]+,a,ok,[^,]+,2,' "$SCRATCH/mpi/sig/results.csv" || fail "no trial was run again after the kill"
+echo "worker SIGTERM ok"
+
+# 3. The whole job is terminated.
+write_job "$SCRATCH/kill.toml" 1000 5000 10000
+"${mpirun[@]}" -n 3 "$LBO_BIN" run "$SCRATCH/kill.toml" --run-root "$SCRATCH/kill" 2> "$SCRATCH/kill.log" &
+mpirun_pid=$!
+for _ in $(seq 100); do [ "$(objectives_left)" -ge 4 ] && break; sleep 0.1; done
+[ "$(objectives_left)" -ge 4 ] || fail "the objectives never started"
+kill -TERM "$mpirun_pid"
+set +e; wait "$mpirun_pid"; set -e
+sleep 0.5
+[ "$(objectives_left)" -eq 0 ] || { ps -ef | grep -v grep | grep lbo-test-objective; fail "objective processes outlived mpirun"; }
+echo "mpirun SIGTERM ok"
