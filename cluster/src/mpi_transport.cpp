@@ -60,8 +60,10 @@ std::optional<Received> try_receive(int source) {
   return r;
 }
 
-// Polls MPI from the io_context: at once again while messages arrive, then with a back-off from
-// 50 µs to 2 ms while idle, so an idle rank costs almost no CPU and a busy one little latency.
+// Polls MPI from the io_context, since Open MPI's blocking receive would spin a core. Right
+// after traffic the poll interval backs off from 50 µs to 200 µs, so trials of a few
+// milliseconds still pipeline; after a second of silence it grows to 5 ms, so an idle rank
+// costs almost no CPU.
 class MpiPoller {
  public:
   using Handler = std::function<void(Received)>;
@@ -70,18 +72,31 @@ class MpiPoller {
 
   void start() {
     running_ = true;
-    schedule(std::chrono::microseconds(0));
+    last_traffic_ = Clock::now();
+    schedule(Micros(0));
   }
   void stop() {
     running_ = false;
     timer_.cancel();
   }
+  /// A reply is due soon (this side just sent a message): poll at once and back off afresh.
+  void expect_message() {
+    last_traffic_ = Clock::now();
+    if (!running_ || interval_ == Micros(0)) return;
+    interval_ = Micros(0);
+    schedule(interval_);
+  }
 
  private:
-  void schedule(std::chrono::microseconds delay) {
+  using Clock = std::chrono::steady_clock;
+  using Micros = std::chrono::microseconds;
+
+  void schedule(Micros delay) {
+    // A handler that already fired cannot be cancelled: the generation tells stale ones apart.
+    const std::uint64_t generation = ++generation_;
     timer_.expires_after(delay);
-    timer_.async_wait([this](const boost::system::error_code& ec) {
-      if (ec || !running_) return;
+    timer_.async_wait([this, generation](const boost::system::error_code& ec) {
+      if (ec || !running_ || generation != generation_) return;
       bool any = false;
       while (running_) {
         std::optional<Received> message = try_receive(source_);
@@ -89,10 +104,12 @@ class MpiPoller {
         any = true;
         handler_(std::move(*message));
       }
-      if (!running_) return;
-      idle_ = any ? std::chrono::microseconds(0)
-                  : std::clamp(idle_ * 2, std::chrono::microseconds(50), std::chrono::microseconds(2000));
-      schedule(idle_);
+      if (!running_ || generation != generation_) return;
+      const auto now = Clock::now();
+      if (any) last_traffic_ = now;
+      const Micros cap = now - last_traffic_ < std::chrono::seconds(1) ? Micros(200) : Micros(5000);
+      interval_ = any ? Micros(0) : std::clamp(interval_ * 2, Micros(50), cap);
+      schedule(interval_);
     });
   }
 
@@ -100,7 +117,9 @@ class MpiPoller {
   int source_;
   Handler handler_;
   bool running_ = false;
-  std::chrono::microseconds idle_{0};
+  std::uint64_t generation_ = 0;
+  Micros interval_{0};
+  Clock::time_point last_traffic_;
 };
 
 // Every worker answers a shutdown with a bye after killing its attempts; results still in
@@ -159,6 +178,7 @@ class MpiTransport final : public Transport {
     }
     if (rank == 0) throw std::logic_error("MpiTransport::submit: every slot is busy");
     send_bytes(detail::encode(order), rank, detail::kOrderTag);
+    poller_.expect_message();
     ++busy_[rank];
     rank_of_trial_[order.trial] = rank;
     return WorkerSlot{rank, -1};  // the worker picks the slot; the completion says which
@@ -290,14 +310,16 @@ class MpiWorker {
       send_result(trial, attempt, -1, std::move(refused));
       return;
     }
-    pool_->submit(std::move(order), [trial, attempt](int slot, workers::Outcome outcome) {
+    pool_->submit(std::move(order), [this, trial, attempt](int slot, workers::Outcome outcome) {
       send_result(trial, attempt, slot, std::move(outcome));
     });
   }
 
-  static void send_result(std::int64_t trial, int attempt, int slot, workers::Outcome outcome) {
+  // The master answers a result with the next order at once: be there to take it.
+  void send_result(std::int64_t trial, int attempt, int slot, workers::Outcome outcome) {
     send_bytes(detail::encode(detail::ResultMessage{trial, attempt, slot, std::move(outcome)}), 0,
                detail::kResultTag);
+    poller_.expect_message();
   }
 
   // mpirun forwards SIGTERM/SIGINT to every rank and SIGKILLs them about a second later: kill
