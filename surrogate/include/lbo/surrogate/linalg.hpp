@@ -1,0 +1,27 @@
+#pragma once
+// Small numerical helpers shared by the models.
+
+#include <Eigen/Cholesky>
+#include <Eigen/Core>
+#include <stdexcept>
+
+namespace lbo::surrogate {
+
+/// A factorization failed even with the largest jitter; the caller restarts or falls back.
+class NumericalError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Cholesky of a symmetric positive (semi-)definite A. When A is not numerically positive
+/// definite, adds jitter·mean(diag A)·I with jitter escalating from 1e-10 to 1e-4; throws
+/// NumericalError past that. Never forms an inverse.
+Eigen::LLT<Eigen::MatrixXd> robust_cholesky(const Eigen::MatrixXd& A);
+
+/// Whether every entry is finite.
+template <class Derived>
+bool all_finite(const Eigen::DenseBase<Derived>& m) {
+  return m.allFinite();
+}
+
+}  // namespace lbo::surrogate

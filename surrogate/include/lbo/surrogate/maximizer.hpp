@@ -1,0 +1,74 @@
+#pragma once
+// The acquisition maximizer over the encoded box: quasi-random (Sobol) candidates, L-BFGS-B
+// refinement of the best few, integers rounded and one-hot groups handled exactly.
+
+#include <Eigen/Core>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+namespace lbo::surrogate {
+
+/// Coordinates of one parameter in the encoded vector.
+struct CoordinateGroup {
+  enum class Kind : std::uint8_t { continuous, integer, one_hot };
+  Kind kind = Kind::continuous;
+  int offset = 0;
+  int width = 1;   ///< 1, or the number of categories of a one-hot group
+  int levels = 0;  ///< integer groups: number of distinct values (rounding grid)
+};
+
+/// The encoded search space as the maximizer sees it. Implementations map any point of
+/// [0,1]^d to the nearest valid encoding (the policy's, with conditional parameters).
+class EncodedSpace {
+ public:
+  virtual ~EncodedSpace() = default;
+  virtual int dimension() const = 0;
+  virtual const std::vector<CoordinateGroup>& groups() const = 0;
+  /// In place: the valid point nearest to x (integers rounded, one-hot groups exact, inactive
+  /// coordinates at their fixed value).
+  virtual void canonicalize(Eigen::Ref<Eigen::VectorXd> x) const = 0;
+  /// Whether group g may move in a continuous refinement around the canonical point x.
+  virtual bool movable(int group, const Eigen::VectorXd& x) const = 0;
+};
+
+/// Every group active, no conditions: integers on a grid of `levels`, one-hot by arg-max.
+class BoxSpace final : public EncodedSpace {
+ public:
+  explicit BoxSpace(std::vector<CoordinateGroup> groups);
+  int dimension() const override { return dimension_; }
+  const std::vector<CoordinateGroup>& groups() const override { return groups_; }
+  void canonicalize(Eigen::Ref<Eigen::VectorXd> x) const override;
+  bool movable(int group, const Eigen::VectorXd&) const override {
+    return groups_[group].kind != CoordinateGroup::Kind::one_hot;
+  }
+
+ private:
+  std::vector<CoordinateGroup> groups_;
+  int dimension_ = 0;
+};
+
+/// What the maximizer maximizes: batch values, and a value with gradient at one point.
+struct BoxObjective {
+  std::function<Eigen::VectorXd(const Eigen::MatrixXd&)> values;             ///< X: n × d → n
+  std::function<double(const Eigen::VectorXd&, Eigen::VectorXd&)> gradient;  ///< x → value, ∂/∂x
+};
+
+struct MaximizerOptions {
+  int candidates = 1024;  ///< Sobol points evaluated
+  int refine = 5;         ///< best distinct candidates refined by L-BFGS-B
+  int max_iterations = 50;
+};
+
+struct Maximum {
+  Eigen::VectorXd x;  ///< canonical
+  double value = 0;
+};
+
+/// Distinct canonical points, best first; the first is the maximum found. `starts` are extra
+/// candidates (e.g. the best observations so far). Deterministic for a given seed and thread
+/// count; the refinements run in parallel with OpenMP.
+std::vector<Maximum> maximize(const BoxObjective& objective, const EncodedSpace& space, const MaximizerOptions& options,
+                              std::uint64_t seed, const std::vector<Eigen::VectorXd>& starts = {});
+
+}  // namespace lbo::surrogate

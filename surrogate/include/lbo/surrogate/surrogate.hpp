@@ -1,0 +1,48 @@
+#pragma once
+// Surrogate: fits on the observations of every task and answers a posterior per task.
+
+#include <Eigen/Core>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "lbo/surrogate/gp.hpp"
+#include "lbo/surrogate/posterior.hpp"
+
+namespace lbo::surrogate {
+
+/// Observations of every task, in task order (a task may have none). Raw y, larger is better.
+struct TaskData {
+  std::vector<Observations> tasks;
+};
+
+class Surrogate {
+ public:
+  virtual ~Surrogate() = default;
+  /// Fits on `data`, warm-started from the previous fit. Throws NumericalError when no usable
+  /// fit was found (the caller keeps its previous posteriors).
+  virtual void fit(const TaskData& data, std::uint64_t seed) = 0;
+  /// The posterior of `task` after the last fit, or null when the task had no observations.
+  /// Immutable: later fits do not change it.
+  virtual std::shared_ptr<const TaskPosterior> posterior(int task) const = 0;
+
+  /// posterior(task)->predict(X).
+  Posterior predict(int task, const Eigen::MatrixXd& X) const { return posterior(task)->predict(X); }
+};
+
+/// One exact GP per task, each modelled alone (no transfer).
+class GpSurrogate final : public Surrogate {
+ public:
+  explicit GpSurrogate(GaussianProcess::Options options = {}) : options_(options) {}
+  void fit(const TaskData& data, std::uint64_t seed) override;
+  std::shared_ptr<const TaskPosterior> posterior(int task) const override;
+  /// Fitted hyperparameters of `task` (empty before its first fit).
+  Eigen::VectorXd theta(int task) const;
+
+ private:
+  GaussianProcess::Options options_;
+  std::vector<GaussianProcess> gps_;
+  std::vector<std::shared_ptr<const TaskPosterior>> posteriors_;
+};
+
+}  // namespace lbo::surrogate

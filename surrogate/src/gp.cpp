@@ -1,0 +1,255 @@
+#include "lbo/surrogate/gp.hpp"
+
+#include <LBFGSB.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+
+#include "lbo/surrogate/linalg.hpp"
+
+namespace lbo::surrogate {
+
+namespace {
+
+constexpr double kSqrt5 = 2.2360679774997896964;
+constexpr double kLog2Pi = 1.8378770664093454836;
+
+// Scaled squared distances r² between rows of A and B, and the per-dimension terms when asked.
+Eigen::MatrixXd scaled_sq_dist(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B, const Eigen::VectorXd& inv_ls) {
+  const Eigen::MatrixXd As = A * inv_ls.asDiagonal();
+  const Eigen::MatrixXd Bs = B * inv_ls.asDiagonal();
+  Eigen::MatrixXd r2 = -2.0 * As * Bs.transpose();
+  r2.colwise() += As.rowwise().squaredNorm();
+  r2.rowwise() += Bs.rowwise().squaredNorm().transpose();
+  return r2.cwiseMax(0.0);
+}
+
+// The GP posterior: K + σ_n²I = LLᵀ over the training points; new observations extend L.
+class GpPosterior final : public TaskPosterior {
+ public:
+  GpPosterior(Eigen::MatrixXd X, Eigen::VectorXd y, Eigen::VectorXd theta, Eigen::MatrixXd L, Standardization s)
+      : TaskPosterior(s), X_(std::move(X)), y_(std::move(y)), theta_(std::move(theta)), L_(std::move(L)) {
+    const int d = static_cast<int>(X_.cols());
+    inv_ls_ = (-theta_.head(d)).array().exp();
+    signal_ = std::exp(theta_(d));
+    noise_ = std::exp(theta_(d + 1));
+    alpha_ = L_.triangularView<Eigen::Lower>().transpose().solve(L_.triangularView<Eigen::Lower>().solve(y_));
+  }
+
+  int dimension() const override { return static_cast<int>(X_.cols()); }
+
+  Posterior predict(const Eigen::MatrixXd& Xs) const override {
+    const Eigen::MatrixXd Ks = matern52(Xs, X_, theta_);  // m × n
+    Posterior p;
+    p.mean = Ks * alpha_;
+    const Eigen::MatrixXd v = L_.triangularView<Eigen::Lower>().solve(Ks.transpose());
+    p.var = (signal_ - v.colwise().squaredNorm().transpose().array()).cwiseMax(1e-12).matrix();
+    return p;
+  }
+
+  PointPosterior predict_with_gradient(const Eigen::VectorXd& x) const override {
+    // k_j = σ²(1 + √5r + 5r²/3)e^{−√5r};  ∂k_j/∂x = −(5/3)σ²(1 + √5r)e^{−√5r} (x − X_j)/ℓ².
+    const Eigen::MatrixXd diff = (-X_).rowwise() + x.transpose();  // n × d: x − X_j
+    const Eigen::VectorXd r = (diff * inv_ls_.asDiagonal()).rowwise().norm();
+    const Eigen::ArrayXd e = (-kSqrt5 * r.array()).exp();
+    const Eigen::VectorXd k = (signal_ * (1.0 + kSqrt5 * r.array() + 5.0 / 3.0 * r.array().square()) * e).matrix();
+    const Eigen::VectorXd g = (-5.0 / 3.0 * signal_ * (1.0 + kSqrt5 * r.array()) * e).matrix();
+    const Eigen::MatrixXd dk = g.asDiagonal() * diff * inv_ls_.array().square().matrix().asDiagonal();  // n × d
+    PointPosterior p;
+    p.mean = k.dot(alpha_);
+    p.d_mean = dk.transpose() * alpha_;
+    const Eigen::VectorXd kinv_k =
+        L_.triangularView<Eigen::Lower>().transpose().solve(L_.triangularView<Eigen::Lower>().solve(k));
+    p.var = std::max(signal_ - k.dot(kinv_k), 1e-12);
+    p.d_var = -2.0 * dk.transpose() * kinv_k;
+    return p;
+  }
+
+  std::shared_ptr<const TaskPosterior> condition(const Eigen::MatrixXd& Xn, const Eigen::VectorXd* y) const override {
+    const Eigen::Index n = X_.rows(), m = Xn.rows();
+    // Block Cholesky: [[K, B], [Bᵀ, C]] = [[L, 0], [Sᵀ, L₂₂]] [[Lᵀ, S], [0, L₂₂ᵀ]] with
+    // S = L⁻¹B and L₂₂ = chol(C − SᵀS).
+    const Eigen::MatrixXd B = matern52(X_, Xn, theta_);
+    Eigen::MatrixXd C = matern52(Xn, Xn, theta_);
+    C.diagonal().array() += noise_;
+    const Eigen::MatrixXd S = L_.triangularView<Eigen::Lower>().solve(B);
+    const Eigen::LLT<Eigen::MatrixXd> schur = robust_cholesky(C - S.transpose() * S);
+    Eigen::MatrixXd L = Eigen::MatrixXd::Zero(n + m, n + m);
+    L.topLeftCorner(n, n) = L_;
+    L.bottomLeftCorner(m, n) = S.transpose();
+    L.bottomRightCorner(m, m) = schur.matrixL();
+    Eigen::MatrixXd X(n + m, X_.cols());
+    X << X_, Xn;
+    Eigen::VectorXd yy(n + m);
+    yy << y_, (y != nullptr ? *y : predict(Xn).mean);
+    return std::make_shared<GpPosterior>(std::move(X), std::move(yy), theta_, std::move(L), standardization());
+  }
+
+ private:
+  Eigen::MatrixXd X_;
+  Eigen::VectorXd y_;
+  Eigen::VectorXd theta_;
+  Eigen::MatrixXd L_;
+  Eigen::VectorXd alpha_;
+  Eigen::VectorXd inv_ls_;
+  double signal_ = 1, noise_ = 1e-2;
+};
+
+Eigen::MatrixXd noisy_kernel(const Eigen::MatrixXd& X, const Eigen::VectorXd& theta) {
+  const int d = static_cast<int>(X.cols());
+  Eigen::MatrixXd K = matern52(X, X, theta);
+  K.diagonal().array() += std::exp(theta(d + 1));
+  return K;
+}
+
+}  // namespace
+
+Eigen::VectorXd GpHyperparameters::defaults(int dimension) {
+  Eigen::VectorXd theta(size(dimension));
+  theta.head(dimension).setConstant(std::log(0.5));
+  theta(dimension) = 0.0;
+  theta(dimension + 1) = std::log(1e-2);
+  return theta;
+}
+
+Eigen::VectorXd GpHyperparameters::lower(int dimension) {
+  Eigen::VectorXd b(size(dimension));
+  b.head(dimension).setConstant(std::log(0.01));
+  b(dimension) = std::log(0.01);
+  b(dimension + 1) = std::log(1e-6);
+  return b;
+}
+
+Eigen::VectorXd GpHyperparameters::upper(int dimension) {
+  Eigen::VectorXd b(size(dimension));
+  b.head(dimension).setConstant(std::log(100.0));
+  b(dimension) = std::log(100.0);
+  b(dimension + 1) = std::log(2.0);
+  return b;
+}
+
+Eigen::MatrixXd matern52(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B, const Eigen::VectorXd& theta) {
+  const int d = static_cast<int>(A.cols());
+  const Eigen::VectorXd inv_ls = (-theta.head(d)).array().exp();
+  const double signal = std::exp(theta(d));
+  const Eigen::ArrayXXd r = scaled_sq_dist(A, B, inv_ls).array().sqrt();
+  return (signal * (1.0 + kSqrt5 * r + 5.0 / 3.0 * r.square()) * (-kSqrt5 * r).exp()).matrix();
+}
+
+GpObjective gp_objective(const Eigen::MatrixXd& X, const Eigen::VectorXd& y, const Eigen::VectorXd& theta,
+                         bool with_prior) {
+  const int d = static_cast<int>(X.cols());
+  const Eigen::Index n = X.rows();
+  const Eigen::VectorXd inv_ls = (-theta.head(d)).array().exp();
+  const double signal = std::exp(theta(d)), noise = std::exp(theta(d + 1));
+  const Eigen::ArrayXXd r = scaled_sq_dist(X, X, inv_ls).array().sqrt();
+  const Eigen::ArrayXXd e = (-kSqrt5 * r).exp();
+  Eigen::MatrixXd K = (signal * (1.0 + kSqrt5 * r + 5.0 / 3.0 * r.square()) * e).matrix();
+  const Eigen::MatrixXd Kf = K;
+  K.diagonal().array() += noise;
+  const Eigen::LLT<Eigen::MatrixXd> llt = robust_cholesky(K);
+  const Eigen::VectorXd alpha = llt.solve(y);
+
+  GpObjective out;
+  out.value = -0.5 * y.dot(alpha) - llt.matrixLLT().diagonal().array().log().sum() - 0.5 * static_cast<double>(n) * kLog2Pi;
+  // ∂/∂θ_j = ½ tr(W ∂K/∂θ_j), W = ααᵀ − K⁻¹.
+  const Eigen::MatrixXd W = alpha * alpha.transpose() - llt.solve(Eigen::MatrixXd::Identity(n, n));
+  out.gradient.resize(theta.size());
+  // ∂K/∂log ℓᵢ = (5/3)σ²(1 + √5r)e^{−√5r} (Δᵢ/ℓᵢ)², elementwise.
+  const Eigen::ArrayXXd common = W.array() * (5.0 / 3.0 * signal * (1.0 + kSqrt5 * r) * e);
+  for (int i = 0; i < d; ++i) {
+    const Eigen::VectorXd xi = X.col(i) * inv_ls(i);
+    Eigen::MatrixXd delta2 = -2.0 * xi * xi.transpose();
+    delta2.colwise() += xi.cwiseAbs2();
+    delta2.rowwise() += xi.cwiseAbs2().transpose();
+    out.gradient(i) = 0.5 * (common * delta2.array().cwiseMax(0.0)).sum();
+  }
+  out.gradient(d) = 0.5 * W.cwiseProduct(Kf).sum();
+  out.gradient(d + 1) = 0.5 * noise * W.trace();
+  if (with_prior) {
+    // Gamma(a=3, b=6) on ℓ in log space: log p(log ℓ) = a log ℓ − bℓ (+ const).
+    for (int i = 0; i < d; ++i) {
+      const double ls = std::exp(theta(i));
+      out.value += 3.0 * theta(i) - 6.0 * ls;
+      out.gradient(i) += 3.0 - 6.0 * ls;
+    }
+    out.value += -0.5 * theta(d) * theta(d);
+    out.gradient(d) += -theta(d);
+    const double u = (theta(d + 1) - std::log(1e-2)) / 2.0;
+    out.value += -0.5 * u * u;
+    out.gradient(d + 1) += -u / 2.0;
+  }
+  return out;
+}
+
+std::shared_ptr<const TaskPosterior> make_gp_posterior(const Eigen::MatrixXd& X, const Eigen::VectorXd& y_standardized,
+                                                       const Eigen::VectorXd& theta, Standardization standardization) {
+  const Eigen::LLT<Eigen::MatrixXd> llt = robust_cholesky(noisy_kernel(X, theta));
+  return std::make_shared<GpPosterior>(X, y_standardized, theta, llt.matrixL().toDenseMatrix(), standardization);
+}
+
+void GaussianProcess::set(const Observations& data, const Eigen::VectorXd& theta) {
+  const Standardization s = Standardization::of(data.y);
+  const Eigen::VectorXd z = (data.y.array() - s.offset) / s.scale;
+  theta_ = theta;
+  posterior_ = make_gp_posterior(data.X, z, theta_, s);
+}
+
+void GaussianProcess::fit(const Observations& data, std::uint64_t seed) {
+  const int d = static_cast<int>(data.X.cols());
+  const Standardization s = Standardization::of(data.y);
+  const Eigen::VectorXd z = (data.y.array() - s.offset) / s.scale;
+  const Eigen::VectorXd lower = GpHyperparameters::lower(d), upper = GpHyperparameters::upper(d);
+
+  std::vector<Eigen::VectorXd> starts;
+  if (theta_.size() == GpHyperparameters::size(d)) starts.push_back(theta_);
+  starts.push_back(GpHyperparameters::defaults(d));
+  std::mt19937_64 rng(seed);
+  for (int i = 1; i < options_.restarts; ++i) {
+    Eigen::VectorXd t(lower.size());
+    for (Eigen::Index j = 0; j < t.size(); ++j) {
+      // Random starts in the inner half of the box.
+      const double mid = 0.5 * (lower(j) + upper(j)), half = 0.25 * (upper(j) - lower(j));
+      t(j) = std::uniform_real_distribution<double>(mid - half, mid + half)(rng);
+    }
+    starts.push_back(t);
+  }
+
+  LBFGSpp::LBFGSBParam<double> param;
+  param.max_iterations = options_.max_iterations;
+  param.epsilon = 1e-5;
+  param.max_linesearch = 30;
+  double best_value = -std::numeric_limits<double>::infinity();
+  Eigen::VectorXd best = starts.front();
+  for (Eigen::VectorXd theta : starts) {
+    auto negative = [&](const Eigen::VectorXd& t, Eigen::VectorXd& grad) {
+      try {
+        const GpObjective o = gp_objective(data.X, z, t, true);
+        grad = -o.gradient;
+        return -o.value;
+      } catch (const NumericalError&) {
+        grad.setZero();
+        return std::numeric_limits<double>::infinity();
+      }
+    };
+    double value = 0;
+    try {
+      LBFGSpp::LBFGSBSolver<double> solver(param);
+      theta = theta.cwiseMax(lower).cwiseMin(upper);
+      solver.minimize(negative, theta, value, lower, upper);
+    } catch (const std::exception&) {
+      // Line-search failures end this start where it stands; its value is still usable.
+      Eigen::VectorXd grad(theta.size());
+      value = negative(theta, grad);
+    }
+    if (std::isfinite(value) && -value > best_value) {
+      best_value = -value;
+      best = theta;
+    }
+  }
+  theta_ = best;
+  posterior_ = make_gp_posterior(data.X, z, theta_, s);
+}
+
+}  // namespace lbo::surrogate

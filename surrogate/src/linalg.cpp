@@ -1,0 +1,32 @@
+#include "lbo/surrogate/linalg.hpp"
+
+#include <cmath>
+
+#include "lbo/surrogate/posterior.hpp"
+
+namespace lbo::surrogate {
+
+Eigen::LLT<Eigen::MatrixXd> robust_cholesky(const Eigen::MatrixXd& A) {
+  if (!A.allFinite()) throw NumericalError("cholesky: matrix has non-finite entries");
+  Eigen::LLT<Eigen::MatrixXd> llt(A);
+  if (llt.info() == Eigen::Success) return llt;
+  const double scale = std::max(A.diagonal().mean(), 1e-300);
+  for (double jitter = 1e-10; jitter <= 1e-4; jitter *= 10) {
+    Eigen::MatrixXd B = A;
+    B.diagonal().array() += jitter * scale;
+    llt.compute(B);
+    if (llt.info() == Eigen::Success) return llt;
+  }
+  throw NumericalError("cholesky: matrix is not positive definite, even with jitter");
+}
+
+Standardization Standardization::of(const Eigen::VectorXd& y) {
+  Standardization s;
+  if (y.size() == 0) return s;
+  s.offset = y.mean();
+  const double var = y.size() > 1 ? (y.array() - s.offset).square().sum() / static_cast<double>(y.size() - 1) : 0.0;
+  s.scale = var > 1e-24 ? std::sqrt(var) : 1.0;
+  return s;
+}
+
+}  // namespace lbo::surrogate

@@ -1,0 +1,194 @@
+#include "lbo/surrogate/maximizer.hpp"
+
+#include <LBFGSB.h>
+
+#include <algorithm>
+#include <boost/random/sobol.hpp>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <random>
+#include <set>
+
+namespace lbo::surrogate {
+
+namespace {
+
+using Kind = CoordinateGroup::Kind;
+
+// Sobol points in [0,1)^g with a seeded Cranley–Patterson shift, so that repeated proposals
+// do not all start from the same lattice.
+Eigen::MatrixXd shifted_sobol(int n, int g, std::uint64_t seed) {
+  boost::random::sobol engine(static_cast<std::size_t>(g));
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  Eigen::VectorXd shift(g);
+  for (int j = 0; j < g; ++j) shift(j) = u(rng);
+  const double range = static_cast<double>(boost::random::sobol::max()) + 1.0;
+  Eigen::MatrixXd points(n, g);
+  for (int i = 0; i < n; ++i) {
+    for (int j = 0; j < g; ++j) {
+      const double v = static_cast<double>(engine()) / range + shift(j);
+      points(i, j) = v - std::floor(v);
+    }
+  }
+  return points;
+}
+
+// One raw coordinate per group → an encoded point (a one-hot group takes category ⌊u·w⌋).
+Eigen::VectorXd expand(const Eigen::RowVectorXd& raw, const EncodedSpace& space) {
+  Eigen::VectorXd x = Eigen::VectorXd::Zero(space.dimension());
+  const auto& groups = space.groups();
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    const CoordinateGroup& group = groups[g];
+    if (group.kind == Kind::one_hot) {
+      const int k = std::min(static_cast<int>(raw(static_cast<Eigen::Index>(g)) * group.width), group.width - 1);
+      x(group.offset + k) = 1.0;
+    } else {
+      x(group.offset) = raw(static_cast<Eigen::Index>(g));
+    }
+  }
+  return x;
+}
+
+// L-BFGS-B on the movable coordinates of x (the rest held), then canonicalized.
+Maximum refine(const BoxObjective& objective, const EncodedSpace& space, Eigen::VectorXd x, int max_iterations) {
+  std::vector<int> free;
+  const auto& groups = space.groups();
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    if (space.movable(static_cast<int>(g), x)) {
+      for (int k = 0; k < groups[g].width; ++k) free.push_back(groups[g].offset + k);
+    }
+  }
+  if (!free.empty()) {
+    const auto m = static_cast<Eigen::Index>(free.size());
+    Eigen::VectorXd z(m);
+    for (Eigen::Index i = 0; i < m; ++i) z(i) = x(free[i]);
+    auto negative = [&](const Eigen::VectorXd& zz, Eigen::VectorXd& grad) {
+      Eigen::VectorXd full = x;
+      for (Eigen::Index i = 0; i < m; ++i) full(free[i]) = zz(i);
+      Eigen::VectorXd full_grad(full.size());
+      const double value = objective.gradient(full, full_grad);
+      grad.resize(m);
+      for (Eigen::Index i = 0; i < m; ++i) grad(i) = -full_grad(free[i]);
+      return std::isfinite(value) ? -value : std::numeric_limits<double>::infinity();
+    };
+    LBFGSpp::LBFGSBParam<double> param;
+    param.max_iterations = max_iterations;
+    param.epsilon = 1e-6;
+    param.max_linesearch = 30;
+    try {
+      LBFGSpp::LBFGSBSolver<double> solver(param);
+      double fz = 0;
+      solver.minimize(negative, z, fz, Eigen::VectorXd::Zero(m), Eigen::VectorXd::Ones(m));
+    } catch (const std::exception&) {
+      // A failed line search leaves z at its last accepted iterate, which is still valid.
+    }
+    for (Eigen::Index i = 0; i < m; ++i) x(free[i]) = std::clamp(z(i), 0.0, 1.0);
+  }
+  space.canonicalize(x);
+  Eigen::VectorXd grad(x.size());
+  return Maximum{x, objective.gradient(x, grad)};
+}
+
+// The best of x and every point that differs from x in one one-hot group's category.
+Maximum enumerate_categories(const BoxObjective& objective, const EncodedSpace& space, Maximum best) {
+  const auto& groups = space.groups();
+  for (const CoordinateGroup& group : groups) {
+    if (group.kind != Kind::one_hot) continue;
+    Eigen::MatrixXd alternatives(group.width, space.dimension());
+    for (int k = 0; k < group.width; ++k) {
+      Eigen::VectorXd x = best.x;
+      x.segment(group.offset, group.width).setZero();
+      x(group.offset + k) = 1.0;
+      space.canonicalize(x);
+      alternatives.row(k) = x.transpose();
+    }
+    const Eigen::VectorXd values = objective.values(alternatives);
+    for (int k = 0; k < group.width; ++k) {
+      if (values(k) > best.value) best = Maximum{alternatives.row(k).transpose(), values(k)};
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+BoxSpace::BoxSpace(std::vector<CoordinateGroup> groups) : groups_(std::move(groups)) {
+  for (const CoordinateGroup& g : groups_) dimension_ = std::max(dimension_, g.offset + g.width);
+}
+
+void BoxSpace::canonicalize(Eigen::Ref<Eigen::VectorXd> x) const {
+  for (const CoordinateGroup& g : groups_) {
+    if (g.kind == Kind::one_hot) {
+      Eigen::Index k = 0;
+      x.segment(g.offset, g.width).maxCoeff(&k);
+      x.segment(g.offset, g.width).setZero();
+      x(g.offset + k) = 1.0;
+    } else {
+      double& v = x(g.offset);
+      v = std::clamp(v, 0.0, 1.0);
+      if (g.kind == Kind::integer && g.levels > 1) v = std::round(v * (g.levels - 1)) / (g.levels - 1);
+    }
+  }
+}
+
+std::vector<Maximum> maximize(const BoxObjective& objective, const EncodedSpace& space, const MaximizerOptions& options,
+                              std::uint64_t seed, const std::vector<Eigen::VectorXd>& starts) {
+  const int groups = static_cast<int>(space.groups().size());
+  const Eigen::MatrixXd raw = shifted_sobol(options.candidates, std::max(groups, 1), seed);
+  const auto n = static_cast<Eigen::Index>(options.candidates + starts.size());
+  Eigen::MatrixXd X(n, space.dimension());
+  for (Eigen::Index i = 0; i < options.candidates; ++i) {
+    Eigen::VectorXd x = expand(raw.row(i), space);
+    space.canonicalize(x);
+    X.row(i) = x.transpose();
+  }
+  for (std::size_t i = 0; i < starts.size(); ++i) {
+    Eigen::VectorXd x = starts[i];
+    space.canonicalize(x);
+    X.row(options.candidates + static_cast<Eigen::Index>(i)) = x.transpose();
+  }
+  const Eigen::VectorXd values = objective.values(X);
+
+  std::vector<Eigen::Index> order(static_cast<std::size_t>(n));
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](Eigen::Index a, Eigen::Index b) {
+    const bool fa = std::isfinite(values(a)), fb = std::isfinite(values(b));
+    return fa != fb ? fa : values(a) > values(b);
+  });
+  // Distinct points only: a discrete space maps many candidates to one configuration.
+  struct Lexicographic {
+    bool operator()(const Eigen::VectorXd& a, const Eigen::VectorXd& b) const {
+      return std::lexicographical_compare(a.data(), a.data() + a.size(), b.data(), b.data() + b.size());
+    }
+  };
+  std::set<Eigen::VectorXd, Lexicographic> seen;
+  std::vector<Maximum> ranked;
+  std::vector<Eigen::VectorXd> to_refine;
+  for (Eigen::Index i : order) {
+    const Eigen::VectorXd x = X.row(i).transpose();
+    if (!seen.insert(x).second) continue;
+    ranked.push_back(Maximum{x, values(i)});
+    if (static_cast<int>(to_refine.size()) < options.refine) to_refine.push_back(x);
+  }
+
+  std::vector<Maximum> refined(to_refine.size());
+#pragma omp parallel for schedule(static)
+  for (std::size_t i = 0; i < to_refine.size(); ++i) {
+    refined[i] = enumerate_categories(objective, space, refine(objective, space, to_refine[i], options.max_iterations));
+  }
+  // Refined points that are new join the candidates; all ranked by value.
+  std::vector<Maximum> result;
+  for (const Maximum& m : refined) {
+    if (std::isfinite(m.value) && seen.insert(m.x).second) result.push_back(m);
+  }
+  result.insert(result.end(), ranked.begin(), ranked.end());
+  std::stable_sort(result.begin(), result.end(), [](const Maximum& a, const Maximum& b) {
+    const bool fa = std::isfinite(a.value), fb = std::isfinite(b.value);
+    return fa != fb ? fa : a.value > b.value;
+  });
+  return result;
+}
+
+}  // namespace lbo::surrogate

@@ -1,0 +1,108 @@
+#include "lbo/surrogate/ablr.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "finite_difference.hpp"
+
+using namespace lbo::surrogate;
+using lbo::testing::numerical_gradient;
+using lbo::testing::relative_error;
+
+namespace {
+
+Observations task_data(int n, double shift, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  Observations o{Eigen::MatrixXd(n, 2), Eigen::VectorXd(n)};
+  for (int i = 0; i < n; ++i) {
+    o.X(i, 0) = u(rng);
+    o.X(i, 1) = u(rng);
+    o.y(i) = -std::pow(o.X(i, 0) - 0.3 - shift, 2) - 0.5 * std::pow(o.X(i, 1) - 0.6, 2);
+  }
+  return o;
+}
+
+}  // namespace
+
+TEST(AblrTest, objective_gradient_matches_finite_differences) {
+  // A small network; one task in dual form (N < D), one in primal form (N > D).
+  Ablr ablr(2, AblrOptions{.hidden = {6, 5}});
+  TaskData data{{task_data(3, 0.0, 1), task_data(12, 0.1, 2)}};
+  for (auto& t : data.tasks) t.y = (t.y.array() - t.y.mean()) / 0.1;
+  std::mt19937_64 rng(3);
+  const int p = ablr.network().parameter_count();
+  Eigen::VectorXd packed(p + 4);
+  packed.head(p) = ablr.network().initial_parameters(rng);
+  packed.tail(4) << 0.3, 2.0, -0.2, 1.5;
+  Eigen::VectorXd analytic;
+  ablr.objective(packed, data, analytic);
+  const Eigen::VectorXd numeric = numerical_gradient(
+      [&](const Eigen::VectorXd& v) {
+        Eigen::VectorXd ignored;
+        return ablr.objective(v, data, ignored);
+      },
+      packed);
+  EXPECT_LT(relative_error(analytic, numeric), 1e-5);
+}
+
+TEST(AblrTest, fits_a_task_and_its_posterior_behaves) {
+  Ablr ablr(2, AblrOptions{.hidden = {20, 20}, .max_iterations = 300});
+  const Observations train = task_data(40, 0.0, 4);
+  ablr.fit(TaskData{{train}}, 5);
+  const auto post = ablr.posterior(0);
+  ASSERT_TRUE(post);
+  const Observations test = task_data(20, 0.0, 6);
+  const Posterior p = post->predict(test.X);
+  double error = 0;
+  for (int i = 0; i < 20; ++i) error += std::abs(post->standardization().invert(p.mean(i)) - test.y(i));
+  EXPECT_LT(error / 20, 0.03);  // outputs span about 0.4
+  EXPECT_TRUE((p.var.array() > 0).all());
+  // Gradients of the predictive mean and variance w.r.t. x.
+  const Eigen::Vector2d x(0.4, 0.55);
+  const PointPosterior g = post->predict_with_gradient(x);
+  EXPECT_NEAR(g.mean, post->predict(x.transpose()).mean(0), 1e-12);
+  const auto mean_at = [&](const Eigen::VectorXd& v) { return post->predict(v.transpose()).mean(0); };
+  const auto var_at = [&](const Eigen::VectorXd& v) { return post->predict(v.transpose()).var(0); };
+  EXPECT_LT(relative_error(g.d_mean, numerical_gradient(mean_at, x)), 1e-5);
+  EXPECT_LT(relative_error(g.d_var, numerical_gradient(var_at, x)), 1e-5);
+}
+
+TEST(AblrTest, hallucination_keeps_the_mean_and_shrinks_the_variance) {
+  Ablr ablr(2, AblrOptions{.hidden = {10, 10}, .max_iterations = 100});
+  ablr.fit(TaskData{{task_data(15, 0.0, 7)}}, 8);
+  const auto post = ablr.posterior(0);
+  Eigen::MatrixXd pending(1, 2);
+  pending << 0.9, 0.9;
+  const auto conditioned = post->condition(pending, nullptr);
+  const Eigen::MatrixXd test = Eigen::MatrixXd::Random(5, 2).cwiseAbs();
+  EXPECT_LT((conditioned->predict(test).mean - post->predict(test).mean).cwiseAbs().maxCoeff(), 1e-9);
+  EXPECT_LT(conditioned->predict(pending).var(0), post->predict(pending).var(0));
+}
+
+TEST(AblrTest, warm_start_keeps_parameters_and_new_tasks_join) {
+  Ablr ablr(2, AblrOptions{.hidden = {8, 8}, .max_iterations = 50, .warm_iterations = 5});
+  ablr.fit(TaskData{{task_data(10, 0.0, 9)}}, 1);
+  EXPECT_EQ(ablr.tasks(), 1);
+  const Eigen::VectorXd first = ablr.parameters();
+  ablr.fit(TaskData{{task_data(10, 0.0, 9), task_data(6, 0.2, 10)}}, 2);
+  EXPECT_EQ(ablr.tasks(), 2);
+  EXPECT_EQ(ablr.parameters().size(), first.size() + 2);
+  ASSERT_TRUE(ablr.posterior(1));
+  EXPECT_FALSE(ablr.posterior(2));
+  // A task without observations gets no posterior but keeps its slot.
+  ablr.fit(TaskData{{task_data(10, 0.0, 9), Observations{Eigen::MatrixXd(0, 2), Eigen::VectorXd(0)}}}, 3);
+  EXPECT_FALSE(ablr.posterior(1));
+  EXPECT_TRUE(ablr.posterior(0));
+}
+
+TEST(AblrTest, same_seed_same_fit) {
+  const TaskData data{{task_data(12, 0.0, 11)}};
+  Ablr a(2, AblrOptions{.hidden = {8, 8}, .max_iterations = 40});
+  Ablr b(2, AblrOptions{.hidden = {8, 8}, .max_iterations = 40});
+  a.fit(data, 17);
+  b.fit(data, 17);
+  EXPECT_EQ(a.parameters(), b.parameters());
+}

@@ -1,0 +1,106 @@
+#include "lbo/surrogate/maximizer.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+using namespace lbo::surrogate;
+using Kind = CoordinateGroup::Kind;
+
+namespace {
+
+// f(x) and its gradient, for objectives written pointwise.
+BoxObjective pointwise(std::function<double(const Eigen::VectorXd&, Eigen::VectorXd&)> f) {
+  BoxObjective o;
+  o.gradient = f;
+  o.values = [f](const Eigen::MatrixXd& X) {
+    Eigen::VectorXd v(X.rows());
+    Eigen::VectorXd g;
+    for (Eigen::Index i = 0; i < X.rows(); ++i) v(i) = f(X.row(i).transpose(), g);
+    return v;
+  };
+  return o;
+}
+
+}  // namespace
+
+TEST(MaximizerTest, finds_the_peak_of_a_continuous_function) {
+  const BoxSpace space({{Kind::continuous, 0, 1, 0}, {Kind::continuous, 1, 1, 0}, {Kind::continuous, 2, 1, 0}});
+  const Eigen::Vector3d peak(0.23, 0.71, 0.5);
+  // A narrow bump on a slope: candidates alone land near it, refinement must finish the job.
+  const BoxObjective f = pointwise([&](const Eigen::VectorXd& x, Eigen::VectorXd& g) {
+    const Eigen::VectorXd d = x - peak;
+    const double bump = std::exp(-d.squaredNorm() / 0.02);
+    g = -2.0 * d / 0.02 * bump;
+    g(0) += 0.1;
+    return bump + 0.1 * x(0);
+  });
+  const auto result = maximize(f, space, MaximizerOptions{}, 7);
+  ASSERT_FALSE(result.empty());
+  // The maximum of bump + 0.1x₀ sits a little right of the bump: x₀ = 0.23 + 0.001.
+  EXPECT_NEAR(result[0].x(0), 0.231, 2e-3);
+  EXPECT_NEAR(result[0].x(1), 0.71, 1e-3);
+  EXPECT_NEAR(result[0].x(2), 0.5, 1e-3);
+  for (std::size_t i = 1; i < result.size(); ++i) EXPECT_LE(result[i].value, result[i - 1].value);
+}
+
+TEST(MaximizerTest, mixed_integer_categorical_and_continuous) {
+  // [one-hot (4 categories) | integer with 5 levels | continuous]
+  const BoxSpace space({{Kind::one_hot, 0, 4, 0}, {Kind::integer, 4, 1, 5}, {Kind::continuous, 5, 1, 0}});
+  const double bonus[4] = {0.0, 0.3, 1.0, 0.5};
+  const BoxObjective f = pointwise([&](const Eigen::VectorXd& x, Eigen::VectorXd& g) {
+    Eigen::Index category = 0;
+    x.head(4).maxCoeff(&category);
+    g = Eigen::VectorXd::Zero(6);
+    g(4) = -2.0 * (x(4) - 0.7);
+    g(5) = -2.0 * (x(5) - 0.33);
+    return bonus[category] - (x(4) - 0.7) * (x(4) - 0.7) - (x(5) - 0.33) * (x(5) - 0.33);
+  });
+  const auto result = maximize(f, space, MaximizerOptions{.candidates = 256, .refine = 4}, 3);
+  const Eigen::VectorXd& best = result[0].x;
+  EXPECT_EQ(best.head(4), Eigen::Vector4d(0, 0, 1, 0));  // exactly one-hot, the best category
+  EXPECT_DOUBLE_EQ(best(4), 0.75);                        // the grid point nearest 0.7
+  EXPECT_NEAR(best(5), 0.33, 1e-4);
+  // Every returned point is valid and distinct.
+  for (std::size_t i = 0; i < result.size(); ++i) {
+    EXPECT_DOUBLE_EQ(result[i].x.head(4).sum(), 1.0);
+    EXPECT_DOUBLE_EQ(std::round(result[i].x(4) * 4) / 4, result[i].x(4));
+    for (std::size_t j = 0; j < i; ++j) EXPECT_FALSE(result[i].x == result[j].x);
+  }
+}
+
+TEST(MaximizerTest, categories_are_enumerated_when_candidates_miss_the_best) {
+  // Only 2 candidates for 6 categories: the winner must come from enumeration.
+  const BoxSpace space({{Kind::one_hot, 0, 6, 0}, {Kind::continuous, 6, 1, 0}});
+  const BoxObjective f = pointwise([&](const Eigen::VectorXd& x, Eigen::VectorXd& g) {
+    g = Eigen::VectorXd::Zero(7);
+    return x(5) * 10.0 + x(6);
+  });
+  const auto result = maximize(f, space, MaximizerOptions{.candidates = 2, .refine = 2}, 1);
+  EXPECT_EQ(result[0].x(5), 1.0);
+}
+
+TEST(MaximizerTest, same_seed_same_result) {
+  const BoxSpace space({{Kind::continuous, 0, 1, 0}, {Kind::continuous, 1, 1, 0}});
+  const BoxObjective f = pointwise([](const Eigen::VectorXd& x, Eigen::VectorXd& g) {
+    g = Eigen::Vector2d(std::cos(9 * x(0)) * 9 * 0.5, -2 * (x(1) - 0.4));
+    return 0.5 * std::sin(9 * x(0)) - (x(1) - 0.4) * (x(1) - 0.4);
+  });
+  const auto a = maximize(f, space, MaximizerOptions{}, 42);
+  const auto b = maximize(f, space, MaximizerOptions{}, 42);
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i].x, b[i].x);
+}
+
+TEST(MaximizerTest, extra_starts_are_considered) {
+  // A spike too narrow for 16 candidates, given as a start.
+  const BoxSpace space({{Kind::continuous, 0, 1, 0}});
+  const BoxObjective f = pointwise([](const Eigen::VectorXd& x, Eigen::VectorXd& g) {
+    const double d = x(0) - 0.123456;
+    g = Eigen::VectorXd::Constant(1, -2 * d / 1e-8 * std::exp(-d * d / 1e-8));
+    return std::exp(-d * d / 1e-8);
+  });
+  const auto result =
+      maximize(f, space, MaximizerOptions{.candidates = 16, .refine = 2}, 5, {Eigen::VectorXd::Constant(1, 0.12345)});
+  EXPECT_NEAR(result[0].x(0), 0.123456, 1e-5);
+}
