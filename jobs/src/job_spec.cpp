@@ -28,6 +28,18 @@ std::string_view to_string(Direction direction) {
 std::string_view to_string(SurrogateKind kind) {
   switch (kind) {
     case SurrogateKind::random: return "random";
+    case SurrogateKind::gp: return "gp";
+    case SurrogateKind::ablr: return "ablr";
+  }
+  return "?";
+}
+
+std::string_view to_string(AcquisitionKind kind) {
+  switch (kind) {
+    case AcquisitionKind::ucb: return "ucb";
+    case AcquisitionKind::ei: return "ei";
+    case AcquisitionKind::pi: return "pi";
+    case AcquisitionKind::hedge: return "hedge";
   }
   return "?";
 }
@@ -374,18 +386,82 @@ class JobParser {
 
   void parse_policy(const toml::table& t, JobSpec& job) {
     const std::string prefix = "policy";
-    check_keys(t, prefix, {"surrogate", "initial_random"});
+    check_keys(t, prefix,
+               {"surrogate", "acquisition", "initial_random", "ucb_beta", "ucb_scale", "ucb_delta", "xi", "hedge_eta",
+                "candidates", "refine", "network_width", "network_depth"});
+    PolicySpec& policy = job.policy;
     if (const auto surrogate = get_string(t, "surrogate", prefix, false)) {
-      if (*surrogate == "random") {
-        job.policy.surrogate = SurrogateKind::random;
+      if (const auto kind = one_of<SurrogateKind>(*surrogate, {SurrogateKind::random, SurrogateKind::gp, SurrogateKind::ablr})) {
+        policy.surrogate = *kind;
       } else {
         error(*t.get("surrogate"), "policy.surrogate",
-              in_quotes(*surrogate) + " is not available in this version; use \"random\"");
+              in_quotes(*surrogate) + (*surrogate == "lbo" ? " is not available in this version" : " is not a surrogate") +
+                  "; use \"gp\", \"ablr\" or \"random\"");
+      }
+    }
+    if (const auto acquisition = get_string(t, "acquisition", prefix, false)) {
+      if (const auto kind = one_of<AcquisitionKind>(
+              *acquisition, {AcquisitionKind::ucb, AcquisitionKind::ei, AcquisitionKind::pi, AcquisitionKind::hedge})) {
+        policy.acquisition = *kind;
+      } else {
+        error(*t.get("acquisition"), "policy.acquisition",
+              in_quotes(*acquisition) + " is not an acquisition; use \"ucb\", \"ei\", \"pi\" or \"hedge\"");
       }
     }
     if (const auto n = get_int_in(t, "initial_random", prefix, false, 0, 1'000'000, "must be >= 0")) {
-      job.policy.initial_random = *n;
+      policy.initial_random = *n;
     }
+    if (const toml::node* beta = t.get("ucb_beta")) {
+      if (beta->value_exact<std::string>() == std::optional<std::string>("schedule")) {
+        policy.ucb_beta.reset();
+      } else if (const auto value = get_number(t, "ucb_beta", prefix, false); value && *value > 0) {
+        policy.ucb_beta = *value;
+      } else {
+        error(*beta, "policy.ucb_beta", "must be \"schedule\" or a number > 0");
+      }
+    }
+    positive(t, prefix, "ucb_scale", policy.ucb_scale);
+    if (positive(t, prefix, "ucb_delta", policy.ucb_delta) && policy.ucb_delta >= 1) {
+      error(*t.get("ucb_delta"), "policy.ucb_delta", "must be in (0, 1)");
+    }
+    if (const auto xi = get_number(t, "xi", prefix, false)) {
+      if (*xi < 0 || !std::isfinite(*xi)) {
+        error(*t.get("xi"), "policy.xi", "must be >= 0");
+      } else {
+        policy.xi = *xi;
+      }
+    }
+    positive(t, prefix, "hedge_eta", policy.hedge_eta);
+    if (const auto n = get_int_in(t, "candidates", prefix, false, 1, 1'000'000, "must be in 1..1000000")) {
+      policy.candidates = *n;
+    }
+    if (const auto n = get_int_in(t, "refine", prefix, false, 0, 1000, "must be in 0..1000")) policy.refine = *n;
+    if (const auto n = get_int_in(t, "network_width", prefix, false, 1, 4096, "must be in 1..4096")) {
+      policy.network_width = *n;
+    }
+    if (const auto n = get_int_in(t, "network_depth", prefix, false, 1, 32, "must be in 1..32")) {
+      policy.network_depth = *n;
+    }
+  }
+
+  // A number > 0 into `out`; false when absent or reported.
+  bool positive(const toml::table& t, const std::string& prefix, std::string_view key, double& out) {
+    const auto value = get_number(t, key, prefix, false);
+    if (!value) return false;
+    if (!(*value > 0) || !std::isfinite(*value)) {
+      error(*t.get(key), key_path(prefix, key), "must be a number > 0");
+      return false;
+    }
+    out = *value;
+    return true;
+  }
+
+  template <class Enum>
+  static std::optional<Enum> one_of(std::string_view name, std::initializer_list<Enum> values) {
+    for (Enum v : values) {
+      if (to_string(v) == name) return v;
+    }
+    return std::nullopt;
   }
 
   void parse_workers(const toml::table& t, JobSpec& job) {

@@ -21,12 +21,14 @@ struct RunOptions {
   std::string run_root = "runs";
   bool fresh = false;
   std::optional<int> local_slots;
+  bool sync = false;
 };
 
 std::string describe(const jobs::JobSpec& job) {
   return std::to_string(job.space.size()) + " parameter(s), " + std::to_string(job.tasks.size()) + " task(s), " +
          std::to_string(job.total_budget()) + " trials, " + std::string(jobs::to_string(job.objective.direction)) +
-         ", surrogate " + std::string(jobs::to_string(job.policy.surrogate));
+         ", surrogate " + std::string(jobs::to_string(job.policy.surrogate)) +
+         (job.policy.surrogate == jobs::SurrogateKind::random ? "" : " with " + std::string(jobs::to_string(job.policy.acquisition)));
 }
 
 int validate(const std::string& job_file) {
@@ -57,7 +59,9 @@ int run(const RunOptions& options, cluster::MpiSession* mpi) {
   Console console;
   RunDirectory run_dir = RunDirectory::create(options.run_root, job, options.fresh);
   if (!run_dir.moved_aside().empty()) console.log("moved the earlier run to " + run_dir.moved_aside().string());
-  Master master(job, run_dir, std::move(make_transport), console);
+  MasterOptions master_options;
+  master_options.sync = options.sync;
+  Master master(job, run_dir, std::move(make_transport), console, master_options);
   return master.run();
 }
 
@@ -78,6 +82,9 @@ int run_cli(int argc, char** argv, cluster::MpiSession* mpi) {
   run_command->add_option("--local-slots", run_options.local_slots,
                           "Concurrent trials without mpirun (overrides [workers] local_slots)")
       ->check(CLI::Range(1, 4096));
+  run_command->add_flag("--sync", run_options.sync,
+                        "Work in rounds: refit on every result before proposing; with a fixed seed the run is "
+                        "reproducible exactly");
 
   std::string validate_file;
   CLI::App* validate_command = app.add_subcommand("validate", "Check a job file without running it");

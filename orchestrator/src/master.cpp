@@ -44,7 +44,7 @@ class Master::Loop {
         console_(console),
         options_(options),
         state_(job),
-        policy_(make_policy(job)),
+        policy_(make_policy(job, PolicyOptions{options.sync, [&console](const std::string& line) { console.log(line); }})),
         signals_(io_, SIGINT, SIGTERM),
         progress_timer_(io_),
         journal_(JournalWriter::create(run_dir.journal())),
@@ -94,6 +94,7 @@ class Master::Loop {
 
   void fill_slots() {
     if (stopping_ || finished_) return;
+    if (options_.sync && transport_->busy_count() > 0) return;  // the round is still running
     while (transport_->busy_count() < transport_->slot_count()) {
       const std::optional<std::int64_t> id = scheduler_.next(state_, *policy_);
       if (!id) break;
@@ -138,8 +139,9 @@ class Master::Loop {
       flush_posted_ = true;
       asio::post(io_, [this] { commit(); });
     }
-    // Refill before the fsync: a proposal does not wait on the disk.
-    fill_slots();
+    // Refill before the fsync: a proposal does not wait on the disk. (--sync waits for the
+    // round to end and the refit.)
+    if (!options_.sync) fill_slots();
   }
 
   // One fdatasync commits every result that arrived in this turn of the event loop.
@@ -153,6 +155,13 @@ class Master::Loop {
     }
     uncommitted_.clear();
     csv_.flush();
+    const bool more_to_propose = !stopping_ && !state_.all_budgets_done();
+    if (!options_.sync) {
+      if (more_to_propose) policy_->results_committed(state_);  // a refit in the background
+    } else if (transport_->busy_count() == 0 && more_to_propose) {
+      policy_->results_committed(state_);  // the round is over: refit on everything, then go on
+      fill_slots();
+    }
     check_done();
   }
 

@@ -2,6 +2,8 @@
 
 #include <random>
 
+#include "lbo/orchestrator/model_policy.hpp"
+
 namespace lbo::orchestrator {
 
 jobs::Config RandomPolicy::propose(const RunState& /*state*/, int /*task*/, std::int64_t trial) {
@@ -9,11 +11,9 @@ jobs::Config RandomPolicy::propose(const RunState& /*state*/, int /*task*/, std:
   return space_.sample(rng);
 }
 
-std::unique_ptr<Policy> make_policy(const jobs::JobSpec& job) {
-  switch (job.policy.surrogate) {
-    case jobs::SurrogateKind::random: return std::make_unique<RandomPolicy>(job.space, job.seed);
-  }
-  return nullptr;
+std::unique_ptr<Policy> make_policy(const jobs::JobSpec& job, PolicyOptions options) {
+  if (job.policy.surrogate == jobs::SurrogateKind::random) return std::make_unique<RandomPolicy>(job.space, job.seed);
+  return std::make_unique<ModelPolicy>(job, std::move(options));
 }
 
 }  // namespace lbo::orchestrator

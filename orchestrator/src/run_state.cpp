@@ -4,7 +4,8 @@
 
 namespace lbo::orchestrator {
 
-RunState::RunState(const jobs::JobSpec& job) : job_(&job), tasks_(job.tasks.size()) {}
+RunState::RunState(const jobs::JobSpec& job)
+    : job_(&job), tasks_(job.tasks.size()), task_trials_(job.tasks.size()) {}
 
 const Trial& RunState::add_trial(int task, jobs::Config config) {
   if (task < 0 || task >= static_cast<int>(tasks_.size())) throw std::out_of_range("RunState::add_trial: task");
@@ -12,6 +13,7 @@ const Trial& RunState::add_trial(int task, jobs::Config config) {
   t.id = static_cast<std::int64_t>(trials_.size());
   t.task = task;
   t.config = std::move(config);
+  task_trials_[task].push_back(t.id);
   trials_.push_back(std::move(t));
   ++tasks_[task].created;
   return trials_.back();

@@ -1,8 +1,9 @@
 #include "lbo/surrogate/ablr.hpp"
 
-#include <LBFGSB.h>
+#include <LBFGS.h>
 
 #include <cmath>
+#include <string>
 #include <limits>
 #include <random>
 
@@ -14,12 +15,54 @@ namespace lbo::surrogate {
 namespace {
 
 // Bounds of the per-task precisions (standardized outputs): the weight prior precision α within
-// [1e-3, 1e3]; the noise precision β within [1, 1e4], i.e. noise std between 0.01 and 1. Without
+// [1e-3, 1e3]; the noise precision β within [1, 1e3], i.e. noise std between 0.03 and 1. Without
 // the upper bound a network that interpolates a few points drives β to infinity.
 constexpr double kLogAlphaLow = -6.907755279, kLogAlphaHigh = 6.907755279;
-constexpr double kLogBetaLow = 0.0, kLogBetaHigh = 9.210340372;
+constexpr double kLogBetaLow = 0.0, kLogBetaHigh = 6.907755279;
 constexpr double kLogAlphaStart = 0.0, kLogBetaStart = 4.605170186;  // α = 1, β = 100
-constexpr double kWeightBound = 50.0;
+
+// L-BFGS works on unconstrained variables u: the weights as they are and each log precision as
+// low + (high − low)·σ(u). (L-BFGS-B would do, but sorts all breakpoints of thousands of
+// weights every iteration, which dominated the fit time.)
+struct Unconstrained {
+  static double sigmoid(double u) { return 1.0 / (1.0 + std::exp(-u)); }
+  static double bound(int slot, double& low, double& high) {
+    low = slot == 0 ? kLogAlphaLow : kLogBetaLow;
+    high = slot == 0 ? kLogAlphaHigh : kLogBetaHigh;
+    return high - low;
+  }
+  static Eigen::VectorXd from_packed(const Eigen::VectorXd& packed, int p) {
+    Eigen::VectorXd u = packed;
+    for (Eigen::Index i = p; i < packed.size(); ++i) {
+      double low = 0, high = 0;
+      const double range = bound(static_cast<int>((i - p) % 2), low, high);
+      const double q = std::clamp((packed(i) - low) / range, 1e-9, 1.0 - 1e-9);
+      u(i) = std::log(q / (1.0 - q));
+    }
+    return u;
+  }
+  static Eigen::VectorXd to_packed(const Eigen::VectorXd& u, int p) {
+    Eigen::VectorXd packed = u;
+    for (Eigen::Index i = p; i < u.size(); ++i) {
+      double low = 0, high = 0;
+      const double range = bound(static_cast<int>((i - p) % 2), low, high);
+      packed(i) = low + range * sigmoid(u(i));
+    }
+    return packed;
+  }
+  // ∂/∂u from ∂/∂packed, in place.
+  static void chain(const Eigen::VectorXd& u, int p, Eigen::VectorXd& grad) {
+    for (Eigen::Index i = p; i < u.size(); ++i) {
+      double low = 0, high = 0;
+      const double range = bound(static_cast<int>((i - p) % 2), low, high);
+      const double s = sigmoid(u(i));
+      grad(i) *= range * s * (1.0 - s);
+    }
+  }
+};
+
+// The network sees inputs centred on [-1, 1], where tanh units start out in their linear range.
+Eigen::MatrixXd centred(const Eigen::MatrixXd& X) { return (2.0 * X.array() - 1.0).matrix(); }
 
 // The posterior of one task: the shared network's features under a BLR.
 class AblrPosterior final : public TaskPosterior {
@@ -30,18 +73,19 @@ class AblrPosterior final : public TaskPosterior {
 
   int dimension() const override { return mlp_->input_dim(); }
 
-  Posterior predict(const Eigen::MatrixXd& X) const override { return blr_.predict(mlp_->forward(*weights_, X)); }
+  Posterior predict(const Eigen::MatrixXd& X) const override { return blr_.predict(mlp_->forward(*weights_, centred(X))); }
 
   PointPosterior predict_with_gradient(const Eigen::VectorXd& x) const override {
-    const Eigen::VectorXd phi = mlp_->forward(*weights_, x.transpose()).row(0).transpose();
+    const Eigen::VectorXd u = (2.0 * x.array() - 1.0).matrix();
+    const Eigen::VectorXd phi = mlp_->forward(*weights_, u.transpose()).row(0).transpose();
     const Eigen::VectorXd cov_phi = blr_.weight_covariance_times(phi);
     PointPosterior p;
     p.mean = phi.dot(blr_.weight_mean());
     p.var = std::max(phi.dot(cov_phi), 1e-12);
-    // ∂(φᵀm)/∂x = J_φᵀ m,  ∂(φᵀΣφ)/∂x = 2 J_φᵀ Σφ: one backward pass for both.
+    // ∂(φᵀm)/∂x = 2 J_φᵀ m,  ∂(φᵀΣφ)/∂x = 4 J_φᵀ Σφ (the 2 from centring): one backward pass.
     Eigen::MatrixXd V(phi.size(), 2);
-    V << blr_.weight_mean(), 2.0 * cov_phi;
-    const Eigen::MatrixXd g = mlp_->input_gradient(*weights_, x, V);
+    V << 2.0 * blr_.weight_mean(), 4.0 * cov_phi;
+    const Eigen::MatrixXd g = mlp_->input_gradient(*weights_, u, V);
     p.d_mean = g.col(0);
     p.d_var = g.col(1);
     return p;
@@ -49,7 +93,7 @@ class AblrPosterior final : public TaskPosterior {
 
   std::shared_ptr<const TaskPosterior> condition(const Eigen::MatrixXd& X, const Eigen::VectorXd* y) const override {
     BayesianLinearRegression blr = blr_;
-    blr.observe(mlp_->forward(*weights_, X), y);
+    blr.observe(mlp_->forward(*weights_, centred(X)), y);
     return std::make_shared<AblrPosterior>(mlp_, weights_, std::move(blr), standardization());
   }
 
@@ -88,14 +132,15 @@ double Ablr::objective(const Eigen::VectorXd& packed, const TaskData& standardiz
     if (standardized.tasks[t].X.rows() > 0) X.middleRows(offset[t], standardized.tasks[t].X.rows()) = standardized.tasks[t].X;
   }
   MlpCache cache;
-  const Eigen::MatrixXd phi = mlp_->forward(weights, X, &cache);
+  const Eigen::MatrixXd phi = mlp_->forward(weights, centred(X), &cache);
 
   gradient = Eigen::VectorXd::Zero(packed.size());
   Eigen::MatrixXd d_phi = Eigen::MatrixXd::Zero(phi.rows(), phi.cols());
   std::vector<double> nll(static_cast<std::size_t>(tasks), 0.0);
   std::vector<char> failed(static_cast<std::size_t>(tasks), 0);
-  // Tasks are independent given the features; each writes only its own rows and slots.
-#pragma omp parallel for schedule(dynamic)
+  // Tasks are independent given the features; each writes only its own rows and slots. Threads
+  // only pay off on large data: for small fits their wake-ups (and spinning) cost more.
+#pragma omp parallel for schedule(dynamic) if (total > 4096)
   for (int t = 0; t < tasks; ++t) {
     const Eigen::Index n = offset[t + 1] - offset[t];
     if (n == 0) continue;
@@ -119,12 +164,14 @@ double Ablr::objective(const Eigen::VectorXd& packed, const TaskData& standardiz
   return value;
 }
 
-std::shared_ptr<const TaskPosterior> Ablr::build_posterior(const Observations& data, Standardization s, int task) const {
+std::shared_ptr<const TaskPosterior> Ablr::build_posterior(const Observations& data, Standardization s,
+                                                           std::shared_ptr<const Eigen::VectorXd> weights,
+                                                           const Eigen::VectorXd& packed, int task) const {
   const int p = mlp_->parameter_count();
   const Eigen::VectorXd z = (data.y.array() - s.offset) / s.scale;
-  BayesianLinearRegression blr(mlp_->forward(*weights_, data.X), z, std::exp(parameters_(p + 2 * task)),
-                               std::exp(parameters_(p + 2 * task + 1)));
-  return std::make_shared<AblrPosterior>(mlp_, weights_, std::move(blr), s);
+  BayesianLinearRegression blr(mlp_->forward(*weights, centred(data.X)), z, std::exp(packed(p + 2 * task)),
+                               std::exp(packed(p + 2 * task + 1)));
+  return std::make_shared<AblrPosterior>(mlp_, std::move(weights), std::move(blr), s);
 }
 
 void Ablr::fit(const TaskData& data, std::uint64_t seed) {
@@ -132,75 +179,94 @@ void Ablr::fit(const TaskData& data, std::uint64_t seed) {
   const auto tasks = static_cast<int>(data.tasks.size());
   TaskData standardized = data;
   std::vector<Standardization> scales(static_cast<std::size_t>(tasks));
+  Eigen::Index observations = 0;
   for (int t = 0; t < tasks; ++t) {
+    if (!data.tasks[t].y.allFinite() || !data.tasks[t].X.allFinite()) {
+      throw NumericalError("ablr: task " + std::to_string(t) + " has a non-finite observation");
+    }
     scales[t] = Standardization::of(data.tasks[t].y);
     standardized.tasks[t].y = (data.tasks[t].y.array() - scales[t].offset) / scales[t].scale;
+    observations += data.tasks[t].y.size();
   }
 
+  // Starting points: the previous fit (warm, with defaults for tasks that arrived since), and
+  // a fresh initialization when there is no previous fit, when the data have doubled since the
+  // last fresh one, or when the previous weights collapsed to zero: a saddle of tanh networks
+  // that no gradient leaves, which a fit on one or two points can fall into.
   std::mt19937_64 rng(seed);
-  // Warm start: the previous parameters, with defaults for tasks that arrived since.
+  struct Start {
+    Eigen::VectorXd x;
+    int iterations;
+  };
+  std::vector<Start> starts;
   const bool warm = parameters_.size() >= p;
-  Eigen::VectorXd start = cold_start(tasks, rng);
   if (warm) {
-    start.head(p) = parameters_.head(p);
+    Eigen::VectorXd x = cold_start(tasks, rng);
+    x.head(p) = parameters_.head(p);
     const int known = std::min(tasks_, tasks);
-    start.segment(p, 2 * known) = parameters_.segment(p, 2 * known);
+    x.segment(p, 2 * known) = parameters_.segment(p, 2 * known);
+    starts.push_back({x, options_.warm_iterations});
+  }
+  const bool collapsed = warm && parameters_.head(p).norm() < 1e-3 * std::sqrt(static_cast<double>(p));
+  if (!warm || collapsed || observations >= 2 * cold_fit_size_) {
+    starts.push_back({cold_start(tasks, rng), options_.max_iterations});
+    cold_fit_size_ = std::max<Eigen::Index>(observations, 1);
   }
 
-  Eigen::VectorXd lower(start.size()), upper(start.size());
-  lower.head(p).setConstant(-kWeightBound);
-  upper.head(p).setConstant(kWeightBound);
-  for (int t = 0; t < tasks; ++t) {
-    lower(p + 2 * t) = kLogAlphaLow, upper(p + 2 * t) = kLogAlphaHigh;
-    lower(p + 2 * t + 1) = kLogBetaLow, upper(p + 2 * t + 1) = kLogBetaHigh;
-  }
-
-  LBFGSpp::LBFGSBParam<double> param;
+  const auto f = [&](const Eigen::VectorXd& u, Eigen::VectorXd& grad) {
+    try {
+      const double value = objective(Unconstrained::to_packed(u, p), standardized, grad);
+      Unconstrained::chain(u, p, grad);
+      return value;
+    } catch (const NumericalError&) {
+      grad = Eigen::VectorXd::Zero(u.size());
+      return std::numeric_limits<double>::infinity();
+    }
+  };
+  LBFGSpp::LBFGSParam<double> param;
   param.epsilon = 1e-5;
   param.max_linesearch = 40;
-  for (int attempt = 0; attempt <= options_.restarts; ++attempt) {
-    Eigen::VectorXd x = attempt == 0 ? start : cold_start(tasks, rng);
-    x = x.cwiseMax(lower).cwiseMin(upper);
-    param.max_iterations = attempt == 0 && warm ? options_.warm_iterations : options_.max_iterations;
-    auto f = [&](const Eigen::VectorXd& v, Eigen::VectorXd& grad) {
-      try {
-        return objective(v, standardized, grad);
-      } catch (const NumericalError&) {
-        grad = Eigen::VectorXd::Zero(v.size());
-        return std::numeric_limits<double>::infinity();
+  double best_value = std::numeric_limits<double>::infinity();
+  Eigen::VectorXd best;
+  for (int restart = 0; restart <= options_.restarts && !std::isfinite(best_value); ++restart) {
+    if (restart > 0) starts = {{cold_start(tasks, rng), options_.max_iterations}};
+    for (Start& start : starts) {
+      Eigen::VectorXd u = Unconstrained::from_packed(start.x, p);
+      double value = std::numeric_limits<double>::infinity();
+      if (observations < 2) {
+        // One point says nothing about thousands of weights: keep the start as it is.
+        Eigen::VectorXd grad;
+        value = f(u, grad);
+      } else {
+        param.max_iterations = start.iterations;
+        try {
+          LBFGSpp::LBFGSSolver<double> solver(param);
+          solver.minimize(f, u, value);
+        } catch (const std::exception&) {
+          // A failed line search stops at the last accepted iterate; judge it like any other.
+          Eigen::VectorXd grad;
+          value = f(u, grad);
+        }
       }
-    };
-    double value = std::numeric_limits<double>::infinity();
-    try {
-      LBFGSpp::LBFGSBSolver<double> solver(param);
-      solver.minimize(f, x, value, lower, upper);
-    } catch (const std::exception&) {
-      // A failed line search stops at the last accepted iterate; judge it like any other.
-      Eigen::VectorXd grad;
-      value = f(x, grad);
-    }
-    if (!std::isfinite(value) || !x.allFinite()) continue;
-    // Publish only a fit whose every posterior can be built.
-    const Eigen::VectorXd previous = parameters_;
-    const int previous_tasks = tasks_;
-    const auto previous_weights = weights_;
-    parameters_ = x;
-    tasks_ = tasks;
-    weights_ = std::make_shared<const Eigen::VectorXd>(x.head(p));
-    try {
-      std::vector<std::shared_ptr<const TaskPosterior>> posteriors(static_cast<std::size_t>(tasks));
-      for (int t = 0; t < tasks; ++t) {
-        if (data.tasks[t].y.size() > 0) posteriors[t] = build_posterior(data.tasks[t], scales[t], t);
+      if (std::isfinite(value) && u.allFinite() && value < best_value) {
+        best_value = value;
+        best = Unconstrained::to_packed(u, p);
       }
-      posteriors_ = std::move(posteriors);
-      return;
-    } catch (const NumericalError&) {
-      parameters_ = previous;
-      tasks_ = previous_tasks;
-      weights_ = previous_weights;
     }
   }
-  throw NumericalError("ablr: no usable fit after " + std::to_string(options_.restarts + 1) + " attempts");
+  if (!std::isfinite(best_value)) {
+    throw NumericalError("ablr: no usable fit after " + std::to_string(options_.restarts + 1) + " attempts");
+  }
+
+  // Publish only a fit whose every posterior can be built.
+  auto weights = std::make_shared<const Eigen::VectorXd>(best.head(p));
+  std::vector<std::shared_ptr<const TaskPosterior>> posteriors(static_cast<std::size_t>(tasks));
+  for (int t = 0; t < tasks; ++t) {
+    if (data.tasks[t].y.size() > 0) posteriors[t] = build_posterior(data.tasks[t], scales[t], weights, best, t);
+  }
+  parameters_ = std::move(best);
+  tasks_ = tasks;
+  posteriors_ = std::move(posteriors);
 }
 
 std::shared_ptr<const TaskPosterior> Ablr::posterior(int task) const {

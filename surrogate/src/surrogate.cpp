@@ -8,6 +8,11 @@ namespace lbo::surrogate {
 
 void GpSurrogate::fit(const TaskData& data, std::uint64_t seed) {
   const auto tasks = data.tasks.size();
+  for (std::size_t t = 0; t < tasks; ++t) {
+    if (!data.tasks[t].y.allFinite() || !data.tasks[t].X.allFinite()) {
+      throw NumericalError("gp: task " + std::to_string(t) + " has a non-finite observation");
+    }
+  }
   if (gps_.size() < tasks) gps_.resize(tasks, GaussianProcess(options_));
   std::vector<std::shared_ptr<const TaskPosterior>> posteriors(tasks);
   std::vector<char> failed(tasks, 0);

@@ -271,6 +271,45 @@ TEST_F(JobSpecTest, direction_and_surrogate_are_checked) {
   EXPECT_NE(error_of(valid_with("\"random\"", "\"gpp\"")).find("policy.surrogate: \"gpp\""), std::string::npos);
 }
 
+TEST_F(JobSpecTest, policy_knobs_parse_and_are_checked) {
+  const JobSpec job = parse(valid_with("surrogate = \"random\"", R"(surrogate = "ablr"
+acquisition = "hedge"
+ucb_beta = 2.5
+ucb_scale = 0.5
+xi = 0.1
+hedge_eta = 3
+candidates = 200
+refine = 2
+network_width = 32
+network_depth = 2)"));
+  EXPECT_EQ(job.policy.surrogate, SurrogateKind::ablr);
+  EXPECT_EQ(job.policy.acquisition, AcquisitionKind::hedge);
+  EXPECT_EQ(job.policy.ucb_beta, 2.5);
+  EXPECT_EQ(job.policy.ucb_scale, 0.5);
+  EXPECT_EQ(job.policy.xi, 0.1);
+  EXPECT_EQ(job.policy.hedge_eta, 3.0);
+  EXPECT_EQ(job.policy.candidates, 200);
+  EXPECT_EQ(job.policy.refine, 2);
+  EXPECT_EQ(job.policy.network_width, 32);
+  EXPECT_EQ(job.policy.network_depth, 2);
+  const JobSpec defaults = parse(valid_with("surrogate = \"random\"\n", ""));
+  EXPECT_EQ(defaults.policy.surrogate, SurrogateKind::gp);
+  EXPECT_EQ(defaults.policy.acquisition, AcquisitionKind::ei);
+  EXPECT_FALSE(defaults.policy.ucb_beta.has_value());
+  EXPECT_FALSE(parse(valid_with("surrogate = \"random\"", "ucb_beta = \"schedule\"")).policy.ucb_beta.has_value());
+
+  EXPECT_NE(error_of(valid_with("surrogate = \"random\"", "acquisition = \"gpucb\"")).find("policy.acquisition: \"gpucb\" is not an acquisition"),
+            std::string::npos);
+  EXPECT_NE(error_of(valid_with("surrogate = \"random\"", "ucb_beta = -1")).find("policy.ucb_beta: must be \"schedule\" or a number > 0"),
+            std::string::npos);
+  EXPECT_NE(error_of(valid_with("surrogate = \"random\"", "ucb_delta = 1.5")).find("policy.ucb_delta: must be in (0, 1)"),
+            std::string::npos);
+  EXPECT_NE(error_of(valid_with("surrogate = \"random\"", "hedge_eta = 0")).find("policy.hedge_eta: must be a number > 0"),
+            std::string::npos);
+  EXPECT_NE(error_of(valid_with("\"random\"", "\"lbo\"")).find("\"lbo\" is not available in this version"),
+            std::string::npos);
+}
+
 TEST_F(JobSpecTest, parameter_names_may_not_shadow_result_columns) {
   const std::string message = error_of(valid_with("depth = {", "status = {"));
   EXPECT_NE(message.find("space.status: the name is taken by a results.csv column"), std::string::npos) << message;

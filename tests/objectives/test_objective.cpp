@@ -1,8 +1,9 @@
 // lbo-test-objective: a fast, scriptable objective for tests and benchmarks.
 //
-//   lbo-test-objective [--function zero|sum|branin|quadratic] [--via stdout|file]
+//   lbo-test-objective [--function zero|sum|branin|quadratic] [--via stdout|file] [--context FILE]
 //
 // Reads $LBO_PARAMS_FILE (JSON). The value is a known function of the numeric parameters;
+// `quadratic` takes its task's (a, b, c) from the JSON object in FILE (a task's dataset);
 // these optional parameters steer the run itself:
 //   sleep_ms  (number)  sleep first
 //   outcome   (string)  "ok" (default), "fail" (exit 3), "crash" (SIGSEGV), "hang" (ignore
@@ -39,18 +40,18 @@ double branin(double x1, double x2) {
   return u * u + 10 * (1 - t) * std::cos(x1) + 10;
 }
 
-double evaluate(const std::string& function, const nlohmann::json& params) {
+double evaluate(const std::string& function, const nlohmann::json& params, const nlohmann::json& context) {
   if (function == "zero") return 0.0;
   if (function == "branin") return branin(number(params, "x1"), number(params, "x2"));
   double sum = 0, squares = 0;
   for (const auto& [key, value] : params.items()) {
-    if (key == "sleep_ms" || !value.is_number()) continue;
+    if (key == "sleep_ms" || key == "outcome" || !value.is_number()) continue;
     sum += value.get<double>();
     squares += value.get<double>() * value.get<double>();
   }
   if (function == "quadratic") {
     // ABLR's quadratic family f(x) = 0.5 a ‖x‖² + b Σx + 3c with (a, b, c) from the params.
-    const double a = number(params, "a"), b = number(params, "b"), c = number(params, "c");
+    const double a = number(context, "a"), b = number(context, "b"), c = number(context, "c");
     return 0.5 * a * squares + b * sum + 3 * c;
   }
   return sum;
@@ -60,9 +61,18 @@ double evaluate(const std::string& function, const nlohmann::json& params) {
 
 int main(int argc, char** argv) {
   std::string function = "sum", via = "stdout";
+  nlohmann::json context = nlohmann::json::object();
   for (int i = 1; i + 1 < argc; i += 2) {
     if (std::strcmp(argv[i], "--function") == 0) function = argv[i + 1];
     if (std::strcmp(argv[i], "--via") == 0) via = argv[i + 1];
+    if (std::strcmp(argv[i], "--context") == 0) {
+      std::ifstream file(argv[i + 1]);
+      context = nlohmann::json::parse(file, nullptr, false);
+      if (!context.is_object()) {
+        std::cerr << "cannot parse the context file " << argv[i + 1] << "\n";
+        return 2;
+      }
+    }
   }
   const char* params_file = std::getenv("LBO_PARAMS_FILE");
   if (params_file == nullptr) {
@@ -93,7 +103,7 @@ int main(int argc, char** argv) {
     std::cout << "this is not JSON\n";
     return 0;
   }
-  const double value = outcome == "nan" ? std::nan("") : evaluate(function, params);
+  const double value = outcome == "nan" ? std::nan("") : evaluate(function, params, context);
   char line[128];
   if (std::isnan(value)) {
     std::snprintf(line, sizeof line, "{\"objective\": NaN}");

@@ -5,76 +5,19 @@
 
 #include <gtest/gtest.h>
 
-#include <boost/asio/io_context.hpp>
-#include <cstdio>
 #include <map>
-#include <sstream>
 #include <thread>
 
-#include "lbo/cluster/local_transport.hpp"
-#include "lbo/orchestrator/journal.hpp"
-#include "test_support.hpp"
+#include "run_job.hpp"
+
+using lbo::testing::Row;
+using lbo::testing::RunOutput;
+using lbo::testing::run_job;
 
 using namespace lbo::orchestrator;
 namespace fs = std::filesystem;
 
 namespace {
-
-using Row = std::map<std::string, std::string>;
-
-// results.csv as one map per row (the tests' values hold no quoted fields).
-std::vector<Row> read_csv(const fs::path& path) {
-  std::istringstream text(lbo::testing::read_text(path));
-  std::vector<std::string> header;
-  std::vector<Row> rows;
-  for (std::string line; std::getline(text, line);) {
-    std::vector<std::string> fields;
-    std::istringstream cells(line);
-    for (std::string cell; std::getline(cells, cell, ',');) fields.push_back(cell);
-    if (line.back() == ',') fields.emplace_back();
-    if (header.empty()) {
-      header = fields;
-      continue;
-    }
-    EXPECT_EQ(fields.size(), header.size()) << line;
-    Row row;
-    for (std::size_t i = 0; i < header.size() && i < fields.size(); ++i) row[header[i]] = fields[i];
-    rows.push_back(row);
-  }
-  return rows;
-}
-
-struct RunOutput {
-  int exit_code = -1;
-  std::vector<Row> rows;
-  JournalContents journal;
-  std::string log;
-  fs::path run_dir;
-};
-
-RunOutput run_job(const std::string& text, const lbo::testing::ScratchDir& dir, int slots = 2) {
-  const lbo::jobs::JobSpec job = lbo::testing::job_from(text, dir.path());
-  RunDirectory run_dir = RunDirectory::create(dir.path() / "runs", job, false);
-  std::FILE* log = std::tmpfile();
-  RunOutput out;
-  {
-    Console console(log);
-    Master master(job, run_dir,
-                  [slots](boost::asio::io_context& io, lbo::cluster::Transport::CompletionHandler done) {
-                    return std::make_unique<lbo::cluster::LocalTransport>(io, slots, std::move(done));
-                  },
-                  console);
-    out.exit_code = master.run();
-  }
-  std::rewind(log);
-  char buffer[4096];
-  for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, log)) > 0;) out.log.append(buffer, n);
-  std::fclose(log);
-  out.rows = read_csv(run_dir.results_csv());
-  out.journal = read_journal(run_dir.journal());
-  out.run_dir = run_dir.path();
-  return out;
-}
 
 int count_finals(const JournalContents& journal) {
   int finals = 0;

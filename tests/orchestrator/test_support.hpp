@@ -41,13 +41,14 @@ inline std::string read_text(const std::filesystem::path& p) {
   return s.str();
 }
 
-/// A job running the test objective: `x` in [0, 1], `outcome` from `outcomes`, given tasks.
+/// A job running the test objective (value = sum of the numeric parameters): `x` in [0, 1]
+/// plus `extra_space`, the given tasks, random search unless `policy` says otherwise.
 inline std::string test_job(const std::string& extra_space = "", const std::string& tasks =
                                                                       "[[tasks]]\nname = \"a\"\nbudget = 5\n",
-                            const std::string& objective_extra = "") {
+                            const std::string& objective_extra = "", const std::string& policy = "surrogate = \"random\"") {
   return std::string("name = \"t\"\nseed = 3\n[objective]\ncommand = [\"") + LBO_TEST_OBJECTIVE +
-         "\"]\ndirection = \"maximize\"\n" + objective_extra + "\n[space]\nx = { type = \"float\", low = 0, high = 1 }\n" +
-         extra_space + "\n" + tasks;
+         "\"]\ndirection = \"maximize\"\n" + objective_extra + "\n[policy]\n" + policy +
+         "\n[space]\nx = { type = \"float\", low = 0, high = 1 }\n" + extra_space + "\n" + tasks;
 }
 
 }  // namespace lbo::testing

@@ -6,6 +6,7 @@
 #include <random>
 
 #include "finite_difference.hpp"
+#include "lbo/surrogate/linalg.hpp"
 
 using namespace lbo::surrogate;
 using lbo::testing::numerical_gradient;
@@ -105,4 +106,24 @@ TEST(AblrTest, same_seed_same_fit) {
   a.fit(data, 17);
   b.fit(data, 17);
   EXPECT_EQ(a.parameters(), b.parameters());
+}
+
+TEST(AblrTest, non_finite_observations_are_refused) {
+  Ablr ablr(2, AblrOptions{.hidden = {4}});
+  Observations o = task_data(5, 0.0, 12);
+  o.y(2) = std::nan("");
+  EXPECT_THROW(ablr.fit(TaskData{{o}}, 1), NumericalError);
+  GpSurrogate gp;
+  EXPECT_THROW(gp.fit(TaskData{{o}}, 1), NumericalError);
+}
+
+TEST(AblrTest, a_fit_on_one_point_does_not_collapse_later_fits) {
+  // One point: the network weights would shrink to zero, a saddle later fits cannot leave.
+  Ablr ablr(2, AblrOptions{.hidden = {10, 10}, .max_iterations = 200});
+  const Observations all = task_data(30, 0.0, 13);
+  for (int n : {1, 2, 3, 30}) ablr.fit(TaskData{{Observations{all.X.topRows(n), all.y.head(n)}}}, static_cast<std::uint64_t>(n));
+  const int p = ablr.network().parameter_count();
+  EXPECT_GT(ablr.parameters().head(p).norm(), 0.1);
+  const Posterior fitted = ablr.posterior(0)->predict(all.X);
+  EXPECT_GT(fitted.mean.cwiseAbs().maxCoeff(), 0.5);  // it explains the standardized data
 }

@@ -24,12 +24,26 @@ struct ObjectiveSpec {
   int retries = 0;                  ///< extra attempts after a failed, crashed or timed-out one
 };
 
-enum class SurrogateKind : std::uint8_t { random };
+enum class SurrogateKind : std::uint8_t { random, gp, ablr };
 std::string_view to_string(SurrogateKind kind);
 
+enum class AcquisitionKind : std::uint8_t { ucb, ei, pi, hedge };
+std::string_view to_string(AcquisitionKind kind);
+
 struct PolicySpec {
-  SurrogateKind surrogate = SurrogateKind::random;
+  SurrogateKind surrogate = SurrogateKind::gp;
+  AcquisitionKind acquisition = AcquisitionKind::ei;
   int initial_random = 5;  ///< random trials per task before the surrogate proposes
+  /// UCB: a constant β, or none for the GP-UCB schedule β_t = ucb_scale · 2 log(t^{d/2+2}π²/(3 ucb_delta)).
+  std::optional<double> ucb_beta;
+  double ucb_scale = 0.2;
+  double ucb_delta = 0.1;
+  double xi = 0.01;         ///< EI/PI margin over the best value, in standardized units
+  double hedge_eta = 1.0;   ///< GP-Hedge learning rate
+  int candidates = 1024;    ///< quasi-random candidates per acquisition maximization
+  int refine = 5;           ///< best candidates refined by L-BFGS-B
+  int network_width = 50;   ///< ablr: units per layer of the feature map
+  int network_depth = 3;    ///< ablr: layers
 };
 
 struct WorkersSpec {

@@ -18,6 +18,10 @@ class io_context;
 namespace lbo::orchestrator {
 
 struct MasterOptions {
+  /// Rounds instead of a stream: fill the free slots, wait until every trial of the round has
+  /// finished, refit on all results, start the next round. With a fixed seed the run is then
+  /// reproducible exactly (same trials, same order, same values), whatever the slot count.
+  bool sync = false;
   /// Period of progress lines when stderr is not a terminal.
   std::chrono::milliseconds progress_every{10'000};
   /// Failures logged one by one; later ones only count in the progress line.

@@ -2,7 +2,9 @@
 // Policy: given the run so far, the configuration a new trial should evaluate.
 
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <string>
 
 #include "lbo/jobs/space.hpp"
 #include "lbo/orchestrator/run_state.hpp"
@@ -12,8 +14,12 @@ namespace lbo::orchestrator {
 class Policy {
  public:
   virtual ~Policy() = default;
-  /// A valid configuration of the job's space for new trial `trial` of `task`.
+  /// A valid configuration of the job's space for new trial `trial` of `task`. Never waits for
+  /// a model fit.
   virtual jobs::Config propose(const RunState& state, int task, std::int64_t trial) = 0;
+  /// Results were committed. A model-based policy refits: in the background, or before
+  /// returning in --sync mode (where the master calls this at the end of each round).
+  virtual void results_committed(const RunState& state) { (void)state; }
 };
 
 /// Uniform sampling that respects `when` conditions. Trial t draws from its own stream,
@@ -28,7 +34,14 @@ class RandomPolicy final : public Policy {
   std::uint64_t seed_;
 };
 
+struct PolicyOptions {
+  /// Refit after every round of results before proposing (exactly reproducible runs).
+  bool sync = false;
+  /// Where a policy reports what people should know (a fit that failed, ...); master thread.
+  std::function<void(const std::string&)> log;
+};
+
 /// The policy the job's [policy] table asks for.
-std::unique_ptr<Policy> make_policy(const jobs::JobSpec& job);
+std::unique_ptr<Policy> make_policy(const jobs::JobSpec& job, PolicyOptions options = {});
 
 }  // namespace lbo::orchestrator

@@ -39,6 +39,8 @@ class RunState {
   const std::vector<Trial>& trials() const { return trials_; }
   const Trial& trial(std::int64_t id) const { return trials_.at(static_cast<std::size_t>(id)); }
   const std::vector<TaskProgress>& tasks() const { return tasks_; }
+  /// Ids of the trials of `task`, in creation order.
+  const std::vector<std::int64_t>& task_trials(int task) const { return task_trials_.at(static_cast<std::size_t>(task)); }
 
   /// A new trial of `task` with the next id.
   const Trial& add_trial(int task, jobs::Config config);
@@ -58,6 +60,7 @@ class RunState {
   const jobs::JobSpec* job_;
   std::vector<Trial> trials_;
   std::vector<TaskProgress> tasks_;
+  std::vector<std::vector<std::int64_t>> task_trials_;
   int running_ = 0;
 };
 

@@ -20,7 +20,7 @@ struct AblrOptions {
   int max_iterations = 300;                ///< L-BFGS iterations of a cold fit
   int warm_iterations = 60;                ///< of a fit warm-started from the previous one
   double weight_decay = 1e-3;              ///< ½λ‖w‖² on the network weights (a Gaussian prior)
-  int restarts = 3;                        ///< fresh initializations after a numerical failure
+  int restarts = 3;                        ///< fresh initializations after every start failed
 };
 
 class Ablr final : public Surrogate {
@@ -41,13 +41,15 @@ class Ablr final : public Surrogate {
 
  private:
   Eigen::VectorXd cold_start(int tasks, std::mt19937_64& rng) const;
-  std::shared_ptr<const TaskPosterior> build_posterior(const Observations& data, Standardization s, int task) const;
+  std::shared_ptr<const TaskPosterior> build_posterior(const Observations& data, Standardization s,
+                                                       std::shared_ptr<const Eigen::VectorXd> weights,
+                                                       const Eigen::VectorXd& packed, int task) const;
 
   AblrOptions options_;
   std::shared_ptr<const Mlp> mlp_;
   Eigen::VectorXd parameters_;
   int tasks_ = 0;
-  std::shared_ptr<const Eigen::VectorXd> weights_;  // network part of the last fit, shared by posteriors
+  Eigen::Index cold_fit_size_ = 0;  // observations at the last fit from a fresh initialization
   std::vector<std::shared_ptr<const TaskPosterior>> posteriors_;
 };
 

@@ -1,0 +1,39 @@
+#pragma once
+// ModelPolicy: proposals from a surrogate (gp or ablr) and an acquisition (ucb, ei, pi or the
+// GP-Hedge portfolio), with every running trial hallucinated so parallel slots spread out.
+
+#include <cstdint>
+#include <memory>
+
+#include "lbo/jobs/job_spec.hpp"
+#include "lbo/orchestrator/policy.hpp"
+
+namespace lbo::orchestrator {
+
+class ModelPolicy final : public Policy {
+ public:
+  ModelPolicy(const jobs::JobSpec& job, PolicyOptions options);
+  /// Stops the background refit thread (waits for a fit in progress).
+  ~ModelPolicy() override;
+  ModelPolicy(const ModelPolicy&) = delete;
+  ModelPolicy& operator=(const ModelPolicy&) = delete;
+
+  /// Random for the first initial_random trials of a task (or while no model of the task
+  /// exists yet); otherwise the acquisition's maximizer under the newest fitted model,
+  /// conditioned on results the model has not seen and on the task's running trials.
+  jobs::Config propose(const RunState& state, int task, std::int64_t trial) override;
+  void results_committed(const RunState& state) override;
+
+  /// Number of fits published so far (tests wait on it).
+  std::uint64_t fits_completed() const;
+  /// Blocks until at least `count` fits are published (tests; not used by the master).
+  void wait_for_fits(std::uint64_t count) const;
+  /// GP-Hedge gains of `task` (ucb, ei, pi); empty unless acquisition = "hedge".
+  std::vector<double> hedge_gains(int task) const;
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace lbo::orchestrator

@@ -1,0 +1,413 @@
+#include "lbo/orchestrator/model_policy.hpp"
+
+#include <algorithm>
+#include <array>
+#include <condition_variable>
+#include <limits>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <thread>
+
+#include "lbo/jobs/encoding.hpp"
+#include "lbo/surrogate/ablr.hpp"
+#include "lbo/surrogate/acquisition.hpp"
+#include "lbo/surrogate/hedge.hpp"
+#include "lbo/surrogate/linalg.hpp"
+#include "lbo/surrogate/maximizer.hpp"
+#include "lbo/surrogate/surrogate.hpp"
+
+namespace lbo::orchestrator {
+
+namespace {
+
+using surrogate::AcquisitionKind;
+
+// The GP-Hedge portfolio, in arm order.
+constexpr std::array<AcquisitionKind, 3> kHedgeArms = {AcquisitionKind::ucb, AcquisitionKind::ei, AcquisitionKind::pi};
+
+AcquisitionKind acquisition_of(jobs::AcquisitionKind kind) {
+  switch (kind) {
+    case jobs::AcquisitionKind::ucb: return AcquisitionKind::ucb;
+    case jobs::AcquisitionKind::pi: return AcquisitionKind::pi;
+    default: return AcquisitionKind::ei;
+  }
+}
+
+Eigen::VectorXd encode(const jobs::Encoder& encoder, const jobs::Config& config) {
+  const std::vector<double> x = encoder.encode(config);
+  return Eigen::Map<const Eigen::VectorXd>(x.data(), static_cast<Eigen::Index>(x.size()));
+}
+
+// The job's search space as the acquisition maximizer sees it: canonical points are
+// encode(decode(x)), so conditions, integer rounding and one-hot groups follow the job file.
+class JobEncodedSpace final : public surrogate::EncodedSpace {
+ public:
+  JobEncodedSpace(const jobs::Space& space, const jobs::Encoder& encoder) : space_(space), encoder_(encoder) {
+    for (const jobs::EncodedGroup& g : encoder.groups()) {
+      surrogate::CoordinateGroup c;
+      c.offset = g.offset;
+      c.width = g.width;
+      switch (g.kind) {
+        case jobs::EncodedGroup::Kind::continuous: c.kind = surrogate::CoordinateGroup::Kind::continuous; break;
+        case jobs::EncodedGroup::Kind::integer: c.kind = surrogate::CoordinateGroup::Kind::integer; break;
+        case jobs::EncodedGroup::Kind::one_hot: c.kind = surrogate::CoordinateGroup::Kind::one_hot; break;
+      }
+      groups_.push_back(c);
+    }
+  }
+
+  int dimension() const override { return encoder_.dimension(); }
+  const std::vector<surrogate::CoordinateGroup>& groups() const override { return groups_; }
+
+  void canonicalize(Eigen::Ref<Eigen::VectorXd> x) const override {
+    const jobs::Config config = encoder_.decode(std::span<const double>(x.data(), static_cast<std::size_t>(x.size())));
+    x = encode(encoder_, config);
+  }
+
+  bool movable(int group, const Eigen::VectorXd& x) const override {
+    if (groups_[group].kind == surrogate::CoordinateGroup::Kind::one_hot) return false;
+    const jobs::Config config = encoder_.decode(std::span<const double>(x.data(), static_cast<std::size_t>(x.size())));
+    return space_.is_active(encoder_.groups()[group].param, config);
+  }
+
+ private:
+  const jobs::Space& space_;
+  const jobs::Encoder& encoder_;
+  std::vector<surrogate::CoordinateGroup> groups_;
+};
+
+// What a fit produced: a posterior per task and the trials each was fitted on.
+struct Snapshot {
+  std::uint64_t version = 0;
+  std::vector<std::shared_ptr<const surrogate::TaskPosterior>> posteriors;
+  std::vector<std::vector<std::int64_t>> trials;  // per task, ascending
+  std::string error;                              // a failed fit: the previous posteriors stay
+};
+
+struct FitRequest {
+  surrogate::TaskData data;
+  std::vector<std::vector<std::int64_t>> trials;
+  std::uint64_t seed = 0;
+};
+
+std::unique_ptr<surrogate::Surrogate> make_surrogate(const jobs::JobSpec& job, int dimension) {
+  if (job.policy.surrogate == jobs::SurrogateKind::ablr) {
+    surrogate::AblrOptions options;
+    options.hidden.assign(static_cast<std::size_t>(job.policy.network_depth), job.policy.network_width);
+    return std::make_unique<surrogate::Ablr>(dimension, options);
+  }
+  return std::make_unique<surrogate::GpSurrogate>();
+}
+
+}  // namespace
+
+class ModelPolicy::Impl {
+ public:
+  Impl(const jobs::JobSpec& job, PolicyOptions options)
+      : job_(job),
+        encoder_(job.space),
+        search_space_(job.space, encoder_),
+        options_(std::move(options)),
+        random_(job.space, job.seed),
+        surrogate_(make_surrogate(job, encoder_.dimension())),
+        hedges_(job.tasks.size(), surrogate::GpHedge(3, job.policy.hedge_eta)),
+        nominees_(job.tasks.size()) {
+    if (!options_.sync) thread_ = std::thread([this] { refit_loop(); });
+  }
+
+  ~Impl() {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    cv_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+
+  jobs::Config propose(const RunState& state, int task, std::int64_t trial) {
+    adopt_latest();
+    request_refit_if_stale(state);
+    if (state.tasks()[task].created < job_.policy.initial_random) return random_.propose(state, task, trial);
+    std::shared_ptr<const surrogate::TaskPosterior> posterior;
+    if (adopted_ && task < static_cast<int>(adopted_->posteriors.size())) posterior = adopted_->posteriors[task];
+    if (!posterior) return random_.propose(state, task, trial);
+
+    // Results the model has not seen join it exactly (hyperparameters kept); unfinished trials
+    // of the task are hallucinated at the mean by the acquisition.
+    const std::vector<std::int64_t>& fitted = adopted_->trials[task];
+    const int d = encoder_.dimension();
+    std::vector<Eigen::VectorXd> unseen_x, pending_x;
+    std::vector<double> unseen_y;
+    std::vector<const jobs::Config*> pending_configs;
+    std::vector<std::pair<double, std::int64_t>> observed;  // (standardized y, trial)
+    for (std::int64_t id : state.task_trials(task)) {
+      const Trial& t = state.trial(id);
+      if (t.finished && t.outcome.status == workers::TrialStatus::ok) {
+        const double z = posterior->standardization().apply(oriented(t.outcome.objective));
+        observed.emplace_back(z, id);
+        if (!std::binary_search(fitted.begin(), fitted.end(), id)) {
+          unseen_x.push_back(encode(encoder_, t.config));
+          unseen_y.push_back(z);
+        }
+      } else if (!t.finished) {
+        pending_x.push_back(encode(encoder_, t.config));
+        pending_configs.push_back(&t.config);
+      }
+    }
+    if (!unseen_x.empty()) {
+      const Eigen::VectorXd y = Eigen::Map<const Eigen::VectorXd>(unseen_y.data(), static_cast<Eigen::Index>(unseen_y.size()));
+      posterior = posterior->condition(rows(unseen_x, d), &y);
+    }
+    std::sort(observed.rbegin(), observed.rend());
+    std::vector<Eigen::VectorXd> starts;  // the best observations, where EI's peaks often are
+    for (std::size_t i = 0; i < observed.size() && i < 3; ++i) starts.push_back(encode(encoder_, state.trial(observed[i].second).config));
+
+    surrogate::AcquisitionParams params;
+    params.incumbent = observed.empty() ? 0.0 : observed.front().first;
+    params.xi = job_.policy.xi;
+    const int t = static_cast<int>(observed.size() + pending_x.size()) + 1;
+    params.ucb_beta = job_.policy.ucb_beta.value_or(
+        surrogate::ucb_beta_schedule(t, d, job_.policy.ucb_delta, job_.policy.ucb_scale));
+    const Eigen::MatrixXd pending = rows(pending_x, d);
+
+    const bool hedge = job_.policy.acquisition == jobs::AcquisitionKind::hedge;
+    std::vector<AcquisitionKind> arms;
+    if (hedge) {
+      arms.assign(kHedgeArms.begin(), kHedgeArms.end());
+    } else {
+      arms.push_back(acquisition_of(job_.policy.acquisition));
+    }
+    const std::uint64_t seed = jobs::trial_seed(job_.seed ^ 0x5eedac9u, trial);
+    surrogate::MaximizerOptions maximizer;
+    maximizer.candidates = job_.policy.candidates;
+    maximizer.refine = job_.policy.refine;
+    std::vector<std::vector<surrogate::Maximum>> ranked;
+    for (std::size_t a = 0; a < arms.size(); ++a) {
+      auto acquisition = std::make_shared<surrogate::Acquisition>(arms[a], params, posterior);
+      acquisition->set_pending(pending);
+      surrogate::BoxObjective objective;
+      objective.values = [acquisition](const Eigen::MatrixXd& X) { return acquisition->evaluate(X); };
+      objective.gradient = [acquisition](const Eigen::VectorXd& x, Eigen::VectorXd& g) { return acquisition->evaluate(x, g); };
+      ranked.push_back(surrogate::maximize(objective, search_space_, maximizer, seed + a, starts));
+    }
+
+    std::size_t arm = 0;
+    std::mt19937_64 rng(seed);
+    if (hedge) {
+      arm = static_cast<std::size_t>(hedges_[task].choose(rng));
+      nominees_[task].push_back({ranked[0].front().x, ranked[1].front().x, ranked[2].front().x});
+    }
+    const auto is_pending = [&](const jobs::Config& c) {
+      return std::any_of(pending_configs.begin(), pending_configs.end(), [&](const jobs::Config* p) { return *p == c; });
+    };
+    for (const surrogate::Maximum& m : ranked[arm]) {
+      jobs::Config config = encoder_.decode(std::span<const double>(m.x.data(), static_cast<std::size_t>(m.x.size())));
+      if (!is_pending(config)) return config;
+    }
+    // Every candidate is running already (a small discrete space): any configuration that is not.
+    for (int i = 0; i < 100; ++i) {
+      jobs::Config config = job_.space.sample(rng);
+      if (!is_pending(config)) return config;
+    }
+    return random_.propose(state, task, trial);
+  }
+
+  void results_committed(const RunState& state) {
+    if (options_.sync) {
+      fit(training_data(state));
+      adopt_latest();
+      return;
+    }
+    request_refit(state);
+  }
+
+  std::uint64_t fits_completed() const {
+    std::lock_guard lock(mutex_);
+    return fits_;
+  }
+
+  void wait_for_fits(std::uint64_t count) const {
+    std::unique_lock lock(mutex_);
+    cv_.wait(lock, [&] { return fits_ >= count; });
+  }
+
+  std::vector<double> hedge_gains(int task) const {
+    if (job_.policy.acquisition != jobs::AcquisitionKind::hedge) return {};
+    return hedges_.at(static_cast<std::size_t>(task)).gains();
+  }
+
+ private:
+  // Larger is better inside the models: a minimize job negates its objective.
+  double oriented(double objective) const {
+    return job_.objective.direction == jobs::Direction::maximize ? objective : -objective;
+  }
+
+  static Eigen::MatrixXd rows(const std::vector<Eigen::VectorXd>& points, int d) {
+    Eigen::MatrixXd X(static_cast<Eigen::Index>(points.size()), d);
+    for (std::size_t i = 0; i < points.size(); ++i) X.row(static_cast<Eigen::Index>(i)) = points[i].transpose();
+    return X;
+  }
+
+  FitRequest training_data(const RunState& state) const {
+    FitRequest request;
+    const int d = encoder_.dimension();
+    std::size_t total = 0;
+    for (int task = 0; task < static_cast<int>(job_.tasks.size()); ++task) {
+      std::vector<Eigen::VectorXd> x;
+      std::vector<double> y;
+      std::vector<std::int64_t> ids;
+      for (std::int64_t id : state.task_trials(task)) {
+        const Trial& t = state.trial(id);
+        // Failed trials never enter a model: no NaN or infinity reaches surrogate/.
+        if (!t.finished || t.outcome.status != workers::TrialStatus::ok) continue;
+        x.push_back(encode(encoder_, t.config));
+        y.push_back(oriented(t.outcome.objective));
+        ids.push_back(id);
+      }
+      total += y.size();
+      request.data.tasks.push_back(
+          {rows(x, d), Eigen::Map<const Eigen::VectorXd>(y.data(), static_cast<Eigen::Index>(y.size()))});
+      request.trials.push_back(std::move(ids));
+    }
+    request.seed = jobs::trial_seed(job_.seed ^ 0xf17u, static_cast<std::int64_t>(total));
+    return request;
+  }
+
+  // Runs on the refit thread (or the master's, in --sync mode): only this touches surrogate_.
+  void fit(FitRequest request) {
+    auto snapshot = std::make_shared<Snapshot>();
+    snapshot->trials = std::move(request.trials);
+    try {
+      surrogate_->fit(request.data, request.seed);
+      for (std::size_t t = 0; t < request.data.tasks.size(); ++t) {
+        snapshot->posteriors.push_back(surrogate_->posterior(static_cast<int>(t)));
+      }
+    } catch (const std::exception& e) {
+      snapshot->error = e.what();
+    }
+    {
+      std::lock_guard lock(mutex_);
+      snapshot->version = ++fits_;
+      published_ = std::move(snapshot);
+      fitting_ = false;
+    }
+    cv_.notify_all();
+  }
+
+  // Master thread: take the newest published fit; GP-Hedge arms gain the new posterior mean
+  // at the nominees they proposed since the last one.
+  void adopt_latest() {
+    std::shared_ptr<const Snapshot> latest;
+    {
+      std::lock_guard lock(mutex_);
+      latest = published_;
+    }
+    if (!latest || (adopted_ && latest->version == adopted_->version)) return;
+    if (!latest->error.empty()) {
+      if (options_.log) options_.log("model fit failed (" + latest->error + "); proposals keep the previous model");
+      auto kept = std::make_shared<Snapshot>(adopted_ ? *adopted_ : Snapshot{});
+      kept->version = latest->version;
+      adopted_ = std::move(kept);
+      return;
+    }
+    adopted_ = latest;
+    for (std::size_t task = 0; task < nominees_.size(); ++task) {
+      const auto& posterior = task < adopted_->posteriors.size() ? adopted_->posteriors[task] : nullptr;
+      if (posterior) {
+        for (const auto& nominees : nominees_[task]) {
+          Eigen::MatrixXd X(3, nominees[0].size());
+          for (int a = 0; a < 3; ++a) X.row(a) = nominees[a].transpose();
+          const Eigen::VectorXd mean = posterior->predict(X).mean;
+          hedges_[task].reward({mean(0), mean(1), mean(2)});
+        }
+      }
+      nominees_[task].clear();
+    }
+  }
+
+  // Asynchronous mode: hand the newest data to the refit thread unless a fit is under way;
+  // then remember to do it once that fit is published.
+  void request_refit(const RunState& state) {
+    {
+      std::lock_guard lock(mutex_);
+      if (fitting_ || request_) {
+        stale_ = true;
+        return;
+      }
+    }
+    FitRequest request = training_data(state);
+    {
+      std::lock_guard lock(mutex_);
+      request_ = std::move(request);
+      fitting_ = true;
+      stale_ = false;
+    }
+    cv_.notify_all();
+  }
+
+  void request_refit_if_stale(const RunState& state) {
+    if (options_.sync) return;
+    bool stale = false;
+    {
+      std::lock_guard lock(mutex_);
+      stale = stale_ && !fitting_ && !request_;
+    }
+    if (stale) request_refit(state);
+  }
+
+  void refit_loop() {
+    for (;;) {
+      FitRequest request;
+      {
+        std::unique_lock lock(mutex_);
+        cv_.wait(lock, [&] { return stopping_ || request_.has_value(); });
+        if (stopping_) return;
+        request = std::move(*request_);
+        request_.reset();
+      }
+      fit(std::move(request));
+    }
+  }
+
+  const jobs::JobSpec& job_;
+  jobs::Encoder encoder_;
+  JobEncodedSpace search_space_;
+  PolicyOptions options_;
+  RandomPolicy random_;
+  std::unique_ptr<surrogate::Surrogate> surrogate_;  // the fitting thread's alone
+
+  mutable std::mutex mutex_;
+  mutable std::condition_variable cv_;
+  std::shared_ptr<const Snapshot> published_;  // guarded by mutex_
+  std::optional<FitRequest> request_;          // guarded
+  bool fitting_ = false;                       // guarded: a request is queued or being fitted
+  bool stale_ = false;                         // guarded: results came while fitting
+  bool stopping_ = false;                      // guarded
+  std::uint64_t fits_ = 0;                     // guarded
+  std::thread thread_;
+
+  // Master thread only.
+  std::shared_ptr<const Snapshot> adopted_;
+  std::vector<surrogate::GpHedge> hedges_;
+  std::vector<std::vector<std::array<Eigen::VectorXd, 3>>> nominees_;
+};
+
+ModelPolicy::ModelPolicy(const jobs::JobSpec& job, PolicyOptions options)
+    : impl_(std::make_unique<Impl>(job, std::move(options))) {}
+
+ModelPolicy::~ModelPolicy() = default;
+
+jobs::Config ModelPolicy::propose(const RunState& state, int task, std::int64_t trial) {
+  return impl_->propose(state, task, trial);
+}
+
+void ModelPolicy::results_committed(const RunState& state) { impl_->results_committed(state); }
+
+std::uint64_t ModelPolicy::fits_completed() const { return impl_->fits_completed(); }
+
+void ModelPolicy::wait_for_fits(std::uint64_t count) const { impl_->wait_for_fits(count); }
+
+std::vector<double> ModelPolicy::hedge_gains(int task) const { return impl_->hedge_gains(task); }
+
+}  // namespace lbo::orchestrator

@@ -1,0 +1,76 @@
+#pragma once
+// Runs a job in this process (Master + local slots) and reads back what it wrote.
+
+#include <boost/asio/io_context.hpp>
+#include <cstdio>
+#include <map>
+#include <sstream>
+
+#include "lbo/cluster/local_transport.hpp"
+#include "lbo/orchestrator/journal.hpp"
+#include "lbo/orchestrator/master.hpp"
+#include "test_support.hpp"
+
+namespace lbo::testing {
+
+using Row = std::map<std::string, std::string>;
+
+/// results.csv as one map per row (the tests' values hold no quoted fields).
+inline std::vector<Row> read_csv(const std::filesystem::path& path) {
+  std::istringstream text(read_text(path));
+  std::vector<std::string> header;
+  std::vector<Row> rows;
+  for (std::string line; std::getline(text, line);) {
+    std::vector<std::string> fields;
+    std::istringstream cells(line);
+    for (std::string cell; std::getline(cells, cell, ',');) fields.push_back(cell);
+    if (line.back() == ',') fields.emplace_back();
+    if (header.empty()) {
+      header = fields;
+      continue;
+    }
+    EXPECT_EQ(fields.size(), header.size()) << line;
+    Row row;
+    for (std::size_t i = 0; i < header.size() && i < fields.size(); ++i) row[header[i]] = fields[i];
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+struct RunOutput {
+  int exit_code = -1;
+  std::vector<Row> rows;
+  orchestrator::JournalContents journal;
+  std::string log;
+  std::filesystem::path run_dir;
+};
+
+/// Runs `text` (a job file) with `slots` local slots under `run_root` (default <dir>/runs).
+inline RunOutput run_job(const std::string& text, const ScratchDir& dir, int slots = 2,
+                         orchestrator::MasterOptions options = {}, std::filesystem::path run_root = {}) {
+  const jobs::JobSpec job = job_from(text, dir.path());
+  orchestrator::RunDirectory run_dir =
+      orchestrator::RunDirectory::create(run_root.empty() ? dir.path() / "runs" : run_root, job, false);
+  std::FILE* log = std::tmpfile();
+  RunOutput out;
+  {
+    orchestrator::Console console(log);
+    orchestrator::Master master(
+        job, run_dir,
+        [slots](boost::asio::io_context& io, cluster::Transport::CompletionHandler done) {
+          return std::make_unique<cluster::LocalTransport>(io, slots, std::move(done));
+        },
+        console, options);
+    out.exit_code = master.run();
+  }
+  std::rewind(log);
+  char buffer[4096];
+  for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, log)) > 0;) out.log.append(buffer, n);
+  std::fclose(log);
+  out.rows = read_csv(run_dir.results_csv());
+  out.journal = orchestrator::read_journal(run_dir.journal());
+  out.run_dir = run_dir.path();
+  return out;
+}
+
+}  // namespace lbo::testing

@@ -1,0 +1,239 @@
+#include "lbo/orchestrator/model_policy.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <numeric>
+#include <random>
+#include <set>
+
+#include "run_job.hpp"
+
+using namespace lbo::orchestrator;
+using lbo::testing::Row;
+using lbo::testing::run_job;
+using lbo::testing::RunOutput;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr double kBraninMinimum = 0.397887357729739;
+
+// Branin on [-5, 10] × [0, 15], minimized, one slot, --sync.
+std::string branin_job(const std::string& policy, int seed, int budget = 40) {
+  return "name = \"branin\"\nseed = " + std::to_string(seed) + "\n[objective]\ncommand = [\"" + LBO_TEST_OBJECTIVE +
+         "\", \"--function\", \"branin\"]\ndirection = \"minimize\"\n[policy]\n" + policy +
+         "\n[space]\nx1 = { type = \"float\", low = -5, high = 10 }\nx2 = { type = \"float\", low = 0, high = 15 }\n"
+         "[[tasks]]\nname = \"b\"\nbudget = " +
+         std::to_string(budget) + "\n";
+}
+
+double best_objective(const RunOutput& out, const std::string& task = "") {
+  double best = std::numeric_limits<double>::infinity();
+  for (const Row& row : out.rows) {
+    if (row.at("status") == "ok" && (task.empty() || row.at("task") == task)) best = std::min(best, std::stod(row.at("objective")));
+  }
+  return best;
+}
+
+MasterOptions sync_mode() {
+  MasterOptions options;
+  options.sync = true;
+  return options;
+}
+
+// The quadratic family of the ABLR paper (§3.1): f(x) = ½a‖x‖² + bΣx + 3c on [-5, 5]³.
+struct Quadratic {
+  double a, b, c;
+  double minimum() const {  // separable: each coordinate at clamp(−b/a, −5, 5)
+    const double x = std::clamp(-b / a, -5.0, 5.0);
+    return 3 * (0.5 * a * x * x + b * x) + 3 * c;
+  }
+};
+
+}  // namespace
+
+TEST(ModelPolicyTest, gp_ucb_and_ei_reach_branin_regret_below_half_where_random_mostly_does_not) {
+  lbo::testing::ScratchDir dir;
+  std::map<std::string, int> successes;
+  std::map<std::string, double> total_regret;
+  const std::map<std::string, std::string> policies = {{"gp-ucb", "surrogate = \"gp\"\nacquisition = \"ucb\""},
+                                                       {"gp-ei", "surrogate = \"gp\"\nacquisition = \"ei\""},
+                                                       {"random", "surrogate = \"random\""}};
+  for (const auto& [name, policy] : policies) {
+    for (int seed = 1; seed <= 10; ++seed) {
+      const RunOutput out = run_job(branin_job(policy, seed), dir, 1, sync_mode(),
+                                    dir.path() / (name + "-" + std::to_string(seed)));
+      ASSERT_EQ(out.exit_code, kExitDone) << out.log;
+      ASSERT_EQ(out.rows.size(), 40u);
+      const double regret = best_objective(out) - kBraninMinimum;
+      successes[name] += regret < 0.5 ? 1 : 0;
+      total_regret[name] += regret;
+    }
+  }
+  EXPECT_GE(successes["gp-ucb"], 8);
+  EXPECT_GE(successes["gp-ei"], 8);
+  EXPECT_LE(successes["random"], 5);
+  EXPECT_LT(total_regret["gp-ucb"], 0.2 * total_regret["random"]);
+  EXPECT_LT(total_regret["gp-ei"], 0.2 * total_regret["random"]);
+}
+
+TEST(ModelPolicyTest, ablr_transfers_across_quadratic_tasks_better_than_random) {
+  lbo::testing::ScratchDir dir;
+  // Six tasks drawn from the family, each a "dataset" file the objective reads (a, b, c) from.
+  std::mt19937_64 rng(2018);
+  std::uniform_real_distribution<double> u(0.1, 10.0);
+  std::vector<Quadratic> tasks;
+  std::string task_tables;
+  for (int t = 0; t < 6; ++t) {
+    tasks.push_back({u(rng), u(rng), u(rng)});
+    std::ofstream(dir.path() / ("q" + std::to_string(t) + ".json"))
+        << "{\"a\": " << tasks.back().a << ", \"b\": " << tasks.back().b << ", \"c\": " << tasks.back().c << "}";
+    task_tables += "[[tasks]]\nname = \"q" + std::to_string(t) + "\"\ndataset = \"q" + std::to_string(t) + ".json\"\nbudget = 12\n";
+  }
+  const auto job = [&](const std::string& surrogate, int seed) {
+    return "name = \"quadratic\"\nseed = " + std::to_string(seed) + "\n[objective]\ncommand = [\"" + LBO_TEST_OBJECTIVE +
+           "\", \"--function\", \"quadratic\", \"--context\", \"{dataset}\"]\ndirection = \"minimize\"\n[policy]\n"
+           "surrogate = \"" + surrogate + "\"\nacquisition = \"ei\"\ninitial_random = 3\n[space]\n"
+           "x1 = { type = \"float\", low = -5, high = 5 }\nx2 = { type = \"float\", low = -5, high = 5 }\n"
+           "x3 = { type = \"float\", low = -5, high = 5 }\n" + task_tables;
+  };
+  // Mean simple regret over the tasks that have earlier tasks to learn from (t ≥ 1).
+  std::map<std::string, double> regret;
+  for (const std::string surrogate : {"ablr", "random"}) {
+    for (int seed = 1; seed <= 4; ++seed) {
+      const RunOutput out = run_job(job(surrogate, seed), dir, 1, sync_mode(), dir.path() / (surrogate + std::to_string(seed)));
+      ASSERT_EQ(out.exit_code, kExitDone) << out.log;
+      EXPECT_EQ(out.log.find("model fit failed"), std::string::npos) << out.log;
+      for (int t = 1; t < 6; ++t) regret[surrogate] += best_objective(out, "q" + std::to_string(t)) - tasks[t].minimum();
+    }
+  }
+  std::printf("summed regret on tasks 1-5 over 4 seeds: ablr %.2f, random %.2f\n", regret["ablr"], regret["random"]);
+  EXPECT_LT(regret["ablr"], 0.5 * regret["random"]);
+}
+
+TEST(ModelPolicyTest, sync_runs_with_a_fixed_seed_are_reproducible_exactly) {
+  lbo::testing::ScratchDir dir;
+  // Three slots, so rounds hold several hallucinated proposals; hedge, so its random draws count.
+  const std::string job = branin_job("surrogate = \"gp\"\nacquisition = \"hedge\"\ninitial_random = 4", 9, 20);
+  const RunOutput a = run_job(job, dir, 3, sync_mode(), dir.path() / "a");
+  const RunOutput b = run_job(job, dir, 3, sync_mode(), dir.path() / "b");
+  ASSERT_EQ(a.rows.size(), 20u);
+  ASSERT_EQ(b.rows.size(), a.rows.size());
+  for (std::size_t i = 0; i < a.rows.size(); ++i) {
+    for (const char* column : {"trial", "task", "status", "objective", "x1", "x2"}) {
+      EXPECT_EQ(a.rows[i].at(column), b.rows[i].at(column)) << "trial " << i << " " << column;
+    }
+  }
+  // The journals list the trials in the same order.
+  std::vector<std::int64_t> order_a, order_b;
+  for (const auto& r : a.journal.records) {
+    if (const auto* s = std::get_if<TrialStarted>(&r)) order_a.push_back(s->trial);
+  }
+  for (const auto& r : b.journal.records) {
+    if (const auto* s = std::get_if<TrialStarted>(&r)) order_b.push_back(s->trial);
+  }
+  EXPECT_EQ(order_a, order_b);
+}
+
+TEST(ModelPolicyTest, no_two_running_trials_share_a_configuration) {
+  lbo::testing::ScratchDir dir;
+  // Few distinct (kind, k) pairs, 4 slots, asynchronous: proposals must spread out.
+  const std::string job = lbo::testing::test_job(
+      "k = { type = \"int\", low = 1, high = 3 }\nkind = { type = \"categorical\", choices = [\"a\", \"b\", \"c\", \"d\"] }\n"
+      "sleep_ms = { type = \"int\", low = 10, high = 30 }",
+      "[[tasks]]\nname = \"a\"\nbudget = 40\n", "", "surrogate = \"gp\"\nacquisition = \"ucb\"\ninitial_random = 4");
+  const RunOutput out = run_job(job, dir, 4);
+  ASSERT_EQ(out.exit_code, kExitDone) << out.log;
+  // Replay the journal: the configurations running at any moment are distinct.
+  std::map<std::int64_t, lbo::jobs::Config> running;
+  int checked = 0;
+  for (const auto& r : out.journal.records) {
+    if (const auto* s = std::get_if<TrialStarted>(&r)) {
+      for (const auto& [trial, config] : running) {
+        EXPECT_FALSE(config == s->config) << "trial " << s->trial << " duplicates running trial " << trial;
+      }
+      running[s->trial] = s->config;
+      ++checked;
+    } else if (const auto* f = std::get_if<TrialFinished>(&r)) {
+      running.erase(f->trial);
+    }
+  }
+  EXPECT_EQ(checked, 40);
+}
+
+TEST(ModelPolicyTest, failed_trials_stay_out_of_the_model) {
+  lbo::testing::ScratchDir dir;
+  // A third of the configurations crash and a third print NaN. Were a NaN to reach the GP, its
+  // fit would refuse the data and the log would say "model fit failed".
+  const std::string job = lbo::testing::test_job(
+      "outcome = { type = \"categorical\", choices = [\"ok\", \"nan\", \"crash\"] }",
+      "[[tasks]]\nname = \"a\"\nbudget = 25\n", "", "surrogate = \"gp\"\ninitial_random = 6");
+  const RunOutput out = run_job(job, dir, 2, sync_mode());
+  EXPECT_EQ(out.exit_code, kExitDone) << out.log;
+  EXPECT_EQ(out.log.find("model fit failed"), std::string::npos) << out.log;
+  std::map<std::string, int> statuses;
+  for (const Row& row : out.rows) ++statuses[row.at("status")];
+  EXPECT_GT(statuses["ok"], 0);
+  EXPECT_GT(statuses["failed"] + statuses["crashed"], 0);
+  EXPECT_EQ(out.rows.size(), 25u);
+}
+
+TEST(ModelPolicyTest, first_trials_of_each_task_are_random_then_the_model_proposes_and_hedge_learns) {
+  lbo::testing::ScratchDir dir;
+  const lbo::jobs::JobSpec job = lbo::testing::job_from(
+      branin_job("surrogate = \"gp\"\nacquisition = \"hedge\"\ninitial_random = 3", 5), dir.path());
+  RunState state(job);
+  ModelPolicy policy(job, PolicyOptions{true, nullptr});
+  RandomPolicy random(job.space, job.seed);
+  // Three random proposals, identical to the random policy's.
+  for (std::int64_t id = 0; id < 3; ++id) {
+    EXPECT_EQ(policy.propose(state, 0, id), random.propose(state, 0, id));
+    state.add_trial(0, policy.propose(state, 0, id));
+    state.start_attempt(id, "local:0");
+    lbo::workers::Outcome o;
+    o.status = lbo::workers::TrialStatus::ok;
+    o.objective = 10.0 + static_cast<double>(id);
+    state.end_attempt(id, o, "local:0", true);
+  }
+  policy.results_committed(state);
+  EXPECT_EQ(policy.fits_completed(), 1u);
+  EXPECT_EQ(policy.hedge_gains(0), (std::vector<double>{0, 0, 0}));
+  const lbo::jobs::Config proposed = policy.propose(state, 0, 3);
+  EXPECT_TRUE(job.space.is_valid(proposed));
+  EXPECT_FALSE(proposed == random.propose(state, 0, 3));
+  // After the next fit, every arm has gained the new posterior mean at its nominee.
+  state.add_trial(0, proposed);
+  state.start_attempt(3, "local:0");
+  lbo::workers::Outcome o;
+  o.status = lbo::workers::TrialStatus::ok;
+  o.objective = 5.0;
+  state.end_attempt(3, o, "local:0", true);
+  policy.results_committed(state);
+  policy.propose(state, 0, 4);
+  const std::vector<double> gains = policy.hedge_gains(0);
+  ASSERT_EQ(gains.size(), 3u);
+  EXPECT_TRUE(std::any_of(gains.begin(), gains.end(), [](double g) { return g != 0; }));
+}
+
+TEST(ModelPolicyTest, background_refits_publish_without_blocking_proposals) {
+  lbo::testing::ScratchDir dir;
+  const lbo::jobs::JobSpec job =
+      lbo::testing::job_from(branin_job("surrogate = \"ablr\"\ninitial_random = 2\nnetwork_width = 8", 5), dir.path());
+  RunState state(job);
+  ModelPolicy policy(job, PolicyOptions{false, nullptr});
+  for (std::int64_t id = 0; id < 4; ++id) {
+    state.add_trial(0, policy.propose(state, 0, id));
+    state.start_attempt(id, "local:0");
+    lbo::workers::Outcome o;
+    o.status = lbo::workers::TrialStatus::ok;
+    o.objective = static_cast<double>(id * id);
+    state.end_attempt(id, o, "local:0", true);
+  }
+  policy.results_committed(state);  // returns at once; the fit runs on the policy's thread
+  policy.wait_for_fits(1);
+  EXPECT_GE(policy.fits_completed(), 1u);
+  EXPECT_TRUE(job.space.is_valid(policy.propose(state, 0, 4)));
+}
