@@ -139,10 +139,11 @@ class ModelPolicy::Impl {
     const int d = encoder_.dimension();
     std::vector<Eigen::VectorXd> unseen_x, pending_x;
     std::vector<double> unseen_y;
-    std::vector<const jobs::Config*> pending_configs;
+    std::vector<const jobs::Config*> taken;  // running, awaiting a retry, or evaluated already
     std::vector<std::pair<double, std::int64_t>> observed;  // (standardized y, trial)
     for (std::int64_t id : state.task_trials(task)) {
       const Trial& t = state.trial(id);
+      taken.push_back(&t.config);
       if (t.finished && t.outcome.status == workers::TrialStatus::ok) {
         const double z = posterior->standardization().apply(oriented(t.outcome.objective));
         observed.emplace_back(z, id);
@@ -152,7 +153,6 @@ class ModelPolicy::Impl {
         }
       } else if (!t.finished) {
         pending_x.push_back(encode(encoder_, t.config));
-        pending_configs.push_back(&t.config);
       }
     }
     if (!unseen_x.empty()) {
@@ -198,17 +198,20 @@ class ModelPolicy::Impl {
       arm = static_cast<std::size_t>(hedges_[task].choose(rng));
       nominees_[task].push_back({ranked[0].front().x, ranked[1].front().x, ranked[2].front().x});
     }
-    const auto is_pending = [&](const jobs::Config& c) {
-      return std::any_of(pending_configs.begin(), pending_configs.end(), [&](const jobs::Config* p) { return *p == c; });
+    // A configuration this task has already (or is now) evaluating is not proposed again, as in
+    // scikit-optimize: with an overconfident model the maximizer can return to the incumbent
+    // over and over, and two running trials must never share a configuration.
+    const auto is_taken = [&](const jobs::Config& c) {
+      return std::any_of(taken.begin(), taken.end(), [&](const jobs::Config* p) { return *p == c; });
     };
     for (const surrogate::Maximum& m : ranked[arm]) {
       jobs::Config config = encoder_.decode(std::span<const double>(m.x.data(), static_cast<std::size_t>(m.x.size())));
-      if (!is_pending(config)) return config;
+      if (!is_taken(config)) return config;
     }
-    // Every candidate is running already (a small discrete space): any configuration that is not.
+    // Every candidate is taken (a small discrete space): any configuration that is not.
     for (int i = 0; i < 100; ++i) {
       jobs::Config config = job_.space.sample(rng);
-      if (!is_pending(config)) return config;
+      if (!is_taken(config)) return config;
     }
     return random_.propose(state, task, trial);
   }

@@ -131,8 +131,19 @@ double Ablr::objective(const Eigen::VectorXd& packed, const TaskData& standardiz
   for (int t = 0; t < tasks; ++t) {
     if (standardized.tasks[t].X.rows() > 0) X.middleRows(offset[t], standardized.tasks[t].X.rows()) = standardized.tasks[t].X;
   }
-  MlpCache cache;
-  const Eigen::MatrixXd phi = mlp_->forward(weights, centred(X), &cache);
+  // The network's passes run over fixed chunks of rows, in parallel on large data; gradients are
+  // summed in chunk order, so the result does not depend on the number of threads.
+  constexpr Eigen::Index kChunk = 1024;
+  const Eigen::Index chunks = std::max<Eigen::Index>(1, (total + kChunk - 1) / kChunk);
+  const auto rows_of = [&](Eigen::Index c) { return std::min(kChunk, total - c * kChunk); };
+  std::vector<MlpCache> caches(static_cast<std::size_t>(chunks));
+  Eigen::MatrixXd phi(total, mlp_->output_dim());
+#pragma omp parallel for schedule(static) if (chunks > 1)
+  for (Eigen::Index c = 0; c < chunks; ++c) {
+    if (rows_of(c) > 0) {
+      phi.middleRows(c * kChunk, rows_of(c)) = mlp_->forward(weights, centred(X.middleRows(c * kChunk, rows_of(c))), &caches[c]);
+    }
+  }
 
   gradient = Eigen::VectorXd::Zero(packed.size());
   Eigen::MatrixXd d_phi = Eigen::MatrixXd::Zero(phi.rows(), phi.cols());
@@ -160,7 +171,16 @@ double Ablr::objective(const Eigen::VectorXd& packed, const TaskData& standardiz
     if (failed[t] != 0) throw NumericalError("ablr: evidence of task " + std::to_string(t) + " failed");
     value += nll[t];
   }
-  gradient.head(p) = mlp_->backward(weights, cache, d_phi) + options_.weight_decay * weights;
+  std::vector<Eigen::VectorXd> chunk_gradients(static_cast<std::size_t>(chunks));
+#pragma omp parallel for schedule(static) if (chunks > 1)
+  for (Eigen::Index c = 0; c < chunks; ++c) {
+    if (rows_of(c) > 0) chunk_gradients[c] = mlp_->backward(weights, caches[c], d_phi.middleRows(c * kChunk, rows_of(c)));
+  }
+  Eigen::VectorXd network_gradient = options_.weight_decay * weights;
+  for (const Eigen::VectorXd& g : chunk_gradients) {
+    if (g.size() > 0) network_gradient += g;
+  }
+  gradient.head(p) = network_gradient;
   return value;
 }
 

@@ -14,6 +14,7 @@ void GpSurrogate::fit(const TaskData& data, std::uint64_t seed) {
     }
   }
   if (gps_.size() < tasks) gps_.resize(tasks, GaussianProcess(options_));
+  if (fitted_sizes_.size() < tasks) fitted_sizes_.resize(tasks, -1);
   std::vector<std::shared_ptr<const TaskPosterior>> posteriors(tasks);
   std::vector<char> failed(tasks, 0);
   // Tasks are independent; each GP's own fit is sequential, so the result does not depend on
@@ -21,9 +22,16 @@ void GpSurrogate::fit(const TaskData& data, std::uint64_t seed) {
 #pragma omp parallel for schedule(dynamic)
   for (std::size_t t = 0; t < tasks; ++t) {
     if (data.tasks[t].y.size() == 0) continue;
+    // Observations only accumulate: a task with as many as at its last fit has not changed
+    // (a finished task of a lifelong run is not refitted again and again).
+    if (data.tasks[t].y.size() == fitted_sizes_[t] && t < posteriors_.size() && posteriors_[t]) {
+      posteriors[t] = posteriors_[t];
+      continue;
+    }
     try {
       gps_[t].fit(data.tasks[t], seed + 7919 * t);
       posteriors[t] = gps_[t].posterior();
+      fitted_sizes_[t] = data.tasks[t].y.size();
     } catch (const std::exception&) {
       failed[t] = 1;
     }

@@ -1,4 +1,5 @@
 #include "lbo/surrogate/gp.hpp"
+#include "lbo/surrogate/surrogate.hpp"
 
 #include <gtest/gtest.h>
 
@@ -155,4 +156,17 @@ TEST(GpTest, fit_learns_a_smooth_function_and_stays_uncertain_far_away) {
   middle << 0.5;
   EXPECT_GT(few.posterior()->predict(middle).var(0), 0.05);
   EXPECT_TRUE(few.theta().allFinite());
+}
+
+TEST(GpTest, surrogate_refits_only_tasks_whose_data_changed) {
+  GpSurrogate gp;
+  TaskData data{{smooth_data(6, 2, 8), smooth_data(7, 2, 9)}};
+  gp.fit(data, 1);
+  const auto first0 = gp.posterior(0), first1 = gp.posterior(1);
+  const Observations more = smooth_data(9, 2, 10);
+  data.tasks[1] = more;
+  gp.fit(data, 2);
+  EXPECT_EQ(gp.posterior(0), first0);  // the same object: not refitted
+  EXPECT_NE(gp.posterior(1), first1);
+  EXPECT_EQ(gp.theta(1).size(), 4);
 }

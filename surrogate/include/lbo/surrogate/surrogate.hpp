@@ -30,7 +30,8 @@ class Surrogate {
   Posterior predict(int task, const Eigen::MatrixXd& X) const { return posterior(task)->predict(X); }
 };
 
-/// One exact GP per task, each modelled alone (no transfer).
+/// One exact GP per task, each modelled alone (no transfer). A task whose observations did not
+/// change since the last fit keeps its posterior.
 class GpSurrogate final : public Surrogate {
  public:
   explicit GpSurrogate(GaussianProcess::Options options = {}) : options_(options) {}
@@ -42,6 +43,7 @@ class GpSurrogate final : public Surrogate {
  private:
   GaussianProcess::Options options_;
   std::vector<GaussianProcess> gps_;
+  std::vector<Eigen::Index> fitted_sizes_;  // observations of each task at its last fit
   std::vector<std::shared_ptr<const TaskPosterior>> posteriors_;
 };
 
