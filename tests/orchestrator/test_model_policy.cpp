@@ -218,22 +218,25 @@ TEST(ModelPolicyTest, first_trials_of_each_task_are_random_then_the_model_propos
   EXPECT_TRUE(std::any_of(gains.begin(), gains.end(), [](double g) { return g != 0; }));
 }
 
-TEST(ModelPolicyTest, background_refits_publish_without_blocking_proposals) {
+TEST(ModelPolicyTest, proposals_do_not_wait_for_a_background_refit) {
   lbo::testing::ScratchDir dir;
-  const lbo::jobs::JobSpec job =
-      lbo::testing::job_from(branin_job("surrogate = \"ablr\"\ninitial_random = 2\nnetwork_width = 8", 5), dir.path());
+  // A wide network on 150 points: the first fit takes far longer than a proposal.
+  const lbo::jobs::JobSpec job = lbo::testing::job_from(
+      branin_job("surrogate = \"ablr\"\ninitial_random = 2\nnetwork_width = 100", 5, 400), dir.path());
   RunState state(job);
   ModelPolicy policy(job, PolicyOptions{false, nullptr});
-  for (std::int64_t id = 0; id < 4; ++id) {
-    state.add_trial(0, policy.propose(state, 0, id));
+  for (std::int64_t id = 0; id < 150; ++id) {
+    state.add_trial(0, RandomPolicy(job.space, 1).propose(state, 0, id));
     state.start_attempt(id, "local:0");
     lbo::workers::Outcome o;
     o.status = lbo::workers::TrialStatus::ok;
-    o.objective = static_cast<double>(id * id);
+    o.objective = *state.trial(id).config.values[0] * *state.trial(id).config.values[1];
     state.end_attempt(id, o, "local:0", true);
   }
-  policy.results_committed(state);  // returns at once; the fit runs on the policy's thread
+  policy.results_committed(state);  // hands the data to the refit thread and returns
+  const lbo::jobs::Config during = policy.propose(state, 0, 150);
+  EXPECT_EQ(policy.fits_completed(), 0u) << "the proposal waited for the fit";
+  EXPECT_TRUE(job.space.is_valid(during));  // random: no model yet
   policy.wait_for_fits(1);
-  EXPECT_GE(policy.fits_completed(), 1u);
-  EXPECT_TRUE(job.space.is_valid(policy.propose(state, 0, 4)));
+  EXPECT_TRUE(job.space.is_valid(policy.propose(state, 0, 151)));
 }
