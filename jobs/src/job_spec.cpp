@@ -141,7 +141,8 @@ class JobParser {
     std::error_code ec;
     job.job_file = fs::absolute(path_, ec);
     job.source_text = std::string(text_);
-    check_keys(root, "", {"name", "seed", "objective", "policy", "workers", "space", "tasks"});
+    check_keys(root, "", {"name", "seed", "checkpoint_every_s", "grace_s", "objective", "policy", "workers", "space",
+                          "tasks"});
     parse_top(root, job);
     if (const toml::table* t = require_table(root, "objective", "")) parse_objective(*t, job);
     if (const toml::table* t = optional_table(root, "policy", "")) parse_policy(*t, job);
@@ -280,6 +281,20 @@ class JobParser {
       job.name = path_.stem().string();
       if (!is_valid_name(job.name)) {
         error(root.source(), "name", "missing, and the file name is not a usable run name; add it");
+      }
+    }
+    if (const auto every = get_number(root, "checkpoint_every_s", "", false)) {
+      if (!(*every > 0) || !std::isfinite(*every)) {
+        error(*root.get("checkpoint_every_s"), "checkpoint_every_s", "must be a number of seconds > 0");
+      } else {
+        job.checkpoint_every_s = *every;
+      }
+    }
+    if (const auto grace = get_number(root, "grace_s", "", false)) {
+      if (!(*grace >= 0) || !std::isfinite(*grace)) {
+        error(*root.get("grace_s"), "grace_s", "must be a number of seconds >= 0");
+      } else {
+        job.grace_s = *grace;
       }
     }
     if (const auto seed = get_int(root, "seed", "", false)) {

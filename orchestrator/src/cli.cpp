@@ -10,7 +10,10 @@
 #include "lbo/cluster/mpi.hpp"
 #include "lbo/jobs/error.hpp"
 #include "lbo/jobs/job_spec.hpp"
+#include "lbo/orchestrator/job_identity.hpp"
 #include "lbo/orchestrator/master.hpp"
+#include "lbo/orchestrator/recovery.hpp"
+#include "lbo/orchestrator/status.hpp"
 
 namespace lbo::orchestrator {
 
@@ -21,8 +24,34 @@ struct RunOptions {
   std::string run_root = "runs";
   bool fresh = false;
   std::optional<int> local_slots;
+  std::optional<double> checkpoint_every_s;
   bool sync = false;
+  std::string resume_command;
 };
+
+// The arguments as a shell would need them: single-quoted where they hold anything unusual.
+std::string shell_quote(const std::string& arg) {
+  if (!arg.empty() && arg.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-=:,+@") ==
+                          std::string::npos) {
+    return arg;
+  }
+  std::string quoted = "'";
+  for (char c : arg) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+// The command that continues this run: lbo's own arguments, minus --fresh (which would move
+// the run aside instead of resuming it), with the run root made absolute.
+std::string resume_command(int argc, char** argv, bool under_mpi) {
+  std::string command = under_mpi ? "mpirun ... " : "";
+  command += shell_quote(std::filesystem::absolute(argv[0]).string());
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--fresh") continue;
+    command += " " + shell_quote(arg);
+  }
+  return command;
+}
 
 std::string describe(const jobs::JobSpec& job) {
   return std::to_string(job.space.size()) + " parameter(s), " + std::to_string(job.tasks.size()) + " task(s), " +
@@ -57,12 +86,37 @@ int run(const RunOptions& options, cluster::MpiSession* mpi) {
   }
 
   Console console;
-  RunDirectory run_dir = RunDirectory::create(options.run_root, job, options.fresh);
+  RunDirectory run_dir = RunDirectory::open(options.run_root, job, options.fresh);
   if (!run_dir.moved_aside().empty()) console.log("moved the earlier run to " + run_dir.moved_aside().string());
+  std::optional<RecoveredRun> recovered;
+  if (run_dir.resuming()) {
+    recovered = recover_run(run_dir.path());
+    for (const std::string& w : recovered->warnings) console.warn(w);
+    const std::vector<std::string> why = recovered->job.incompatibilities(JobIdentity::of(job));
+    if (!why.empty()) {
+      std::string message = options.job_file + ": cannot continue the run in " + run_dir.path().string() + ":";
+      for (const std::string& w : why) message += "\n  " + w;
+      throw InputError(message + "\npass --fresh to move that run aside and start a new one");
+    }
+    if (!run_dir.stale_lock_holder().empty()) {
+      console.log("took over the lock of " + run_dir.stale_lock_holder() + ", which no longer runs");
+    }
+    if (job.tasks.size() > recovered->job.tasks.size()) {
+      console.log(std::to_string(job.tasks.size() - recovered->job.tasks.size()) + " task(s) added since the last run");
+    }
+    run_dir.freeze_job(job.source_text);
+  }
   MasterOptions master_options;
   master_options.sync = options.sync;
-  Master master(job, run_dir, std::move(make_transport), console, master_options);
+  master_options.checkpoint_every_s = options.checkpoint_every_s;
+  master_options.resume_command = options.resume_command;
+  Master master(job, run_dir, std::move(make_transport), console, master_options, std::move(recovered));
   return master.run();
+}
+
+int status(const std::string& run_dir) {
+  std::cout << status_report(run_dir);
+  return kExitDone;
 }
 
 }  // namespace
@@ -82,9 +136,16 @@ int run_cli(int argc, char** argv, cluster::MpiSession* mpi) {
   run_command->add_option("--local-slots", run_options.local_slots,
                           "Concurrent trials without mpirun (overrides [workers] local_slots)")
       ->check(CLI::Range(1, 4096));
+  run_command->add_option("--checkpoint-every", run_options.checkpoint_every_s,
+                          "Seconds between checkpoints (overrides the job's checkpoint_every_s)")
+      ->check(CLI::PositiveNumber);
   run_command->add_flag("--sync", run_options.sync,
                         "Work in rounds: refit on every result before proposing; with a fixed seed the run is "
                         "reproducible exactly");
+
+  std::string status_dir;
+  CLI::App* status_command = app.add_subcommand("status", "Summarize a run directory (safe while it runs)");
+  status_command->add_option("run_dir", status_dir, "Run directory, e.g. runs/quickstart")->required();
 
   std::string validate_file;
   CLI::App* validate_command = app.add_subcommand("validate", "Check a job file without running it");
@@ -98,11 +159,18 @@ int run_cli(int argc, char** argv, cluster::MpiSession* mpi) {
   }
 
   try {
-    if (*run_command) return run(run_options, mpi);
+    if (*run_command) {
+      run_options.resume_command = resume_command(argc, argv, mpi != nullptr && mpi->size() > 1);
+      return run(run_options, mpi);
+    }
+    if (*status_command) return status(status_dir);
     if (*validate_command) return validate(validate_file);
   } catch (const InputError& e) {
     std::cerr << e.what() << "\n";
     return kExitBadInput;
+  } catch (const CorruptStateError& e) {
+    std::cerr << "lbo: " << e.what() << "\n";
+    return kExitError;
   } catch (const std::exception& e) {
     std::cerr << "lbo: error: " << e.what() << "\n";
     return kExitError;

@@ -9,17 +9,11 @@
 #include <fstream>
 #include <sstream>
 
-#include <boost/crc.hpp>
 #include <cereal/archives/portable_binary.hpp>
-#include <cereal/types/variant.hpp>
 
 #include "lbo/jobs/error.hpp"
-#include "lbo/jobs/serialization.hpp"
-#include "lbo/workers/serialization.hpp"
-
-CEREAL_CLASS_VERSION(lbo::orchestrator::RunStarted, 1)
-CEREAL_CLASS_VERSION(lbo::orchestrator::TrialStarted, 1)
-CEREAL_CLASS_VERSION(lbo::orchestrator::TrialFinished, 1)
+#include "framing.hpp"
+#include "serialization.hpp"
 
 namespace lbo::orchestrator {
 
@@ -30,22 +24,6 @@ constexpr std::uint32_t kFormatVersion = 1;
 constexpr std::size_t kHeaderBytes = 8;
 constexpr std::size_t kFrameBytes = 8;
 constexpr std::uint32_t kMaxRecordBytes = 64u << 20;  // larger lengths are garbage
-
-void put_u32(std::string& out, std::uint32_t v) {
-  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-}
-
-std::uint32_t get_u32(const char* p) {
-  std::uint32_t v = 0;
-  for (int i = 0; i < 4; ++i) v |= static_cast<std::uint32_t>(static_cast<unsigned char>(p[i])) << (8 * i);
-  return v;
-}
-
-std::uint32_t crc32(std::string_view bytes) {
-  boost::crc_32_type crc;
-  crc.process_bytes(bytes.data(), bytes.size());
-  return crc.checksum();
-}
 
 void write_fully(int fd, const std::string& bytes, const std::string& what) {
   const char* p = bytes.data();
@@ -72,8 +50,8 @@ std::string frame_record(const JournalRecord& record) {
   const std::string payload = std::move(payload_stream).str();
   std::string framed;
   framed.reserve(kFrameBytes + payload.size());
-  put_u32(framed, static_cast<std::uint32_t>(payload.size()));
-  put_u32(framed, crc32(payload));
+  detail::put_le(framed, payload.size(), 4);
+  detail::put_le(framed, detail::crc32(payload), 4);
   framed += payload;
   return framed;
 }
@@ -83,9 +61,20 @@ JournalWriter JournalWriter::create(const std::filesystem::path& path) {
   if (fd < 0) throw Error(path.string() + ": cannot create the journal: " + std::strerror(errno));
   JournalWriter writer(fd, 0);
   std::string header(kMagic, sizeof kMagic);
-  put_u32(header, kFormatVersion);
+  detail::put_le(header, kFormatVersion, 4);
   write_fully(fd, header, path.string());
   writer.size_ = header.size();
+  writer.sync();
+  return writer;
+}
+
+JournalWriter JournalWriter::open_existing(const std::filesystem::path& path, std::uint64_t valid_bytes) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+  if (fd < 0) throw Error(path.string() + ": cannot open the journal: " + std::strerror(errno));
+  JournalWriter writer(fd, valid_bytes);
+  if (::ftruncate(fd, static_cast<off_t>(valid_bytes)) != 0) {
+    throw Error(path.string() + ": cannot cut the torn tail: " + std::strerror(errno));
+  }
   writer.sync();
   return writer;
 }
@@ -125,7 +114,7 @@ JournalContents read_journal(const std::filesystem::path& path) {
   if (bytes.size() < kHeaderBytes || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0) {
     throw CorruptStateError(path.string() + ": not an lbo journal (bad header)");
   }
-  if (const std::uint32_t version = get_u32(bytes.data() + 4); version != kFormatVersion) {
+  if (const std::uint32_t version = static_cast<std::uint32_t>(detail::get_le(bytes, 4, 4)); version != kFormatVersion) {
     throw CorruptStateError(path.string() + ": journal format " + std::to_string(version) +
                             " is not supported by this lbo (format " + std::to_string(kFormatVersion) + ")");
   }
@@ -133,11 +122,11 @@ JournalContents read_journal(const std::filesystem::path& path) {
   std::size_t offset = kHeaderBytes;
   while (offset < bytes.size()) {
     const std::size_t left = bytes.size() - offset;
-    const std::uint32_t length = left >= kFrameBytes ? get_u32(bytes.data() + offset) : 0;
+    const std::uint32_t length = left >= kFrameBytes ? static_cast<std::uint32_t>(detail::get_le(bytes, offset, 4)) : 0;
     const bool complete = left >= kFrameBytes && length <= kMaxRecordBytes && length <= left - kFrameBytes;
     if (!complete) break;
     const std::string_view payload(bytes.data() + offset + kFrameBytes, length);
-    if (crc32(payload) != get_u32(bytes.data() + offset + 4)) break;
+    if (detail::crc32(payload) != detail::get_le(bytes, offset + 4, 4)) break;
     try {
       std::istringstream payload_stream(std::string(payload), std::ios::binary);
       cereal::PortableBinaryInputArchive archive(payload_stream);
@@ -148,6 +137,7 @@ JournalContents read_journal(const std::filesystem::path& path) {
       break;  // a CRC-valid record this version cannot decode: treat like a corrupt one
     }
     offset += kFrameBytes + length;
+    contents.ends.push_back(offset);
   }
   contents.valid_bytes = offset;
   contents.dropped_bytes = bytes.size() - offset;

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "lbo/jobs/protocol.hpp"
+#include "lbo/orchestrator/checkpoint.hpp"
 #include "lbo/orchestrator/journal.hpp"
 #include "lbo/orchestrator/policy.hpp"
 #include "lbo/orchestrator/results_csv.hpp"
@@ -33,70 +34,138 @@ std::string format_objective(double v) {
   return text;
 }
 
+std::chrono::steady_clock::duration seconds(double s) {
+  return std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(s));
+}
+
+JournalWriter open_journal(const RunDirectory& run_dir, const std::optional<RecoveredRun>& recovered) {
+  if (recovered) return JournalWriter::open_existing(run_dir.journal(), recovered->journal_bytes);
+  return JournalWriter::create(run_dir.journal());
+}
+
+RunState initial_state(const jobs::JobSpec& job, const std::optional<RecoveredRun>& recovered) {
+  if (recovered) return RunState(job, recovered->trials);
+  return RunState(job);
+}
+
+Scheduler initial_scheduler(const std::optional<RecoveredRun>& recovered) {
+  if (recovered) return Scheduler(recovered->interrupted, recovered->retries);
+  return Scheduler();
+}
+
 }  // namespace
 
 class Master::Loop {
  public:
   Loop(const jobs::JobSpec& job, RunDirectory& run_dir, TransportFactory make_transport, Console& console,
-       MasterOptions options)
+       MasterOptions options, std::optional<RecoveredRun> recovered)
       : job_(job),
         run_dir_(run_dir),
         console_(console),
         options_(options),
-        state_(job),
+        state_(initial_state(job, recovered)),
         policy_(make_policy(job, PolicyOptions{options.sync, [&console](const std::string& line) { console.log(line); }})),
-        signals_(io_, SIGINT, SIGTERM),
+        scheduler_(initial_scheduler(recovered)),
+        signals_(io_, SIGINT, SIGTERM, SIGUSR1),
         progress_timer_(io_),
-        journal_(JournalWriter::create(run_dir.journal())),
-        csv_(run_dir.results_csv(), job) {
+        checkpoint_timer_(io_),
+        grace_timer_(io_),
+        journal_(open_journal(run_dir, recovered)),
+        csv_(run_dir.results_csv(), job),
+        checkpoints_(run_dir.path()),
+        next_checkpoint_(recovered ? recovered->next_checkpoint : 1),
+        resumed_(recovered.has_value()) {
+    if (recovered) policy_->restore(recovered->policy, state_);
     transport_ = make_transport(io_, [this](cluster::Completion c) { on_completion(std::move(c)); });
   }
 
   int run() {
     started_ = std::chrono::steady_clock::now();
-    journal_.append(RunStarted{LBO_VERSION, unix_now(), transport_->slot_count()});
+    journal_.append(RunStarted{LBO_VERSION, unix_now(), transport_->slot_count(), JobIdentity::of(job_)});
     journal_.sync();
-    console_.log("run " + job_.name + ": " + std::to_string(job_.tasks.size()) + " task(s), " +
-                 std::to_string(job_.total_budget()) + " trials on " + std::to_string(transport_->slot_count()) +
-                 " slot(s); results in " + run_dir_.path().string());
+    if (resumed_) {
+      csv_.rewrite(state_);
+      // An anchor: later recoveries start here, whatever the journal held before.
+      write_checkpoint(true);
+    }
+    log_start();
     wait_for_signal();
     schedule_progress();
+    schedule_checkpoint();
+    // A --sync round that ended while the last run was stopping was never refitted on.
+    if (options_.sync && !scheduler_.has_interrupted() && policy_->refit_due(state_) && !state_.all_budgets_done()) {
+      policy_->results_committed(state_);
+    }
     fill_slots();
+    check_done();
     io_.run();
     csv_.rewrite(state_);
+    write_checkpoint(true);
     console_.clear_status();
     report_end();
     return exit_code_;
   }
 
  private:
+  void log_start() {
+    int finished = 0;
+    for (const TaskProgress& p : state_.tasks()) finished += p.finished;
+    std::string line = (resumed_ ? "resuming run " : "run ") + job_.name + ": " + std::to_string(job_.tasks.size()) +
+                       " task(s), " + std::to_string(job_.total_budget()) + " trials";
+    if (resumed_) {
+      line += " (" + std::to_string(finished) + " done, " + std::to_string(scheduler_.interrupted().size()) +
+              " interrupted to run again)";
+    }
+    console_.log(line + " on " + std::to_string(transport_->slot_count()) + " slot(s); results in " +
+                 run_dir_.path().string());
+  }
+
   void wait_for_signal() {
     signals_.async_wait([this](const boost::system::error_code& ec, int signal_number) {
       if (!ec) on_signal(signal_number);
     });
   }
 
+  // First signal: stop dispatching, checkpoint, grace period. Second: cancel the running
+  // trials now. Third: kill them.
   void on_signal(int signal_number) {
-    if (!stopping_) {
+    ++signals_received_;
+    const std::string name = "SIG" + std::string(sigabbrev_np(signal_number));
+    if (signals_received_ == 1) {
       stopping_ = true;
-      exit_code_ = 128 + signal_number;
-      console_.log("received SIG" + std::string(sigabbrev_np(signal_number)) +
-                   ": no new trials; cancelling the running ones (signal again to kill them now)");
+      exit_code_ = kExitResumable;
+      write_checkpoint(true);
+      console_.log("received " + name + ": no new trials; " + std::to_string(transport_->busy_count()) +
+                   " running trial(s) have " + format_objective(job_.grace_s) +
+                   " s to finish (signal again to cancel them now)");
+      grace_timer_.expires_after(seconds(job_.grace_s));
+      grace_timer_.async_wait([this](const boost::system::error_code& ec) {
+        if (ec || finished_) return;
+        if (transport_->busy_count() > 0) console_.log("grace period over: cancelling the running trials");
+        transport_->cancel_all();
+      });
+    } else if (signals_received_ == 2) {
+      console_.log("received " + name + " again: cancelling the running trials");
+      grace_timer_.cancel();
       transport_->cancel_all();
-      wait_for_signal();
-      check_done();
+    } else {
+      console_.log("received " + name + " a third time: killing the running trials");
+      transport_->shutdown();
+      finish();
       return;
     }
-    console_.log("second signal: killing the running trials");
-    transport_->shutdown();
-    finish();
+    wait_for_signal();
+    check_done();
   }
 
   void fill_slots() {
     if (stopping_ || finished_) return;
     if (options_.sync && transport_->busy_count() > 0) return;  // the round is still running
+    // A --sync run that was stopped finishes its interrupted round before proposing anything.
+    const bool interrupted_round = options_.sync && scheduler_.has_interrupted();
     while (transport_->busy_count() < transport_->slot_count()) {
-      const std::optional<std::int64_t> id = scheduler_.next(state_, *policy_);
+      const std::optional<std::int64_t> id =
+          interrupted_round ? scheduler_.next_interrupted() : scheduler_.next(state_, *policy_);
       if (!id) break;
       dispatch(*id);
     }
@@ -124,7 +193,7 @@ class Master::Loop {
   }
 
   // A failed attempt is retried while `retries` allows. A cancelled one (lbo stopping, or a
-  // worker rank terminated under it) runs again without using up a retry, unless lbo stops.
+  // worker rank terminated under it) runs again first without using up a retry.
   void on_completion(cluster::Completion c) {
     const workers::TrialStatus status = c.outcome.status;
     const bool cancelled = status == workers::TrialStatus::cancelled;
@@ -133,7 +202,11 @@ class Master::Loop {
     const std::string worker = cluster::to_string(c.worker);
     journal_.append(TrialFinished{c.trial, c.attempt, final, c.outcome, worker, unix_now()});
     state_.end_attempt(c.trial, c.outcome, worker, final);
-    if (!final && !stopping_) scheduler_.retry(c.trial);
+    if (cancelled) {
+      scheduler_.interrupted(c.trial);
+    } else if (!final) {
+      scheduler_.retry(c.trial);
+    }
     uncommitted_.push_back(c.trial);
     if (!flush_posted_) {
       flush_posted_ = true;
@@ -159,7 +232,9 @@ class Master::Loop {
     if (!options_.sync) {
       if (more_to_propose) policy_->results_committed(state_);  // a refit in the background
     } else if (transport_->busy_count() == 0 && more_to_propose) {
-      policy_->results_committed(state_);  // the round is over: refit on everything, then go on
+      // The round is over: refit on everything, then go on. An interrupted round left over
+      // from a stop must finish first; the uninterrupted run refit only after all of it.
+      if (!scheduler_.has_interrupted()) policy_->results_committed(state_);
       fill_slots();
     }
     check_done();
@@ -196,6 +271,40 @@ class Master::Loop {
     transport_->shutdown();
     signals_.cancel();
     progress_timer_.cancel();
+    checkpoint_timer_.cancel();
+    grace_timer_.cancel();
+  }
+
+  // The whole master state, written atomically. `now`: on this thread (a stop, the end);
+  // otherwise in the background, skipped while the previous one is still being written.
+  void write_checkpoint(bool now) {
+    journal_.sync();
+    Checkpoint c;
+    c.sequence = next_checkpoint_;
+    c.unix_time = unix_now();
+    c.job = JobIdentity::of(job_);
+    c.trials = state_.trials();
+    c.retries = scheduler_.retries();
+    c.interrupted = scheduler_.interrupted();
+    c.journal_bytes = journal_.size_bytes();
+    c.policy = policy_->state();
+    std::string bytes = encode_checkpoint(c);
+    if (now) {
+      checkpoints_.write_now(c.sequence, bytes);
+    } else if (!checkpoints_.write_async(c.sequence, std::move(bytes))) {
+      return;  // the previous one is still being written: try again next period
+    }
+    ++next_checkpoint_;
+  }
+
+  void schedule_checkpoint() {
+    checkpoint_timer_.expires_after(seconds(options_.checkpoint_every_s.value_or(job_.checkpoint_every_s)));
+    checkpoint_timer_.async_wait([this](const boost::system::error_code& ec) {
+      if (ec || finished_) return;
+      if (const auto error = checkpoints_.take_error()) console_.warn("checkpoint failed: " + *error);
+      write_checkpoint(false);
+      schedule_checkpoint();
+    });
   }
 
   void schedule_progress() {
@@ -215,7 +324,7 @@ class Master::Loop {
     for (std::size_t i = 0; i < job_.tasks.size(); ++i) {
       const TaskProgress& p = state_.tasks()[i];
       finished += p.finished;
-      if (p.finished == job_.tasks[i].budget) {
+      if (p.finished >= job_.tasks[i].budget) {
         ++tasks_done;
         continue;
       }
@@ -234,17 +343,18 @@ class Master::Loop {
   }
 
   void report_end() {
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
     int finished = 0;
     for (const TaskProgress& p : state_.tasks()) finished += p.finished;
     char summary[160];
-    std::snprintf(summary, sizeof summary, "%d trials finished in %.1f s (%.1f trials/s)", finished, seconds,
-                  seconds > 0 ? finished / seconds : 0.0);
+    std::snprintf(summary, sizeof summary, "%d trials finished in %.1f s", finished, elapsed);
     if (exit_code_ == kExitDone) {
       console_.log(std::string("done: ") + summary + "; " + run_dir_.results_csv().string());
-    } else {
-      console_.log(std::string("stopped: ") + summary + "; the journal holds every finished trial");
+      return;
     }
+    console_.log(std::string("stopped: ") + summary + "; state saved in " +
+                 checkpoint_path(run_dir_.path(), next_checkpoint_ - 1).string());
+    if (!options_.resume_command.empty()) console_.log("resume with: " + options_.resume_command);
   }
 
   const jobs::JobSpec& job_;
@@ -257,23 +367,28 @@ class Master::Loop {
 
   asio::io_context io_;
   asio::signal_set signals_;
-  asio::steady_timer progress_timer_;
+  asio::steady_timer progress_timer_, checkpoint_timer_, grace_timer_;
   std::unique_ptr<cluster::Transport> transport_;
   JournalWriter journal_;
   ResultsCsv csv_;
+  CheckpointWriter checkpoints_;
+  std::uint64_t next_checkpoint_;
 
   std::vector<std::int64_t> uncommitted_;
+  bool resumed_ = false;
   bool flush_posted_ = false;
   bool stopping_ = false;
   bool finished_ = false;
+  int signals_received_ = 0;
   int failures_ = 0;
   int exit_code_ = kExitDone;
   std::chrono::steady_clock::time_point started_;
 };
 
 Master::Master(const jobs::JobSpec& job, RunDirectory& run_dir, TransportFactory make_transport, Console& console,
-               MasterOptions options)
-    : loop_(std::make_unique<Loop>(job, run_dir, std::move(make_transport), console, options)) {}
+               MasterOptions options, std::optional<RecoveredRun> recovered)
+    : loop_(std::make_unique<Loop>(job, run_dir, std::move(make_transport), console, std::move(options),
+                                   std::move(recovered))) {}
 
 Master::~Master() = default;
 

@@ -82,6 +82,7 @@ struct Snapshot {
   std::uint64_t version = 0;
   std::vector<std::shared_ptr<const surrogate::TaskPosterior>> posteriors;
   std::vector<std::vector<std::int64_t>> trials;  // per task, ascending
+  surrogate::SurrogateState state;                // what the next fit starts from
   std::string error;                              // a failed fit: the previous posteriors stay
 };
 
@@ -235,6 +236,67 @@ class ModelPolicy::Impl {
     cv_.wait(lock, [&] { return fits_ >= count; });
   }
 
+  PolicyState state() {
+    adopt_latest();
+    PolicyState saved;
+    if (adopted_) saved.surrogate = adopted_->state;
+    saved.fitted_observations = fitted_observations_;
+    if (job_.policy.acquisition == jobs::AcquisitionKind::hedge) {
+      for (std::size_t t = 0; t < hedges_.size(); ++t) {
+        HedgeState h;
+        h.gains = hedges_[t].gains();
+        for (const auto& nominees : nominees_[t]) {
+          std::vector<std::vector<double>> arms;
+          for (const Eigen::VectorXd& x : nominees) arms.emplace_back(x.data(), x.data() + x.size());
+          h.nominees.push_back(std::move(arms));
+        }
+        saved.hedge.push_back(std::move(h));
+      }
+    }
+    return saved;
+  }
+
+  bool refit_due(const RunState& run) const {
+    std::int64_t observations = 0;
+    for (const Trial& t : run.trials()) observations += t.finished && t.outcome.status == workers::TrialStatus::ok ? 1 : 0;
+    return observations > 0 && observations != fitted_observations_;
+  }
+
+  void restore(const PolicyState& saved, const RunState& run) {
+    fitted_observations_ = saved.fitted_observations;
+    for (std::size_t t = 0; t < saved.hedge.size() && t < hedges_.size(); ++t) {
+      const HedgeState& h = saved.hedge[t];
+      hedges_[t] = surrogate::GpHedge(static_cast<int>(kHedgeArms.size()), job_.policy.hedge_eta);
+      if (h.gains.size() == kHedgeArms.size()) hedges_[t].reward(h.gains);
+      nominees_[t].clear();
+      for (const auto& arms : h.nominees) {
+        if (arms.size() != kHedgeArms.size()) continue;
+        std::array<Eigen::VectorXd, 3> points;
+        for (std::size_t a = 0; a < arms.size(); ++a) {
+          points[a] = Eigen::Map<const Eigen::VectorXd>(arms[a].data(), static_cast<Eigen::Index>(arms[a].size()));
+        }
+        nominees_[t].push_back(std::move(points));
+      }
+    }
+    if (!saved.surrogate.gp && !saved.surrogate.ablr) return;
+    FitRequest request = training_data(run);
+    auto snapshot = std::make_shared<Snapshot>();
+    try {
+      surrogate_->restore(saved.surrogate, request.data);
+      for (std::size_t t = 0; t < request.data.tasks.size(); ++t) {
+        snapshot->posteriors.push_back(surrogate_->posterior(static_cast<int>(t)));
+      }
+      snapshot->trials = std::move(request.trials);
+      snapshot->state = saved.surrogate;
+    } catch (const std::exception& e) {
+      if (options_.log) options_.log(std::string("cannot rebuild the saved model (") + e.what() + "); it is fitted afresh");
+      return;
+    }
+    std::lock_guard lock(mutex_);
+    published_ = snapshot;  // version 0: the first real fit (version 1) replaces it
+    adopted_ = std::move(snapshot);
+  }
+
   std::vector<double> hedge_gains(int task) const {
     if (job_.policy.acquisition != jobs::AcquisitionKind::hedge) return {};
     return hedges_.at(static_cast<std::size_t>(task)).gains();
@@ -286,6 +348,7 @@ class ModelPolicy::Impl {
       for (std::size_t t = 0; t < request.data.tasks.size(); ++t) {
         snapshot->posteriors.push_back(surrogate_->posterior(static_cast<int>(t)));
       }
+      snapshot->state = surrogate_->state();
     } catch (const std::exception& e) {
       snapshot->error = e.what();
     }
@@ -315,6 +378,8 @@ class ModelPolicy::Impl {
       return;
     }
     adopted_ = latest;
+    fitted_observations_ = 0;
+    for (const auto& ids : adopted_->trials) fitted_observations_ += static_cast<std::int64_t>(ids.size());
     for (std::size_t task = 0; task < nominees_.size(); ++task) {
       const auto& posterior = task < adopted_->posteriors.size() ? adopted_->posteriors[task] : nullptr;
       if (posterior) {
@@ -392,6 +457,7 @@ class ModelPolicy::Impl {
 
   // Master thread only.
   std::shared_ptr<const Snapshot> adopted_;
+  std::int64_t fitted_observations_ = -1;  // observations behind adopted_'s fit
   std::vector<surrogate::GpHedge> hedges_;
   std::vector<std::vector<std::array<Eigen::VectorXd, 3>>> nominees_;
 };
@@ -412,5 +478,11 @@ std::uint64_t ModelPolicy::fits_completed() const { return impl_->fits_completed
 void ModelPolicy::wait_for_fits(std::uint64_t count) const { impl_->wait_for_fits(count); }
 
 std::vector<double> ModelPolicy::hedge_gains(int task) const { return impl_->hedge_gains(task); }
+
+PolicyState ModelPolicy::state() { return impl_->state(); }
+
+void ModelPolicy::restore(const PolicyState& saved, const RunState& run) { impl_->restore(saved, run); }
+
+bool ModelPolicy::refit_due(const RunState& run) const { return impl_->refit_due(run); }
 
 }  // namespace lbo::orchestrator

@@ -1,11 +1,38 @@
 #include "lbo/orchestrator/run_state.hpp"
 
 #include <stdexcept>
+#include <string>
 
 namespace lbo::orchestrator {
 
 RunState::RunState(const jobs::JobSpec& job)
     : job_(&job), tasks_(job.tasks.size()), task_trials_(job.tasks.size()) {}
+
+RunState::RunState(const jobs::JobSpec& job, std::vector<Trial> trials) : RunState(job) {
+  trials_ = std::move(trials);
+  for (std::size_t i = 0; i < trials_.size(); ++i) {
+    const Trial& t = trials_[i];
+    if (t.id != static_cast<std::int64_t>(i) || t.task < 0 || t.task >= static_cast<int>(tasks_.size())) {
+      throw std::invalid_argument("RunState: trial " + std::to_string(t.id) + " does not fit the job");
+    }
+    task_trials_[t.task].push_back(t.id);
+    TaskProgress& task = tasks_[t.task];
+    ++task.created;
+    running_ += t.running ? 1 : 0;
+    if (!t.finished) continue;
+    ++task.finished;
+    if (t.outcome.status != workers::TrialStatus::ok) continue;
+    ++task.ok;
+    if (!task.best_trial || better(t.outcome.objective, trials_[*task.best_trial].outcome.objective)) task.best_trial = t.id;
+  }
+}
+
+void RunState::interrupt(std::int64_t id) {
+  Trial& t = trials_.at(static_cast<std::size_t>(id));
+  if (!t.running) return;
+  t.running = false;
+  --running_;
+}
 
 const Trial& RunState::add_trial(int task, jobs::Config config) {
   if (task < 0 || task >= static_cast<int>(tasks_.size())) throw std::out_of_range("RunState::add_trial: task");

@@ -4,7 +4,15 @@
 
 namespace lbo::orchestrator {
 
+std::optional<std::int64_t> Scheduler::next_interrupted() {
+  if (interrupted_.empty()) return std::nullopt;
+  const std::int64_t trial = interrupted_.front();
+  interrupted_.pop_front();
+  return trial;
+}
+
 std::optional<std::int64_t> Scheduler::next(RunState& state, Policy& policy) {
+  if (const auto trial = next_interrupted()) return trial;
   if (!retries_.empty()) {
     const std::int64_t trial = retries_.front();
     retries_.pop_front();

@@ -279,14 +279,49 @@ void Ablr::fit(const TaskData& data, std::uint64_t seed) {
   }
 
   // Publish only a fit whose every posterior can be built.
-  auto weights = std::make_shared<const Eigen::VectorXd>(best.head(p));
-  std::vector<std::shared_ptr<const TaskPosterior>> posteriors(static_cast<std::size_t>(tasks));
-  for (int t = 0; t < tasks; ++t) {
-    if (data.tasks[t].y.size() > 0) posteriors[t] = build_posterior(data.tasks[t], scales[t], weights, best, t);
-  }
+  posteriors_ = build_posteriors(data, best);
   parameters_ = std::move(best);
   tasks_ = tasks;
-  posteriors_ = std::move(posteriors);
+}
+
+std::vector<std::shared_ptr<const TaskPosterior>> Ablr::build_posteriors(const TaskData& data,
+                                                                         const Eigen::VectorXd& packed) const {
+  const int p = mlp_->parameter_count();
+  auto weights = std::make_shared<const Eigen::VectorXd>(packed.head(p));
+  std::vector<std::shared_ptr<const TaskPosterior>> posteriors(data.tasks.size());
+  for (std::size_t t = 0; t < data.tasks.size(); ++t) {
+    if (data.tasks[t].y.size() == 0) continue;
+    posteriors[t] = build_posterior(data.tasks[t], Standardization::of(data.tasks[t].y), weights, packed, static_cast<int>(t));
+  }
+  return posteriors;
+}
+
+SurrogateState Ablr::state() const {
+  AblrState ablr;
+  ablr.parameters.assign(parameters_.data(), parameters_.data() + parameters_.size());
+  ablr.tasks = tasks_;
+  ablr.cold_fit_size = cold_fit_size_;
+  SurrogateState state;
+  if (parameters_.size() > 0) state.ablr = std::move(ablr);
+  return state;
+}
+
+void Ablr::restore(const SurrogateState& state, const TaskData& data) {
+  if (!state.ablr) throw NumericalError("ablr: the saved state is not an ABLR's");
+  const AblrState& saved = *state.ablr;
+  const int p = mlp_->parameter_count();
+  if (static_cast<int>(saved.parameters.size()) != p + 2 * saved.tasks) {
+    throw NumericalError("ablr: the saved parameters do not fit this network");
+  }
+  // Tasks that arrived after the checkpoint start from the default precisions.
+  const int tasks = std::max(saved.tasks, static_cast<int>(data.tasks.size()));
+  std::mt19937_64 unused(0);
+  Eigen::VectorXd packed = cold_start(tasks, unused);
+  packed.head(p + 2 * saved.tasks) = Eigen::Map<const Eigen::VectorXd>(saved.parameters.data(), p + 2 * saved.tasks);
+  posteriors_ = build_posteriors(data, packed);
+  parameters_ = packed.head(p + 2 * saved.tasks);
+  tasks_ = saved.tasks;
+  cold_fit_size_ = saved.cold_fit_size;
 }
 
 std::shared_ptr<const TaskPosterior> Ablr::posterior(int task) const {

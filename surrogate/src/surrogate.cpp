@@ -1,5 +1,6 @@
 #include "lbo/surrogate/surrogate.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include "lbo/surrogate/linalg.hpp"
@@ -45,6 +46,39 @@ void GpSurrogate::fit(const TaskData& data, std::uint64_t seed) {
 std::shared_ptr<const TaskPosterior> GpSurrogate::posterior(int task) const {
   if (task < 0 || task >= static_cast<int>(posteriors_.size())) return nullptr;
   return posteriors_[task];
+}
+
+SurrogateState GpSurrogate::state() const {
+  GpState gp;
+  for (const GaussianProcess& g : gps_) gp.theta.emplace_back(g.theta().data(), g.theta().data() + g.theta().size());
+  gp.fitted_sizes.assign(fitted_sizes_.begin(), fitted_sizes_.end());
+  SurrogateState state;
+  state.gp = std::move(gp);
+  return state;
+}
+
+void GpSurrogate::restore(const SurrogateState& state, const TaskData& data) {
+  if (!state.gp) throw NumericalError("gp: the saved state is not a GP's");
+  const GpState& saved = *state.gp;
+  const auto tasks = std::max(data.tasks.size(), saved.theta.size());
+  std::vector<GaussianProcess> gps(tasks, GaussianProcess(options_));
+  std::vector<Eigen::Index> sizes(tasks, -1);
+  std::vector<std::shared_ptr<const TaskPosterior>> posteriors(data.tasks.size());
+  for (std::size_t t = 0; t < tasks; ++t) {
+    if (t >= saved.theta.size() || saved.theta[t].empty()) continue;
+    const Eigen::VectorXd theta = Eigen::Map<const Eigen::VectorXd>(saved.theta[t].data(),
+                                                                     static_cast<Eigen::Index>(saved.theta[t].size()));
+    if (t < data.tasks.size() && data.tasks[t].y.size() > 0) {
+      gps[t].set(data.tasks[t], theta);
+      posteriors[t] = gps[t].posterior();
+    } else {
+      gps[t].warm_start(theta);
+    }
+    if (t < saved.fitted_sizes.size()) sizes[t] = saved.fitted_sizes[t];
+  }
+  gps_ = std::move(gps);
+  fitted_sizes_ = std::move(sizes);
+  posteriors_ = std::move(posteriors);
 }
 
 Eigen::VectorXd GpSurrogate::theta(int task) const {

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Signals, locally and under mpirun:
-#  1. SIGTERM to a local lbo: exit 143, no objective process left, committed results kept.
+#  1. SIGTERM to a local lbo: exit 75 after the grace period, no objective process left,
+#     committed results kept; the same command resumes and completes the budget exactly.
 #  2. SIGTERM to one MPI worker rank: its trials are killed, run again elsewhere or later, and
 #     the run still completes every budget (the worker rank stays up).
 #  3. SIGTERM to mpirun: everything exits promptly and no objective process is left.
@@ -11,6 +12,7 @@ write_job() {  # write_job FILE BUDGET SLEEP_MS_LOW SLEEP_MS_HIGH
   cat > "$1" <<JOB
 name = "sig"
 seed = 5
+grace_s = 0.3
 [objective]
 command = ["$LBO_TEST_OBJECTIVE"]
 direction = "minimize"
@@ -51,11 +53,19 @@ pid=$!
 wait_for_rows "$SCRATCH/local/sig/results.csv" 4
 kill -TERM "$pid"
 set +e; wait "$pid"; status=$?; set -e
-[ "$status" -eq 143 ] || { cat "$SCRATCH/local.log"; fail "local lbo exited $status after SIGTERM, expected 143"; }
+[ "$status" -eq 75 ] || { cat "$SCRATCH/local.log"; fail "local lbo exited $status after SIGTERM, expected 75"; }
+grep -q "resume with: " "$SCRATCH/local.log" || { cat "$SCRATCH/local.log"; fail "no resume command printed"; }
 [ "$(objectives_left)" -eq 0 ] || fail "objective processes left after a local SIGTERM"
 rows=$(($(wc -l < "$SCRATCH/local/sig/results.csv") - 1))
 [ "$rows" -ge 4 ] || fail "committed results lost: $rows rows"
 echo "local SIGTERM ok ($rows trials kept)"
+kept=$(cut -d, -f1,4 "$SCRATCH/local/sig/results.csv" | tail -n +2 | sort)
+sed -i 's/budget = 1000/budget = 40/' "$SCRATCH/local.toml"
+"$LBO_BIN" run "$SCRATCH/local.toml" --run-root "$SCRATCH/local" 2> "$SCRATCH/resume.log" || { cat "$SCRATCH/resume.log"; fail "resume failed"; }
+python3 "$HERE/check_results.py" "$SCRATCH/local/sig/results.csv" a=40
+comm -23 <(echo "$kept") <(cut -d, -f1,4 "$SCRATCH/local/sig/results.csv" | tail -n +2 | sort) | grep -q . \
+  && fail "a result committed before the stop changed or vanished"
+echo "local resume ok"
 
 if ! command -v "${mpirun[0]}" > /dev/null; then echo "no mpirun: MPI part skipped"; exit 0; fi
 

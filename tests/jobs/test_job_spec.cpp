@@ -271,6 +271,19 @@ TEST_F(JobSpecTest, direction_and_surrogate_are_checked) {
   EXPECT_NE(error_of(valid_with("\"random\"", "\"gpp\"")).find("policy.surrogate: \"gpp\""), std::string::npos);
 }
 
+TEST_F(JobSpecTest, checkpoint_and_grace_periods) {
+  const JobSpec defaults = parse(kValid);
+  EXPECT_EQ(defaults.checkpoint_every_s, 60.0);
+  EXPECT_EQ(defaults.grace_s, 30.0);
+  const JobSpec set = parse(valid_with("seed = 7", "seed = 7\ncheckpoint_every_s = 5\ngrace_s = 0"));
+  EXPECT_EQ(set.checkpoint_every_s, 5.0);
+  EXPECT_EQ(set.grace_s, 0.0);
+  EXPECT_NE(error_of(valid_with("seed = 7", "seed = 7\ncheckpoint_every_s = 0")).find("job.toml:3:22: checkpoint_every_s: must be a number of seconds > 0"),
+            std::string::npos);
+  EXPECT_NE(error_of(valid_with("seed = 7", "seed = 7\ngrace_s = -1")).find("grace_s: must be a number of seconds >= 0"),
+            std::string::npos);
+}
+
 TEST_F(JobSpecTest, policy_knobs_parse_and_are_checked) {
   const JobSpec job = parse(valid_with("surrogate = \"random\"", R"(surrogate = "ablr"
 acquisition = "hedge"

@@ -9,6 +9,7 @@
 #include "lbo/cluster/local_transport.hpp"
 #include "lbo/orchestrator/journal.hpp"
 #include "lbo/orchestrator/master.hpp"
+#include "lbo/orchestrator/recovery.hpp"
 #include "test_support.hpp"
 
 namespace lbo::testing {
@@ -45,12 +46,15 @@ struct RunOutput {
   std::filesystem::path run_dir;
 };
 
-/// Runs `text` (a job file) with `slots` local slots under `run_root` (default <dir>/runs).
+/// Runs `text` (a job file) with `slots` local slots under `run_root` (default <dir>/runs),
+/// resuming the run there if there is one.
 inline RunOutput run_job(const std::string& text, const ScratchDir& dir, int slots = 2,
                          orchestrator::MasterOptions options = {}, std::filesystem::path run_root = {}) {
   const jobs::JobSpec job = job_from(text, dir.path());
   orchestrator::RunDirectory run_dir =
-      orchestrator::RunDirectory::create(run_root.empty() ? dir.path() / "runs" : run_root, job, false);
+      orchestrator::RunDirectory::open(run_root.empty() ? dir.path() / "runs" : run_root, job, false);
+  std::optional<orchestrator::RecoveredRun> recovered;
+  if (run_dir.resuming()) recovered = orchestrator::recover_run(run_dir.path());
   std::FILE* log = std::tmpfile();
   RunOutput out;
   {
@@ -60,7 +64,7 @@ inline RunOutput run_job(const std::string& text, const ScratchDir& dir, int slo
         [slots](boost::asio::io_context& io, cluster::Transport::CompletionHandler done) {
           return std::make_unique<cluster::LocalTransport>(io, slots, std::move(done));
         },
-        console, options);
+        console, options, std::move(recovered));
     out.exit_code = master.run();
   }
   std::rewind(log);

@@ -5,9 +5,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <thread>
 
+#include "lbo/orchestrator/recovery.hpp"
 #include "run_job.hpp"
 
 using lbo::testing::Row;
@@ -110,20 +114,118 @@ TEST(MasterTest, more_slots_than_trials) {
   EXPECT_EQ(out.rows.size(), 2u);
 }
 
-TEST(MasterTest, sigterm_stops_dispatching_and_cancels_running_trials) {
-  lbo::testing::ScratchDir dir;
-  std::thread stopper([] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(700));
-    ::kill(::getpid(), SIGTERM);
+// Sends `signal_number` to this process after `delay`.
+std::thread signal_later(int signal_number, std::chrono::milliseconds delay) {
+  return std::thread([=] {
+    std::this_thread::sleep_for(delay);
+    ::kill(::getpid(), signal_number);
   });
+}
+
+// Sends `signal_number` to this process once `results` lists `rows` trials (at most 60 s).
+std::thread signal_after_rows(int signal_number, fs::path results, std::size_t rows) {
+  return std::thread([=] {
+    for (int i = 0; i < 6000; ++i) {
+      std::ifstream in(results);
+      const auto lines = static_cast<std::size_t>(std::count(std::istreambuf_iterator<char>(in), {}, '\n'));
+      if (lines >= rows + 1) {
+        ::kill(::getpid(), signal_number);
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  });
+}
+
+TEST(MasterTest, a_stop_signal_cancels_after_the_grace_period_checkpoints_and_exits_75) {
+  lbo::testing::ScratchDir dir;
+  std::thread stopper = signal_later(SIGTERM, std::chrono::milliseconds(700));
+  const auto t0 = std::chrono::steady_clock::now();
   const RunOutput out = run_job(
-      lbo::testing::test_job(R"(outcome = { type = "categorical", choices = ["hang"] })",
-                             "[[tasks]]\nname = \"a\"\nbudget = 50\n", "kill_grace_s = 0.2"),
+      "grace_s = 0.5\n" + lbo::testing::test_job(R"(outcome = { type = "categorical", choices = ["hang"] })",
+                                                 "[[tasks]]\nname = \"a\"\nbudget = 50\n", "kill_grace_s = 0.2"),
       dir);
   stopper.join();
-  EXPECT_EQ(out.exit_code, 128 + SIGTERM);
+  EXPECT_EQ(out.exit_code, kExitResumable);
+  EXPECT_GE(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 1.2);  // 0.7 + grace
   EXPECT_TRUE(out.rows.empty());  // nothing finished: cancelled attempts are not results
   EXPECT_EQ(count_finals(out.journal), 0);
   EXPECT_EQ(processes_under(dir.path()), 0);
-  EXPECT_NE(out.log.find("received SIGTERM"), std::string::npos) << out.log;
+  EXPECT_NE(out.log.find("received SIGTERM: no new trials; 2 running trial(s) have 0.5 s to finish"), std::string::npos)
+      << out.log;
+  EXPECT_NE(out.log.find("grace period over: cancelling the running trials"), std::string::npos) << out.log;
+  const RecoveredRun recovered = recover_run(out.run_dir);
+  ASSERT_TRUE(recovered.checkpoint_file);
+  EXPECT_EQ(recovered.interrupted, (std::vector<std::int64_t>{0, 1}));
+}
+
+TEST(MasterTest, trials_that_finish_within_the_grace_period_count) {
+  lbo::testing::ScratchDir dir;
+  std::thread stopper = signal_later(SIGUSR1, std::chrono::milliseconds(300));
+  const RunOutput out = run_job(
+      "grace_s = 5\n" + lbo::testing::test_job("sleep_ms = { type = \"int\", low = 600, high = 800 }",
+                                               "[[tasks]]\nname = \"a\"\nbudget = 50\n"),
+      dir);
+  stopper.join();
+  EXPECT_EQ(out.exit_code, kExitResumable);
+  EXPECT_EQ(out.rows.size(), 2u);  // both running trials finished in their grace period
+  EXPECT_NE(out.log.find("received SIGUSR1"), std::string::npos) << out.log;
+}
+
+TEST(MasterTest, a_stopped_run_resumes_to_exactly_its_budgets) {
+  lbo::testing::ScratchDir dir;
+  const std::string job = "grace_s = 0\n" + lbo::testing::test_job("sleep_ms = { type = \"int\", low = 50, high = 150 }",
+                                                                     "[[tasks]]\nname = \"a\"\nbudget = 20\n[[tasks]]\nname = \"b\"\nbudget = 10\n",
+                                                                     "", "surrogate = \"gp\"\ninitial_random = 3");
+  std::thread stopper = signal_after_rows(SIGTERM, dir.path() / "runs" / "t" / "results.csv", 8);
+  const RunOutput first = run_job(job, dir, 3);
+  stopper.join();
+  ASSERT_EQ(first.exit_code, kExitResumable);
+  const std::size_t committed = first.rows.size();
+  EXPECT_GT(committed, 0u);
+  EXPECT_LT(committed, 30u);
+  const RunOutput second = run_job(job, dir, 2);  // fewer slots this time
+  EXPECT_EQ(second.exit_code, kExitDone) << second.log;
+  EXPECT_NE(second.log.find("resuming run t"), std::string::npos) << second.log;
+  ASSERT_EQ(second.rows.size(), 30u);
+  std::map<std::string, int> per_task;
+  for (std::size_t i = 0; i < second.rows.size(); ++i) {
+    EXPECT_EQ(second.rows[i].at("trial"), std::to_string(i));
+    ++per_task[second.rows[i].at("task")];
+  }
+  EXPECT_EQ(per_task["a"], 20);
+  EXPECT_EQ(per_task["b"], 10);
+  // Every result committed before the stop is still there, unchanged.
+  for (const Row& row : first.rows) EXPECT_EQ(second.rows[std::stoul(row.at("trial"))].at("objective"), row.at("objective"));
+  // Resuming a finished run does nothing and says so.
+  const RunOutput third = run_job(job, dir, 2);
+  EXPECT_EQ(third.exit_code, kExitDone);
+  EXPECT_EQ(third.rows.size(), 30u);
+}
+
+TEST(MasterTest, a_sync_run_stopped_and_resumed_proposes_what_an_unstopped_one_does) {
+  lbo::testing::ScratchDir dir;
+  // GP-Hedge on Branin, 3 slots, a deterministic objective; the stop lands mid-round.
+  const std::string job = "grace_s = 0\nname = \"exact\"\nseed = 21\n[objective]\ncommand = [\"" + std::string(LBO_TEST_OBJECTIVE) +
+                          "\", \"--function\", \"branin\"]\ndirection = \"minimize\"\n[policy]\nsurrogate = \"gp\"\n"
+                          "acquisition = \"hedge\"\ninitial_random = 3\n[space]\nx1 = { type = \"float\", low = -5, high = 10 }\n"
+                          "x2 = { type = \"float\", low = 0, high = 15 }\nsleep_ms = { type = \"int\", low = 40, high = 60 }\n"
+                          "[[tasks]]\nname = \"b\"\nbudget = 24\n";
+  MasterOptions sync;
+  sync.sync = true;
+  const RunOutput whole = run_job(job, dir, 3, sync, dir.path() / "whole");
+  ASSERT_EQ(whole.exit_code, kExitDone);
+  std::thread stopper = signal_after_rows(SIGINT, dir.path() / "stopped" / "exact" / "results.csv", 10);
+  const RunOutput part = run_job(job, dir, 3, sync, dir.path() / "stopped");
+  stopper.join();
+  ASSERT_EQ(part.exit_code, kExitResumable) << part.log;
+  EXPECT_LT(part.rows.size(), 24u);
+  const RunOutput rest = run_job(job, dir, 3, sync, dir.path() / "stopped");
+  ASSERT_EQ(rest.exit_code, kExitDone) << rest.log;
+  ASSERT_EQ(rest.rows.size(), whole.rows.size());
+  for (std::size_t i = 0; i < whole.rows.size(); ++i) {
+    for (const char* column : {"trial", "x1", "x2", "objective"}) {
+      EXPECT_EQ(rest.rows[i].at(column), whole.rows[i].at(column)) << "trial " << i << " " << column;
+    }
+  }
 }

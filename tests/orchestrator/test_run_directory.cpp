@@ -52,3 +52,41 @@ TEST(RunDirectoryTest, a_live_run_is_never_moved) {
   }
   EXPECT_TRUE(fs::exists(live.path() / "job.toml"));
 }
+
+TEST(RunDirectoryTest, a_folder_with_a_journal_is_resumed_and_its_lock_taken_over) {
+  lbo::testing::ScratchDir dir;
+  const auto job = lbo::testing::job_from(lbo::testing::test_job(), dir.path());
+  {
+    const RunDirectory first = RunDirectory::open(dir.path() / "runs", job, false);
+    EXPECT_FALSE(first.resuming());
+    std::ofstream(first.journal()) << "x";
+    const LockHolder live = lock_holder(first.path());
+    EXPECT_TRUE(live.held);
+    EXPECT_NE(live.holder.find("pid " + std::to_string(::getpid())), std::string::npos);
+  }
+  // The first holder is gone (its flock released); its name is still in the file.
+  std::ofstream(dir.path() / "runs" / "t" / "lock") << "pid 999999 on oldhost\n";
+  EXPECT_FALSE(lock_holder(dir.path() / "runs" / "t").held);
+  const RunDirectory again = RunDirectory::open(dir.path() / "runs", job, false);
+  EXPECT_TRUE(again.resuming());
+  EXPECT_EQ(again.stale_lock_holder(), "pid 999999 on oldhost");
+}
+
+TEST(RunDirectoryTest, foreign_files_are_never_overwritten) {
+  lbo::testing::ScratchDir dir;
+  const auto job = lbo::testing::job_from(lbo::testing::test_job(), dir.path());
+  fs::create_directories(dir.path() / "runs" / "t");
+  std::ofstream(dir.path() / "runs" / "t" / "notes.txt") << "mine";
+  try {
+    RunDirectory::open(dir.path() / "runs", job, false);
+    FAIL() << "opened a folder holding someone else's files";
+  } catch (const lbo::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("holds files but no run"), std::string::npos) << e.what();
+  }
+  // Leftovers of a start that failed before its journal existed are fine.
+  fs::remove(dir.path() / "runs" / "t" / "notes.txt");
+  std::ofstream(dir.path() / "runs" / "t" / "job.toml") << "old";
+  const RunDirectory run = RunDirectory::open(dir.path() / "runs", job, false);
+  EXPECT_FALSE(run.resuming());
+  EXPECT_EQ(lbo::testing::read_text(run.path() / "job.toml"), job.source_text);
+}

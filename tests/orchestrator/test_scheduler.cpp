@@ -20,6 +20,12 @@ class FixedPolicy final : public Policy {
   lbo::jobs::Config config_;
 };
 
+// A new trial of the first task with budget left, as the scheduler would create it.
+void scheduler_add(RunState& state, Policy& policy) {
+  Scheduler fresh;
+  fresh.next(state, policy);
+}
+
 }  // namespace
 
 TEST(SchedulerTest, tasks_take_slots_in_file_order_until_their_budget_is_handed_out) {
@@ -43,7 +49,7 @@ TEST(SchedulerTest, retries_go_first) {
   Scheduler scheduler;
   const auto first = scheduler.next(state, *policy);
   scheduler.retry(*first);
-  EXPECT_TRUE(scheduler.has_retries());
+  EXPECT_EQ(scheduler.retries(), std::vector<std::int64_t>{*first});
   EXPECT_EQ(scheduler.next(state, *policy), first);
   EXPECT_EQ(scheduler.next(state, *policy), 1);
 }
@@ -65,4 +71,20 @@ TEST(SchedulerTest, an_invalid_proposal_is_refused_before_dispatch) {
   Scheduler scheduler;
   EXPECT_THROW(scheduler.next(state, out_of_bounds), std::logic_error);
   EXPECT_TRUE(state.trials().empty());
+}
+
+TEST(SchedulerTest, interrupted_trials_run_before_retries_and_new_trials) {
+  lbo::testing::ScratchDir dir;
+  const auto job = lbo::testing::job_from(lbo::testing::test_job("", kTwoTasks), dir.path());
+  RunState state(job);
+  auto policy = make_policy(job);
+  for (int i = 0; i < 3; ++i) scheduler_add(state, *policy);
+  Scheduler scheduler({2}, {0});
+  EXPECT_TRUE(scheduler.has_interrupted());
+  EXPECT_EQ(scheduler.next(state, *policy), 2);
+  EXPECT_EQ(scheduler.next(state, *policy), 0);
+  EXPECT_EQ(scheduler.next(state, *policy), 3);  // a new trial
+  scheduler.interrupted(1);
+  EXPECT_EQ(scheduler.next_interrupted(), 1);
+  EXPECT_FALSE(scheduler.next_interrupted().has_value());
 }

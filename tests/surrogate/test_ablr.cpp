@@ -127,3 +127,23 @@ TEST(AblrTest, a_fit_on_one_point_does_not_collapse_later_fits) {
   const Posterior fitted = ablr.posterior(0)->predict(all.X);
   EXPECT_GT(fitted.mean.cwiseAbs().maxCoeff(), 0.5);  // it explains the standardized data
 }
+
+TEST(AblrTest, restored_state_predicts_and_refits_like_the_original) {
+  const TaskData first{{task_data(12, 0.0, 14), task_data(5, 0.2, 15)}};
+  TaskData second = first;
+  second.tasks[1] = task_data(8, 0.2, 15);
+  second.tasks.push_back(task_data(3, 0.1, 16));  // a task that arrives after the checkpoint
+  Ablr original(2, AblrOptions{.hidden = {8, 8}, .max_iterations = 60, .warm_iterations = 20});
+  original.fit(first, 1);
+  Ablr restored(2, AblrOptions{.hidden = {8, 8}, .max_iterations = 60, .warm_iterations = 20});
+  restored.restore(original.state(), first);
+  const Eigen::MatrixXd test = Eigen::MatrixXd::Random(6, 2).cwiseAbs();
+  for (int t = 0; t < 2; ++t) {
+    EXPECT_EQ(restored.posterior(t)->predict(test).mean, original.posterior(t)->predict(test).mean);
+    EXPECT_EQ(restored.posterior(t)->predict(test).var, original.posterior(t)->predict(test).var);
+  }
+  original.fit(second, 2);
+  restored.fit(second, 2);
+  EXPECT_EQ(restored.parameters(), original.parameters());
+  EXPECT_THROW(restored.restore(SurrogateState{}, first), NumericalError);
+}

@@ -170,3 +170,20 @@ TEST(GpTest, surrogate_refits_only_tasks_whose_data_changed) {
   EXPECT_NE(gp.posterior(1), first1);
   EXPECT_EQ(gp.theta(1).size(), 4);
 }
+
+TEST(GpTest, restored_state_predicts_and_refits_like_the_original) {
+  TaskData first{{smooth_data(8, 2, 11), smooth_data(6, 2, 12)}};
+  TaskData second = first;
+  second.tasks[0] = smooth_data(10, 2, 11);
+  GpSurrogate original;
+  original.fit(first, 3);
+  GpSurrogate restored;
+  restored.restore(original.state(), first);
+  const Eigen::MatrixXd test = Eigen::MatrixXd::Random(5, 2).cwiseAbs();
+  for (int t = 0; t < 2; ++t) EXPECT_EQ(restored.predict(t, test).mean, original.predict(t, test).mean);
+  original.fit(second, 4);
+  restored.fit(second, 4);
+  EXPECT_EQ(restored.theta(0), original.theta(0));
+  EXPECT_EQ(restored.theta(1), original.theta(1));
+  EXPECT_EQ(restored.predict(1, test).var, original.predict(1, test).var);
+}

@@ -9,6 +9,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string_view>
 
 extern char** environ;
@@ -110,6 +113,47 @@ int open_pidfd(pid_t pid) {
   (void)pid;
 #endif
   return -1;
+}
+
+namespace {
+
+// Process groups (other than ours) of live processes whose environment holds `entry`.
+std::vector<pid_t> groups_with_environment(const std::string& entry) {
+  std::vector<pid_t> groups;
+  std::error_code ec;
+  for (const auto& dir : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = dir.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream environ_file(dir.path() / "environ", std::ios::binary);
+    std::string variable;
+    bool found = false;
+    while (!found && std::getline(environ_file, variable, '\0')) found = variable == entry;
+    if (!found) continue;
+    std::ifstream stat(dir.path() / "stat");
+    std::string line;
+    std::getline(stat, line);
+    const auto close = line.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(line.substr(close + 2));
+    char state = 0;
+    long ppid = 0, pgrp = 0;
+    rest >> state >> ppid >> pgrp;
+    if (state == 'Z' || pgrp <= 1 || pgrp == ::getpgrp()) continue;
+    if (std::find(groups.begin(), groups.end(), static_cast<pid_t>(pgrp)) == groups.end()) {
+      groups.push_back(static_cast<pid_t>(pgrp));
+    }
+  }
+  return groups;
+}
+
+}  // namespace
+
+int kill_leftovers(const std::string& workdir) {
+  const std::string entry = "LBO_WORKDIR=" + workdir;
+  const std::vector<pid_t> groups = groups_with_environment(entry);
+  for (pid_t g : groups) ::killpg(g, SIGKILL);
+  for (int i = 0; i < 100 && !groups.empty() && !groups_with_environment(entry).empty(); ++i) ::usleep(20'000);
+  return static_cast<int>(groups.size());
 }
 
 std::string signal_name(int signal_number) {

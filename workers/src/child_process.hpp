@@ -30,6 +30,12 @@ SpawnResult spawn_child(const SpawnRequest& request);
 /// A pidfd for `pid` (readable once the process exits), or -1 where the kernel lacks pidfd_open.
 int open_pidfd(pid_t pid);
 
+/// Kills what an earlier attempt in `workdir` left running on this host (an lbo killed outright
+/// cannot reap its objectives): every process group holding a process whose environment has
+/// LBO_WORKDIR=<workdir>, read from /proc. Waits up to 2 s for them to go; returns how many
+/// groups it killed.
+int kill_leftovers(const std::string& workdir);
+
 /// "SIGSEGV" etc.
 std::string signal_name(int signal_number);
 

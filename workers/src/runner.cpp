@@ -210,6 +210,8 @@ class Runner::Attempt : public std::enable_shared_from_this<Runner::Attempt> {
       return false;
     }
     if (order_.attempt > 1) {
+      // An earlier lbo killed outright may have left this trial's objective running.
+      detail::kill_leftovers(order_.workdir);
       // Keep the previous attempt's output beside the new one: stdout.1, stderr.1, ...
       const std::string suffix = "." + std::to_string(order_.attempt - 1);
       for (std::string_view name : {kStdoutFile, kStderrFile, kResultFile}) {

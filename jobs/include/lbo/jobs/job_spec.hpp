@@ -60,6 +60,8 @@ struct TaskSpec {
 struct JobSpec {
   std::string name;  ///< run directory name
   std::uint64_t seed = 0;
+  double checkpoint_every_s = 60;  ///< period of checkpoints while running (also written at every stop)
+  double grace_s = 30;             ///< after a stop signal, how long running trials may finish
   std::filesystem::path job_file;  ///< absolute path of the file read
   std::string source_text;         ///< the file's text, frozen into the run directory
   ObjectiveSpec objective;

@@ -3,8 +3,25 @@
 
 #include <cereal/cereal.hpp>
 #include <cereal/types/optional.hpp>
+#include <cereal/types/string.hpp>
 #include <cereal/types/vector.hpp>
 
 #include "lbo/jobs/space.hpp"
 
+namespace lbo::jobs {
+
+template <class Archive>
+void serialize(Archive& archive, Condition& c, std::uint32_t /*version*/) {
+  archive(c.parent, c.choices);
+}
+
+template <class Archive>
+void serialize(Archive& archive, ParamSpec& p, std::uint32_t /*version*/) {
+  archive(p.name, p.type, p.low, p.high, p.log, p.choices, p.when);
+}
+
+}  // namespace lbo::jobs
+
 CEREAL_CLASS_VERSION(lbo::jobs::Config, 1)
+CEREAL_CLASS_VERSION(lbo::jobs::Condition, 1)
+CEREAL_CLASS_VERSION(lbo::jobs::ParamSpec, 1)

@@ -13,19 +13,21 @@
 #include <vector>
 
 #include "lbo/jobs/space.hpp"
+#include "lbo/orchestrator/job_identity.hpp"
 #include "lbo/workers/work_order.hpp"
 
 namespace lbo::orchestrator {
 
-/// A run (or a resumed part of one) begins.
+/// A run (or a resumed part of one) begins, under this job.
 struct RunStarted {
   std::string lbo_version;
   double unix_time = 0;
   int slots = 0;
+  JobIdentity job;
 
   template <class Archive>
   void serialize(Archive& archive, std::uint32_t /*version*/) {
-    archive(lbo_version, unix_time, slots);
+    archive(lbo_version, unix_time, slots, job);
   }
 };
 
@@ -65,6 +67,9 @@ class JournalWriter {
  public:
   /// Creates a new journal at `path`; throws lbo::Error if it exists or cannot be written.
   static JournalWriter create(const std::filesystem::path& path);
+  /// Continues the journal at `path` after its first `valid_bytes` (what read_journal kept);
+  /// a torn tail beyond them is cut off first, so new records follow intact ones.
+  static JournalWriter open_existing(const std::filesystem::path& path, std::uint64_t valid_bytes);
 
   JournalWriter(JournalWriter&& other) noexcept;
   JournalWriter& operator=(JournalWriter&& other) noexcept;
@@ -84,6 +89,7 @@ class JournalWriter {
 
 struct JournalContents {
   std::vector<JournalRecord> records;
+  std::vector<std::uint64_t> ends;  ///< byte offset just past each record
   std::uint64_t valid_bytes = 0;    ///< header and every record read
   std::uint64_t dropped_bytes = 0;  ///< a torn or corrupt tail after them
   std::string warning;              ///< says what was dropped, or empty

@@ -5,10 +5,13 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <string>
 
 #include "lbo/cluster/transport.hpp"
 #include "lbo/jobs/job_spec.hpp"
 #include "lbo/orchestrator/console.hpp"
+#include "lbo/orchestrator/recovery.hpp"
 #include "lbo/orchestrator/run_directory.hpp"
 
 namespace boost::asio {
@@ -26,6 +29,10 @@ struct MasterOptions {
   std::chrono::milliseconds progress_every{10'000};
   /// Failures logged one by one; later ones only count in the progress line.
   int failures_logged = 10;
+  /// Period of checkpoints; the job's checkpoint_every_s when unset.
+  std::optional<double> checkpoint_every_s;
+  /// The command that continues this run, printed when a signal stops it.
+  std::string resume_command;
 };
 
 /// Makes the transport that runs work orders, delivering completions on `io`.
@@ -36,17 +43,22 @@ using TransportFactory = std::function<std::unique_ptr<cluster::Transport>(
 inline constexpr int kExitDone = 0;
 inline constexpr int kExitError = 1;
 inline constexpr int kExitBadInput = 2;
+inline constexpr int kExitResumable = 75;  ///< stopped by a signal; the same command resumes (EX_TEMPFAIL)
 
 class Master {
  public:
+  /// A new run, or the continuation of `recovered` (whose job identity the caller has checked
+  /// against `job`).
   Master(const jobs::JobSpec& job, RunDirectory& run_dir, TransportFactory make_transport, Console& console,
-         MasterOptions options = {});
+         MasterOptions options = {}, std::optional<RecoveredRun> recovered = std::nullopt);
   ~Master();
   Master(const Master&) = delete;
   Master& operator=(const Master&) = delete;
 
-  /// Runs the job to its end. Returns kExitDone when every budget is spent, 128 + signal number
-  /// when SIGINT/SIGTERM stopped it (running attempts are cancelled; a second signal kills them).
+  /// Runs the job to its end: kExitDone when every budget is spent. SIGTERM, SIGINT or SIGUSR1
+  /// stop it: no new trials, a checkpoint, the running ones get the job's grace_s to finish and
+  /// are then cancelled (a second signal cancels them at once, a third kills them), a final
+  /// checkpoint, kExitResumable.
   int run();
 
  private:

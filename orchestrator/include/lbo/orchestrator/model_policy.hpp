@@ -23,6 +23,12 @@ class ModelPolicy final : public Policy {
   /// conditioned on results the model has not seen and on the task's running trials.
   jobs::Config propose(const RunState& state, int task, std::int64_t trial) override;
   void results_committed(const RunState& state) override;
+  /// The newest adopted fit's surrogate state and the Hedge memory.
+  PolicyState state() override;
+  /// Rebuilds the model from `saved` on the recovered data without fitting, so the first
+  /// proposals after a resume already use it and the next fit starts warm.
+  void restore(const PolicyState& saved, const RunState& run) override;
+  bool refit_due(const RunState& run) const override;
 
   /// Number of fits published so far (tests wait on it).
   std::uint64_t fits_completed() const;

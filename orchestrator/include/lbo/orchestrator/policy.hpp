@@ -8,8 +8,33 @@
 
 #include "lbo/jobs/space.hpp"
 #include "lbo/orchestrator/run_state.hpp"
+#include "lbo/surrogate/state.hpp"
 
 namespace lbo::orchestrator {
+
+/// GP-Hedge's memory for one task: the arms' gains, and the nominees proposed since the last fit
+/// (each one point per arm, encoded), which the next fit rewards.
+struct HedgeState {
+  std::vector<double> gains;
+  std::vector<std::vector<std::vector<double>>> nominees;
+
+  template <class Archive>
+  void serialize(Archive& archive, std::uint32_t /*version*/) {
+    archive(gains, nominees);
+  }
+};
+
+/// What a checkpoint keeps of a policy, so a resumed run continues where it stopped.
+struct PolicyState {
+  surrogate::SurrogateState surrogate;
+  std::vector<HedgeState> hedge;           ///< per task; empty unless acquisition = "hedge"
+  std::int64_t fitted_observations = -1;  ///< observations of the last fit; -1 before the first
+
+  template <class Archive>
+  void serialize(Archive& archive, std::uint32_t /*version*/) {
+    archive(surrogate, hedge, fitted_observations);
+  }
+};
 
 class Policy {
  public:
@@ -20,6 +45,19 @@ class Policy {
   /// Results were committed. A model-based policy refits: in the background, or before
   /// returning in --sync mode (where the master calls this at the end of each round).
   virtual void results_committed(const RunState& state) { (void)state; }
+  /// What a checkpoint should keep (nothing for a stateless policy).
+  virtual PolicyState state() { return {}; }
+  /// Continues from a checkpointed state; `run` is the run as recovered. Call before proposing.
+  virtual void restore(const PolicyState& saved, const RunState& run) {
+    (void)saved;
+    (void)run;
+  }
+  /// Whether results committed since the last fit still await one (a --sync run stopped after
+  /// its round ended but before the refit; resuming, it refits before it proposes).
+  virtual bool refit_due(const RunState& run) const {
+    (void)run;
+    return false;
+  }
 };
 
 /// Uniform sampling that respects `when` conditions. Trial t draws from its own stream,

@@ -22,6 +22,11 @@ struct Trial {
   bool running = false;
   workers::Outcome outcome;  ///< of the last attempt that ended
   std::string worker;        ///< where the last attempt ran ("local:0", "rank2:1")
+
+  template <class Archive>
+  void serialize(Archive& archive, std::uint32_t /*version*/) {
+    archive(id, task, config, attempts, failed_attempts, finished, running, outcome, worker);
+  }
 };
 
 struct TaskProgress {
@@ -34,6 +39,9 @@ struct TaskProgress {
 class RunState {
  public:
   explicit RunState(const jobs::JobSpec& job);
+  /// A run's state from its trials (recovered from a checkpoint and the journal); trial ids
+  /// must be 0, 1, 2, … and their tasks those of `job`.
+  RunState(const jobs::JobSpec& job, std::vector<Trial> trials);
 
   const jobs::JobSpec& job() const { return *job_; }
   const std::vector<Trial>& trials() const { return trials_; }
@@ -48,6 +56,8 @@ class RunState {
   void start_attempt(std::int64_t id, const std::string& worker);
   /// An attempt ended. `final`: no retry follows, the trial counts against its task's budget.
   void end_attempt(std::int64_t id, const workers::Outcome& outcome, const std::string& worker, bool final);
+  /// A trial that was running when the run stopped is waiting to run again.
+  void interrupt(std::int64_t id);
 
   /// Whether trial `a`'s objective beats `b`'s in the job's direction.
   bool better(double a, double b) const;

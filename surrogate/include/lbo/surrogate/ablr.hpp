@@ -29,6 +29,8 @@ class Ablr final : public Surrogate {
 
   void fit(const TaskData& data, std::uint64_t seed) override;
   std::shared_ptr<const TaskPosterior> posterior(int task) const override;
+  SurrogateState state() const override;
+  void restore(const SurrogateState& state, const TaskData& data) override;
 
   /// Packed parameters [network weights, log α₁, log β₁, log α₂, log β₂, …].
   const Eigen::VectorXd& parameters() const { return parameters_; }
@@ -41,6 +43,8 @@ class Ablr final : public Surrogate {
 
  private:
   Eigen::VectorXd cold_start(int tasks, std::mt19937_64& rng) const;
+  /// Posteriors of every task of `data` under `packed` (standardizing each task's outputs).
+  std::vector<std::shared_ptr<const TaskPosterior>> build_posteriors(const TaskData& data, const Eigen::VectorXd& packed) const;
   std::shared_ptr<const TaskPosterior> build_posterior(const Observations& data, Standardization s,
                                                        std::shared_ptr<const Eigen::VectorXd> weights,
                                                        const Eigen::VectorXd& packed, int task) const;

@@ -49,8 +49,13 @@ class GaussianProcess {
   /// Standardizes y, fits θ (warm-started from the previous fit when d matches) and builds the
   /// posterior. Needs at least one observation.
   void fit(const Observations& data, std::uint64_t seed);
-  /// Uses θ as given, without optimizing (tests, and refits between hyperparameter updates).
+  /// Uses θ as given, without optimizing (tests, and restoring a checkpointed fit).
   void set(const Observations& data, const Eigen::VectorXd& theta);
+  /// The next fit starts from θ; no posterior until then.
+  void warm_start(const Eigen::VectorXd& theta) {
+    theta_ = theta;
+    posterior_.reset();
+  }
 
   const Eigen::VectorXd& theta() const { return theta_; }
   std::shared_ptr<const TaskPosterior> posterior() const { return posterior_; }

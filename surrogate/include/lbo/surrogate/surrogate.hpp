@@ -8,6 +8,7 @@
 
 #include "lbo/surrogate/gp.hpp"
 #include "lbo/surrogate/posterior.hpp"
+#include "lbo/surrogate/state.hpp"
 
 namespace lbo::surrogate {
 
@@ -28,6 +29,12 @@ class Surrogate {
 
   /// posterior(task)->predict(X).
   Posterior predict(int task, const Eigen::MatrixXd& X) const { return posterior(task)->predict(X); }
+
+  /// What the next fit starts from (for checkpoints).
+  virtual SurrogateState state() const = 0;
+  /// Takes `state` as its own and builds the posteriors of `data` from it without fitting.
+  /// Throws NumericalError when they cannot be built (the caller then fits afresh).
+  virtual void restore(const SurrogateState& state, const TaskData& data) = 0;
 };
 
 /// One exact GP per task, each modelled alone (no transfer). A task whose observations did not
@@ -39,6 +46,8 @@ class GpSurrogate final : public Surrogate {
   std::shared_ptr<const TaskPosterior> posterior(int task) const override;
   /// Fitted hyperparameters of `task` (empty before its first fit).
   Eigen::VectorXd theta(int task) const;
+  SurrogateState state() const override;
+  void restore(const SurrogateState& state, const TaskData& data) override;
 
  private:
   GaussianProcess::Options options_;

@@ -1,0 +1,216 @@
+#include "lbo/orchestrator/checkpoint.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include <cereal/archives/portable_binary.hpp>
+
+#include "lbo/jobs/error.hpp"
+#include "framing.hpp"
+#include "serialization.hpp"
+
+namespace fs = std::filesystem;
+
+namespace lbo::orchestrator {
+
+namespace {
+
+constexpr char kMagic[4] = {'L', 'B', 'O', 'C'};
+constexpr std::uint32_t kFormatVersion = 1;
+constexpr std::size_t kHeaderBytes = 4 + 4 + 8 + 4;
+
+[[noreturn]] void fail_io(const std::string& what) { throw Error(what + ": " + std::strerror(errno)); }
+
+void fsync_path(const fs::path& path, int flags) {
+  const int fd = ::open(path.c_str(), flags | O_CLOEXEC);
+  if (fd < 0) fail_io("cannot open " + path.string());
+  const int rc = ::fsync(fd);
+  ::close(fd);
+  if (rc != 0) fail_io("cannot fsync " + path.string());
+}
+
+// The n of "checkpoint.<n>.lbo", or 0 for other names.
+std::uint64_t sequence_of(const fs::path& file) {
+  const std::string name = file.filename().string();
+  constexpr std::string_view prefix = "checkpoint.", suffix = ".lbo";
+  if (name.size() <= prefix.size() + suffix.size() || name.rfind(prefix, 0) != 0 ||
+      name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0) {
+    return 0;
+  }
+  const std::string digits = name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
+  if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) return 0;
+  return std::stoull(digits);
+}
+
+std::vector<std::uint64_t> sequences_on_disk(const fs::path& run_dir) {
+  std::vector<std::uint64_t> found;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(run_dir, ec)) {
+    if (const std::uint64_t n = sequence_of(entry.path()); n > 0) found.push_back(n);
+  }
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
+}  // namespace
+
+std::string encode_checkpoint(const Checkpoint& checkpoint) {
+  std::ostringstream payload_stream(std::ios::binary);
+  {
+    cereal::PortableBinaryOutputArchive archive(payload_stream);
+    archive(checkpoint);
+  }
+  const std::string payload = std::move(payload_stream).str();
+  std::string bytes(kMagic, sizeof kMagic);
+  bytes.reserve(kHeaderBytes + payload.size());
+  detail::put_le(bytes, kFormatVersion, 4);
+  detail::put_le(bytes, payload.size(), 8);
+  detail::put_le(bytes, detail::crc32(payload), 4);
+  bytes += payload;
+  return bytes;
+}
+
+Checkpoint decode_checkpoint(std::string_view bytes, const fs::path& file) {
+  const std::string name = file.string();
+  if (bytes.size() < kHeaderBytes || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0) {
+    throw CorruptStateError(name + ": not a checkpoint (bad header)");
+  }
+  if (const auto version = detail::get_le(bytes, 4, 4); version != kFormatVersion) {
+    throw CorruptStateError(name + ": checkpoint format " + std::to_string(version) + " is not supported");
+  }
+  const std::uint64_t length = detail::get_le(bytes, 8, 8);
+  if (length != bytes.size() - kHeaderBytes) {
+    throw CorruptStateError(name + ": truncated (" + std::to_string(bytes.size() - kHeaderBytes) + " of " +
+                            std::to_string(length) + " payload bytes)");
+  }
+  const std::string_view payload = bytes.substr(kHeaderBytes);
+  if (detail::crc32(payload) != detail::get_le(bytes, 16, 4)) throw CorruptStateError(name + ": checksum mismatch (damaged)");
+  try {
+    std::istringstream in(std::string(payload), std::ios::binary);
+    cereal::PortableBinaryInputArchive archive(in);
+    Checkpoint checkpoint;
+    archive(checkpoint);
+    return checkpoint;
+  } catch (const std::exception& e) {
+    throw CorruptStateError(name + ": does not decode (" + e.what() + ")");
+  }
+}
+
+fs::path checkpoint_path(const fs::path& run_dir, std::uint64_t sequence) {
+  return run_dir / ("checkpoint." + std::to_string(sequence) + ".lbo");
+}
+
+void write_checkpoint_file(const fs::path& run_dir, std::uint64_t sequence, const std::string& bytes) {
+  const fs::path target = checkpoint_path(run_dir, sequence);
+  const fs::path temporary = target.string() + ".tmp";
+  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) fail_io("cannot create " + temporary.string());
+  const char* p = bytes.data();
+  std::size_t left = bytes.size();
+  while (left > 0) {
+    const ssize_t n = ::write(fd, p, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      ::close(fd);
+      fail_io("cannot write " + temporary.string());
+    }
+    p += n;
+    left -= static_cast<std::size_t>(n);
+  }
+  if (::fsync(fd) != 0) {
+    ::close(fd);
+    fail_io("cannot fsync " + temporary.string());
+  }
+  ::close(fd);
+  if (::rename(temporary.c_str(), target.c_str()) != 0) fail_io("cannot rename " + temporary.string());
+  fsync_path(run_dir, O_RDONLY | O_DIRECTORY);
+  // Keep this one and its predecessor: if this one is damaged later, the other still is whole.
+  for (std::uint64_t n : sequences_on_disk(run_dir)) {
+    if (n + 1 < sequence) {
+      std::error_code ec;
+      fs::remove(checkpoint_path(run_dir, n), ec);
+    }
+  }
+}
+
+CheckpointSearch load_newest_checkpoint(const fs::path& run_dir) {
+  CheckpointSearch search;
+  const std::vector<std::uint64_t> found = sequences_on_disk(run_dir);
+  if (!found.empty()) search.newest_sequence = found.back();
+  for (auto it = found.rbegin(); it != found.rend(); ++it) {
+    const fs::path file = checkpoint_path(run_dir, *it);
+    std::ifstream in(file, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    try {
+      search.checkpoint = decode_checkpoint(text.str(), file);
+      search.file = file;
+      return search;
+    } catch (const CorruptStateError& e) {
+      search.warnings.push_back(std::string(e.what()) + "; using an older checkpoint");
+    }
+  }
+  return search;
+}
+
+CheckpointWriter::CheckpointWriter(fs::path run_dir) : run_dir_(std::move(run_dir)), thread_([this] { loop(); }) {}
+
+CheckpointWriter::~CheckpointWriter() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+}
+
+bool CheckpointWriter::write_async(std::uint64_t sequence, std::string bytes) {
+  {
+    std::lock_guard lock(mutex_);
+    if (writing_ || job_) return false;
+    job_.emplace(sequence, std::move(bytes));
+  }
+  cv_.notify_all();
+  return true;
+}
+
+void CheckpointWriter::write_now(std::uint64_t sequence, const std::string& bytes) {
+  std::unique_lock lock(mutex_);
+  cv_.wait(lock, [&] { return !writing_ && !job_; });
+  write_checkpoint_file(run_dir_, sequence, bytes);
+}
+
+std::optional<std::string> CheckpointWriter::take_error() {
+  std::lock_guard lock(mutex_);
+  return std::exchange(error_, std::nullopt);
+}
+
+void CheckpointWriter::loop() {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    cv_.wait(lock, [&] { return stopping_ || job_.has_value(); });
+    if (!job_) return;  // stopping with nothing queued
+    auto [sequence, bytes] = std::move(*job_);
+    job_.reset();
+    writing_ = true;
+    lock.unlock();
+    std::optional<std::string> error;
+    try {
+      write_checkpoint_file(run_dir_, sequence, bytes);
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+    lock.lock();
+    writing_ = false;
+    if (error) error_ = std::move(error);
+    cv_.notify_all();
+  }
+}
+
+}  // namespace lbo::orchestrator

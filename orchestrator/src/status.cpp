@@ -1,0 +1,117 @@
+#include "lbo/orchestrator/status.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <map>
+#include <optional>
+#include <sstream>
+
+#include "lbo/jobs/error.hpp"
+#include "lbo/orchestrator/recovery.hpp"
+#include "lbo/orchestrator/run_directory.hpp"
+
+namespace fs = std::filesystem;
+
+namespace lbo::orchestrator {
+
+namespace {
+
+std::string local_time(double unix_time) {
+  const auto t = static_cast<std::time_t>(unix_time);
+  std::tm local{};
+  localtime_r(&t, &local);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S", &local);
+  return text;
+}
+
+std::string number(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.6g", v);
+  return text;
+}
+
+std::string pad(std::string s, std::size_t width) {
+  if (s.size() < width) s.append(width - s.size(), ' ');
+  return s;
+}
+
+}  // namespace
+
+std::string status_report(const fs::path& run_dir) {
+  if (!has_run_state(run_dir)) throw InputError(run_dir.string() + ": not a run directory (no journal.lbo)");
+  const RecoveredRun run = recover_run(run_dir);
+  std::ostringstream out;
+  out << "run: " << fs::absolute(run_dir).string() << "\n";
+
+  const LockHolder lock = lock_holder(run_dir);
+  if (lock.held) {
+    out << "state: running (" << (lock.holder.empty() ? "holder unknown" : lock.holder) << ")\n";
+  } else {
+    out << "state: not running" << (lock.holder.empty() ? "" : " (last held by " + lock.holder + ")") << "\n";
+  }
+  if (run.checkpoint_file) {
+    const double age = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count() -
+                       run.checkpoint_time;
+    out << "last checkpoint: " << run.checkpoint_file->filename().string() << " at " << local_time(run.checkpoint_time)
+        << " (" << static_cast<long>(std::max(0.0, age)) << " s ago)\n";
+  } else {
+    out << "last checkpoint: none yet (the journal holds everything)\n";
+  }
+
+  const bool maximize = run.job.direction == jobs::Direction::maximize;
+  struct Row {
+    int done = 0, ok = 0, failed = 0, running = 0;
+    std::optional<double> best;
+    std::int64_t best_trial = -1;
+  };
+  std::vector<Row> rows(run.job.tasks.size());
+  std::map<std::string, int> reasons;
+  for (const Trial& t : run.trials) {
+    if (t.task < 0 || t.task >= static_cast<int>(rows.size())) continue;
+    Row& r = rows[t.task];
+    if (!t.finished) continue;
+    ++r.done;
+    if (t.outcome.status == workers::TrialStatus::ok) {
+      ++r.ok;
+      if (!r.best || (maximize ? t.outcome.objective > *r.best : t.outcome.objective < *r.best)) {
+        r.best = t.outcome.objective;
+        r.best_trial = t.id;
+      }
+    } else {
+      ++r.failed;
+      std::string reason = std::string(workers::to_string(t.outcome.status)) + ": " + t.outcome.reason;
+      if (reason.size() > 120) reason = reason.substr(0, 117) + "...";
+      ++reasons[reason];
+    }
+  }
+  // The journal's running trials are those a live run has in flight (or a dead one left).
+  for (std::int64_t id : run.interrupted) rows[run.trials[static_cast<std::size_t>(id)].task].running += 1;
+
+  std::size_t width = 4;
+  for (const TaskIdentity& t : run.job.tasks) width = std::max(width, t.name.size());
+  out << pad("task", width + 2) << pad("done/budget", 13) << pad("ok", 6) << pad("failed", 8)
+      << pad(lock.held ? "running" : "to rerun", 10) << "best (" << jobs::to_string(run.job.direction) << ")\n";
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const Row& r = rows[i];
+    out << pad(run.job.tasks[i].name, width + 2) << pad(std::to_string(r.done) + "/" + std::to_string(run.job.tasks[i].budget), 13)
+        << pad(std::to_string(r.ok), 6) << pad(std::to_string(r.failed), 8) << pad(std::to_string(r.running), 10)
+        << (r.best ? number(*r.best) + " (trial " + std::to_string(r.best_trial) + ")" : "-") << "\n";
+  }
+  if (!reasons.empty()) {
+    std::vector<std::pair<int, std::string>> sorted;
+    for (const auto& [reason, count] : reasons) sorted.emplace_back(count, reason);
+    std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    out << "failures by reason:\n";
+    for (std::size_t i = 0; i < sorted.size() && i < 10; ++i) {
+      out << "  " << sorted[i].first << " x " << sorted[i].second << "\n";
+    }
+    if (sorted.size() > 10) out << "  (" << sorted.size() - 10 << " more reasons)\n";
+  }
+  for (const std::string& w : run.warnings) out << "warning: " << w << "\n";
+  return out.str();
+}
+
+}  // namespace lbo::orchestrator

@@ -1,0 +1,43 @@
+#pragma once
+// What a surrogate's fit leaves behind for the next one to start from, in plain vectors so that
+// a checkpoint can hold it (a resumed run then refits warm, and a --sync run resumes exactly).
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace lbo::surrogate {
+
+struct GpState {
+  std::vector<std::vector<double>> theta;  ///< per task; empty before its first fit
+  std::vector<std::int64_t> fitted_sizes;  ///< observations of each task at its last fit
+
+  template <class Archive>
+  void serialize(Archive& archive, std::uint32_t /*version*/) {
+    archive(theta, fitted_sizes);
+  }
+};
+
+struct AblrState {
+  std::vector<double> parameters;  ///< packed [network weights, log α_t, log β_t, ...]
+  int tasks = 0;
+  std::int64_t cold_fit_size = 0;
+
+  template <class Archive>
+  void serialize(Archive& archive, std::uint32_t /*version*/) {
+    archive(parameters, tasks, cold_fit_size);
+  }
+};
+
+/// The state of whichever surrogate the run uses (neither before its first fit).
+struct SurrogateState {
+  std::optional<GpState> gp;
+  std::optional<AblrState> ablr;
+
+  template <class Archive>
+  void serialize(Archive& archive, std::uint32_t /*version*/) {
+    archive(gp, ablr);
+  }
+};
+
+}  // namespace lbo::surrogate

@@ -1,0 +1,178 @@
+#include "lbo/orchestrator/checkpoint.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "lbo/jobs/error.hpp"
+#include "test_support.hpp"
+
+using namespace lbo::orchestrator;
+namespace fs = std::filesystem;
+
+namespace {
+
+Checkpoint sample(std::uint64_t sequence) {
+  Checkpoint c;
+  c.sequence = sequence;
+  c.unix_time = 1.7e9 + 0.25;
+  c.job.space = {lbo::jobs::ParamSpec{.name = "model", .type = lbo::jobs::ParamType::categorical, .choices = {"a", "b"}},
+                 lbo::jobs::ParamSpec{.name = "lr", .low = 1e-3, .high = 0.5, .log = true,
+                                      .when = {lbo::jobs::Condition{0, {1}}}}};
+  c.job.direction = lbo::jobs::Direction::minimize;
+  c.job.command = {"/usr/bin/python3", "train.py", "{params_file}"};
+  c.job.tasks = {{"year-1", 30, "/data/y1.csv"}, {"year-2", 5, ""}};
+  for (int i = 0; i < 3; ++i) {
+    Trial t;
+    t.id = i;
+    t.task = i % 2;
+    t.config.values = {1.0, i == 2 ? std::optional<double>() : std::optional<double>(0.01 * (i + 1))};
+    t.attempts = i + 1;
+    t.failed_attempts = i;
+    t.finished = i != 1;
+    t.running = i == 1;
+    t.outcome.status = i == 2 ? lbo::workers::TrialStatus::crashed : lbo::workers::TrialStatus::ok;
+    t.outcome.objective = 0.5 + i;
+    t.outcome.steps = {0.1, 0.2};
+    t.outcome.metrics_json = R"({"auc": 0.9})";
+    t.outcome.reason = i == 2 ? "killed by SIGSEGV" : "";
+    t.outcome.duration_s = 12.5;
+    t.worker = "rank2:1";
+    c.trials.push_back(t);
+  }
+  c.retries = {2};
+  c.interrupted = {1};
+  c.journal_bytes = 12345;
+  lbo::surrogate::GpState gp;
+  gp.theta = {{0.1, -0.2, 0.3, -4.0}, {}};
+  gp.fitted_sizes = {7, -1};
+  c.policy.surrogate.gp = gp;
+  lbo::surrogate::AblrState ablr;
+  ablr.parameters = {1.5, -2.5, 0.0};
+  ablr.tasks = 1;
+  ablr.cold_fit_size = 16;
+  c.policy.surrogate.ablr = ablr;
+  c.policy.hedge = {HedgeState{{0.5, -0.25, 1.0}, {{{0.1, 0.2}, {0.3, 0.4}, {0.5, 0.6}}}}};
+  return c;
+}
+
+void expect_same(const Checkpoint& a, const Checkpoint& b) {
+  EXPECT_EQ(a.sequence, b.sequence);
+  EXPECT_EQ(a.unix_time, b.unix_time);
+  ASSERT_EQ(a.job.space.size(), b.job.space.size());
+  EXPECT_EQ(a.job.space[1].name, b.job.space[1].name);
+  EXPECT_EQ(a.job.space[1].low, b.job.space[1].low);
+  EXPECT_EQ(a.job.space[1].log, b.job.space[1].log);
+  EXPECT_EQ(a.job.space[1].when[0].choices, b.job.space[1].when[0].choices);
+  EXPECT_EQ(a.job.space[0].choices, b.job.space[0].choices);
+  EXPECT_EQ(a.job.direction, b.job.direction);
+  EXPECT_EQ(a.job.command, b.job.command);
+  ASSERT_EQ(a.job.tasks.size(), b.job.tasks.size());
+  EXPECT_EQ(a.job.tasks[0].name, b.job.tasks[0].name);
+  EXPECT_EQ(a.job.tasks[0].budget, b.job.tasks[0].budget);
+  EXPECT_EQ(a.job.tasks[0].dataset, b.job.tasks[0].dataset);
+  ASSERT_EQ(a.trials.size(), b.trials.size());
+  for (std::size_t i = 0; i < a.trials.size(); ++i) {
+    const Trial &x = a.trials[i], &y = b.trials[i];
+    EXPECT_EQ(x.id, y.id);
+    EXPECT_EQ(x.task, y.task);
+    EXPECT_EQ(x.config, y.config);
+    EXPECT_EQ(x.attempts, y.attempts);
+    EXPECT_EQ(x.failed_attempts, y.failed_attempts);
+    EXPECT_EQ(x.finished, y.finished);
+    EXPECT_EQ(x.running, y.running);
+    EXPECT_EQ(x.outcome.status, y.outcome.status);
+    EXPECT_EQ(x.outcome.objective, y.outcome.objective);
+    EXPECT_EQ(x.outcome.steps, y.outcome.steps);
+    EXPECT_EQ(x.outcome.metrics_json, y.outcome.metrics_json);
+    EXPECT_EQ(x.outcome.reason, y.outcome.reason);
+    EXPECT_EQ(x.outcome.duration_s, y.outcome.duration_s);
+    EXPECT_EQ(x.worker, y.worker);
+  }
+  EXPECT_EQ(a.retries, b.retries);
+  EXPECT_EQ(a.interrupted, b.interrupted);
+  EXPECT_EQ(a.journal_bytes, b.journal_bytes);
+  ASSERT_TRUE(b.policy.surrogate.gp && b.policy.surrogate.ablr);
+  EXPECT_EQ(a.policy.surrogate.gp->theta, b.policy.surrogate.gp->theta);
+  EXPECT_EQ(a.policy.surrogate.gp->fitted_sizes, b.policy.surrogate.gp->fitted_sizes);
+  EXPECT_EQ(a.policy.surrogate.ablr->parameters, b.policy.surrogate.ablr->parameters);
+  EXPECT_EQ(a.policy.surrogate.ablr->tasks, b.policy.surrogate.ablr->tasks);
+  EXPECT_EQ(a.policy.surrogate.ablr->cold_fit_size, b.policy.surrogate.ablr->cold_fit_size);
+  ASSERT_EQ(b.policy.hedge.size(), 1u);
+  EXPECT_EQ(a.policy.hedge[0].gains, b.policy.hedge[0].gains);
+  EXPECT_EQ(a.policy.hedge[0].nominees, b.policy.hedge[0].nominees);
+}
+
+void write_raw(const fs::path& file, const std::string& bytes) { std::ofstream(file, std::ios::binary) << bytes; }
+
+}  // namespace
+
+TEST(CheckpointTest, round_trip_keeps_every_field) {
+  const Checkpoint c = sample(4);
+  expect_same(c, decode_checkpoint(encode_checkpoint(c), "x"));
+}
+
+TEST(CheckpointTest, truncation_and_bit_flips_are_detected) {
+  const std::string bytes = encode_checkpoint(sample(1));
+  for (std::size_t keep : {std::size_t{3}, std::size_t{19}, bytes.size() / 2, bytes.size() - 1}) {
+    try {
+      decode_checkpoint(bytes.substr(0, keep), "checkpoint.1.lbo");
+      ADD_FAILURE() << "a checkpoint cut to " << keep << " bytes decoded";
+    } catch (const lbo::CorruptStateError& e) {
+      EXPECT_NE(std::string(e.what()).find("checkpoint.1.lbo"), std::string::npos) << e.what();
+    }
+  }
+  std::string flipped = bytes;
+  flipped[bytes.size() / 2] = static_cast<char>(flipped[bytes.size() / 2] ^ 0x04);
+  try {
+    decode_checkpoint(flipped, "c");
+    ADD_FAILURE() << "a bit flip went unnoticed";
+  } catch (const lbo::CorruptStateError& e) {
+    EXPECT_NE(std::string(e.what()).find("checksum"), std::string::npos) << e.what();
+  }
+}
+
+TEST(CheckpointTest, files_are_written_atomically_and_the_newest_two_kept) {
+  lbo::testing::ScratchDir dir;
+  for (std::uint64_t n = 1; n <= 4; ++n) write_checkpoint_file(dir.path(), n, encode_checkpoint(sample(n)));
+  EXPECT_FALSE(fs::exists(checkpoint_path(dir.path(), 1)));
+  EXPECT_FALSE(fs::exists(checkpoint_path(dir.path(), 2)));
+  EXPECT_TRUE(fs::exists(checkpoint_path(dir.path(), 3)));
+  EXPECT_TRUE(fs::exists(checkpoint_path(dir.path(), 4)));
+  for (const auto& entry : fs::directory_iterator(dir.path())) {
+    EXPECT_EQ(entry.path().extension(), ".lbo") << entry.path() << " left behind";
+  }
+  const CheckpointSearch search = load_newest_checkpoint(dir.path());
+  ASSERT_TRUE(search.checkpoint);
+  EXPECT_EQ(search.checkpoint->sequence, 4u);
+  EXPECT_TRUE(search.warnings.empty());
+}
+
+TEST(CheckpointTest, a_damaged_newest_checkpoint_falls_back_to_the_previous_one) {
+  lbo::testing::ScratchDir dir;
+  write_checkpoint_file(dir.path(), 1, encode_checkpoint(sample(1)));
+  const std::string newest = encode_checkpoint(sample(2));
+  write_raw(checkpoint_path(dir.path(), 2), newest.substr(0, newest.size() - 10));  // torn write
+  const CheckpointSearch search = load_newest_checkpoint(dir.path());
+  ASSERT_TRUE(search.checkpoint);
+  EXPECT_EQ(search.checkpoint->sequence, 1u);
+  EXPECT_EQ(search.newest_sequence, 2u);
+  ASSERT_EQ(search.warnings.size(), 1u);
+  EXPECT_NE(search.warnings[0].find("checkpoint.2.lbo: truncated"), std::string::npos) << search.warnings[0];
+  // Both damaged: nothing.
+  write_raw(checkpoint_path(dir.path(), 1), "garbage");
+  EXPECT_FALSE(load_newest_checkpoint(dir.path()).checkpoint);
+}
+
+TEST(CheckpointTest, background_writer_writes_and_refuses_while_busy) {
+  lbo::testing::ScratchDir dir;
+  {
+    CheckpointWriter writer(dir.path());
+    std::string big = encode_checkpoint(sample(1));
+    EXPECT_TRUE(writer.write_async(1, big));
+    writer.write_now(2, encode_checkpoint(sample(2)));  // waits for the first
+    EXPECT_FALSE(writer.take_error());
+  }
+  EXPECT_EQ(load_newest_checkpoint(dir.path()).checkpoint->sequence, 2u);
+  EXPECT_TRUE(fs::exists(checkpoint_path(dir.path(), 1)));
+}
