@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <utility>
@@ -105,21 +106,27 @@ void JournalWriter::sync() {
   if (::fdatasync(fd_) != 0) throw Error(std::string("journal: fdatasync failed: ") + std::strerror(errno));
 }
 
-JournalContents read_journal(const std::filesystem::path& path) {
+JournalContents read_journal(const std::filesystem::path& path, std::uint64_t from) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw CorruptStateError(path.string() + ": cannot read the journal");
-  std::ostringstream text;
-  text << in.rdbuf();
-  const std::string bytes = std::move(text).str();
-  if (bytes.size() < kHeaderBytes || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0) {
+  std::string header(kHeaderBytes, '\0');
+  in.read(header.data(), kHeaderBytes);
+  if (in.gcount() != static_cast<std::streamsize>(kHeaderBytes) || std::memcmp(header.data(), kMagic, sizeof kMagic) != 0) {
     throw CorruptStateError(path.string() + ": not an lbo journal (bad header)");
   }
-  if (const std::uint32_t version = static_cast<std::uint32_t>(detail::get_le(bytes, 4, 4)); version != kFormatVersion) {
+  if (const std::uint32_t version = static_cast<std::uint32_t>(detail::get_le(header, 4, 4)); version != kFormatVersion) {
     throw CorruptStateError(path.string() + ": journal format " + std::to_string(version) +
                             " is not supported by this lbo (format " + std::to_string(kFormatVersion) + ")");
   }
+  // Only the part after `from` is read: a checkpoint already holds what comes before.
+  in.seekg(0, std::ios::end);
+  const auto file_size = static_cast<std::uint64_t>(in.tellg());
+  const std::uint64_t start = std::min(std::max<std::uint64_t>(from, kHeaderBytes), file_size);
+  in.seekg(static_cast<std::streamoff>(start));
+  std::string bytes(static_cast<std::size_t>(file_size - start), '\0');
+  in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   JournalContents contents;
-  std::size_t offset = kHeaderBytes;
+  std::size_t offset = 0;
   while (offset < bytes.size()) {
     const std::size_t left = bytes.size() - offset;
     const std::uint32_t length = left >= kFrameBytes ? static_cast<std::uint32_t>(detail::get_le(bytes, offset, 4)) : 0;
@@ -137,14 +144,14 @@ JournalContents read_journal(const std::filesystem::path& path) {
       break;  // a CRC-valid record this version cannot decode: treat like a corrupt one
     }
     offset += kFrameBytes + length;
-    contents.ends.push_back(offset);
+    contents.ends.push_back(start + offset);
   }
-  contents.valid_bytes = offset;
+  contents.valid_bytes = start + offset;
   contents.dropped_bytes = bytes.size() - offset;
   if (contents.dropped_bytes > 0) {
     contents.warning = path.string() + ": dropped " + std::to_string(contents.dropped_bytes) +
-                       " bytes of a torn or corrupt record at offset " + std::to_string(offset) + "; kept " +
-                       std::to_string(contents.records.size()) + " records";
+                       " bytes of a torn or corrupt record at offset " + std::to_string(start + offset) + "; kept " +
+                       std::to_string(contents.records.size()) + " records" + (start > kHeaderBytes ? " after the checkpoint" : "");
   }
   return contents;
 }

@@ -93,7 +93,7 @@ RecoveredRun recover_run(const fs::path& run_dir) {
 
   std::optional<JournalContents> journal;
   try {
-    journal = read_journal(run_dir / kJournal);
+    journal = read_journal(run_dir / kJournal, covered);
   } catch (const CorruptStateError& e) {
     if (!search.checkpoint) {
       throw CorruptStateError(std::string(e.what()) + ", and no intact checkpoint remains in " + run_dir.string() +
@@ -109,10 +109,7 @@ RecoveredRun recover_run(const fs::path& run_dir) {
                              " expects; the checkpoint's state is kept");
     }
     Replay replay(run);
-    for (std::size_t i = 0; i < journal->records.size(); ++i) {
-      if (journal->ends[i] <= covered) continue;
-      std::visit(replay, journal->records[i]);
-    }
+    for (const JournalRecord& record : journal->records) std::visit(replay, record);
   }
   // Trials that were running when the run stopped run again first.
   for (Trial& t : run.trials) {

@@ -95,8 +95,9 @@ struct JournalContents {
   std::string warning;              ///< says what was dropped, or empty
 };
 
-/// Reads every intact record. Throws CorruptStateError when the file is not a journal.
-JournalContents read_journal(const std::filesystem::path& path);
+/// Reads every intact record from byte `from` on (a record boundary, such as a checkpoint's
+/// journal_bytes; 0 for all). Throws CorruptStateError when the file is not a journal.
+JournalContents read_journal(const std::filesystem::path& path, std::uint64_t from = 0);
 
 /// The framed bytes of one record (exposed for tests that tear or corrupt a journal).
 std::string frame_record(const JournalRecord& record);

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# cluster/scripts/slurm.sbatch outside SLURM: with a stand-in scontrol, SIGUSR1 to the batch
+# script (what --signal=B:USR1@120 sends) stops lbo with exit 75 and requeues the job; the
+# requeued run finishes the budget.
+source "$(dirname "$0")/common.sh"
+command -v mpirun > /dev/null || { echo "no mpirun: skipped"; exit 0; }
+
+mkdir -p "$SCRATCH/bin"
+cat > "$SCRATCH/bin/scontrol" <<SH
+#!/bin/sh
+echo "\$@" >> "$SCRATCH/scontrol.calls"
+SH
+chmod +x "$SCRATCH/bin/scontrol"
+export PATH="$SCRATCH/bin:$PATH" LBO="$LBO_BIN" SLURM_JOB_ID=4242 SLURM_NTASKS=3
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+
+cat > "$SCRATCH/job.toml" <<JOB
+name = "slurm"
+grace_s = 5
+[objective]
+command = ["$LBO_TEST_OBJECTIVE"]
+direction = "minimize"
+[policy]
+surrogate = "random"
+[space]
+x = { type = "float", low = 0, high = 1 }
+sleep_ms = { type = "int", low = 200, high = 300 }
+[[tasks]]
+name = "a"
+budget = 30
+JOB
+
+script="$REPO/cluster/scripts/slurm.sbatch"
+bash "$script" "$SCRATCH/job.toml" --run-root "$SCRATCH/runs" > "$SCRATCH/first.log" 2>&1 &
+pid=$!
+sleep 2
+kill -USR1 "$pid"
+set +e; wait "$pid"; status=$?; set -e
+[ "$status" -eq 75 ] || { cat "$SCRATCH/first.log"; fail "the batch script exited $status after SIGUSR1, expected 75"; }
+grep -q "^requeue 4242$" "$SCRATCH/scontrol.calls" || fail "the job was not requeued"
+grep -q "received SIGUSR1" "$SCRATCH/first.log" || { cat "$SCRATCH/first.log"; fail "lbo's master did not get SIGUSR1"; }
+
+bash "$script" "$SCRATCH/job.toml" --run-root "$SCRATCH/runs" > "$SCRATCH/second.log" 2>&1 \
+  || { cat "$SCRATCH/second.log"; fail "the requeued run failed"; }
+[ "$(wc -l < "$SCRATCH/scontrol.calls")" -eq 1 ] || fail "requeued although the run finished"
+python3 "$HERE/check_results.py" "$SCRATCH/runs/slurm/results.csv" a=30
+echo "slurm script ok"
