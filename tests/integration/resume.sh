@@ -8,6 +8,8 @@
 #  3. A job whose space changed cannot resume (exit 2, reasons named, nothing written); --fresh
 #     moves the old run aside.
 #  4. --sync with a fixed seed: stopped and resumed, the run proposes what an unstopped one does.
+#  5. Damage: a torn newest checkpoint and a torn journal tail are survived with warnings that
+#     name the files; with nothing valid left, exit 1 and no fresh start. `lbo status` reads it.
 source "$(dirname "$0")/common.sh"
 read -r -a mpirun <<< "${LBO_MPIRUN:-mpirun --oversubscribe}"
 
@@ -156,3 +158,37 @@ set +e; wait "$pid"; status=$?; set -e
 diff <(cut -d, -f1-4,8- "$SCRATCH/whole/resume/results.csv") <(cut -d, -f1-4,8- "$SCRATCH/parts/resume/results.csv") \
   || fail "the stopped and resumed --sync run differs from the unstopped one"
 echo "exact --sync resume ok"
+
+# 5. Damaged state.
+root="$SCRATCH/damaged"
+write_job "$SCRATCH/damaged.toml" 5 20 60
+sed -i 's/budget = 30/budget = 60/' "$SCRATCH/damaged.toml"
+"$LBO_BIN" run "$SCRATCH/damaged.toml" --run-root "$root" > /dev/null 2>&1 &
+pid=$!
+sleep 1.5
+kill -9 "$pid"; wait "$pid" 2> /dev/null || true
+run="$root/resume"
+"$LBO_BIN" status "$run" > "$SCRATCH/status.txt" || fail "lbo status failed"
+grep -q "^state: not running" "$SCRATCH/status.txt" || { cat "$SCRATCH/status.txt"; fail "status: state"; }
+grep -q "^first " "$SCRATCH/status.txt" || { cat "$SCRATCH/status.txt"; fail "status: no task line"; }
+newest=$(ls "$run"/checkpoint.*.lbo | sort -t. -k2 -n | tail -1)
+truncate -s -7 "$newest"
+printf 'torn' >> "$run/journal.lbo"
+"$LBO_BIN" run "$SCRATCH/damaged.toml" --run-root "$root" 2> "$SCRATCH/damaged.log" || { cat "$SCRATCH/damaged.log"; fail "resume over damage failed"; }
+grep -q "$(basename "$newest"): truncated" "$SCRATCH/damaged.log" || { cat "$SCRATCH/damaged.log"; fail "no warning for the torn checkpoint"; }
+grep -q "journal.lbo: dropped 4 bytes" "$SCRATCH/damaged.log" || { cat "$SCRATCH/damaged.log"; fail "no warning for the torn journal"; }
+python3 - "$run/results.csv" <<'PY' || fail "the run did not complete over the damage"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+per_task = {}
+for r in rows: per_task[r["task"]] = per_task.get(r["task"], 0) + 1
+assert per_task == {"first": 60, "second": 20}, per_task
+assert sorted(int(r["trial"]) for r in rows) == list(range(80))
+PY
+for f in "$run"/checkpoint.*.lbo; do printf 'garbage' > "$f"; done
+printf 'garbage' > "$run/journal.lbo"
+set +e; "$LBO_BIN" run "$SCRATCH/damaged.toml" --run-root "$root" 2> "$SCRATCH/ruined.log"; status=$?; set -e
+[ "$status" -eq 1 ] || { cat "$SCRATCH/ruined.log"; fail "nothing valid left: exit $status, expected 1"; }
+grep -q "nothing to resume from" "$SCRATCH/ruined.log" || { cat "$SCRATCH/ruined.log"; fail "no clear message"; }
+[ "$(cat "$run/journal.lbo")" = "garbage" ] || fail "the ruined run was overwritten"
+echo "damaged state ok"
