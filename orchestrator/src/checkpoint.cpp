@@ -170,20 +170,20 @@ CheckpointWriter::~CheckpointWriter() {
   thread_.join();
 }
 
-bool CheckpointWriter::write_async(std::uint64_t sequence, std::string bytes) {
+bool CheckpointWriter::write_async(Checkpoint checkpoint) {
   {
     std::lock_guard lock(mutex_);
     if (writing_ || job_) return false;
-    job_.emplace(sequence, std::move(bytes));
+    job_ = std::move(checkpoint);
   }
   cv_.notify_all();
   return true;
 }
 
-void CheckpointWriter::write_now(std::uint64_t sequence, const std::string& bytes) {
+void CheckpointWriter::write_now(const Checkpoint& checkpoint) {
   std::unique_lock lock(mutex_);
   cv_.wait(lock, [&] { return !writing_ && !job_; });
-  write_checkpoint_file(run_dir_, sequence, bytes);
+  write_checkpoint_file(run_dir_, checkpoint.sequence, encode_checkpoint(checkpoint));
 }
 
 std::optional<std::string> CheckpointWriter::take_error() {
@@ -196,13 +196,13 @@ void CheckpointWriter::loop() {
   for (;;) {
     cv_.wait(lock, [&] { return stopping_ || job_.has_value(); });
     if (!job_) return;  // stopping with nothing queued
-    auto [sequence, bytes] = std::move(*job_);
+    const Checkpoint checkpoint = std::move(*job_);
     job_.reset();
     writing_ = true;
     lock.unlock();
     std::optional<std::string> error;
     try {
-      write_checkpoint_file(run_dir_, sequence, bytes);
+      write_checkpoint_file(run_dir_, checkpoint.sequence, encode_checkpoint(checkpoint));
     } catch (const std::exception& e) {
       error = e.what();
     }

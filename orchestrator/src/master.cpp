@@ -288,10 +288,9 @@ class Master::Loop {
     c.interrupted = scheduler_.interrupted();
     c.journal_bytes = journal_.size_bytes();
     c.policy = policy_->state();
-    std::string bytes = encode_checkpoint(c);
     if (now) {
-      checkpoints_.write_now(c.sequence, bytes);
-    } else if (!checkpoints_.write_async(c.sequence, std::move(bytes))) {
+      checkpoints_.write_now(c);
+    } else if (!checkpoints_.write_async(std::move(c))) {
       return;  // the previous one is still being written: try again next period
     }
     ++next_checkpoint_;

@@ -56,8 +56,8 @@ struct CheckpointSearch {
 };
 CheckpointSearch load_newest_checkpoint(const std::filesystem::path& run_dir);
 
-/// Writes checkpoints on a thread of its own, so the master's event loop never waits on the
-/// disk for a periodic checkpoint.
+/// Encodes and writes checkpoints on a thread of its own, so the master's event loop neither
+/// encodes nor waits on the disk for a periodic checkpoint: it only copies its state.
 class CheckpointWriter {
  public:
   explicit CheckpointWriter(std::filesystem::path run_dir);
@@ -67,9 +67,9 @@ class CheckpointWriter {
   CheckpointWriter& operator=(const CheckpointWriter&) = delete;
 
   /// Starts writing in the background; false, and nothing done, while a write is under way.
-  bool write_async(std::uint64_t sequence, std::string bytes);
+  bool write_async(Checkpoint checkpoint);
   /// Waits for any background write, then writes on this thread. Throws lbo::Error.
-  void write_now(std::uint64_t sequence, const std::string& bytes);
+  void write_now(const Checkpoint& checkpoint);
   /// The failure of the last background write, once.
   std::optional<std::string> take_error();
 
@@ -79,7 +79,7 @@ class CheckpointWriter {
   std::filesystem::path run_dir_;
   std::mutex mutex_;
   std::condition_variable cv_;
-  std::optional<std::pair<std::uint64_t, std::string>> job_;  // guarded
+  std::optional<Checkpoint> job_;  // guarded
   bool writing_ = false;                                       // guarded
   bool stopping_ = false;                                      // guarded
   std::optional<std::string> error_;                           // guarded
