@@ -30,6 +30,7 @@ std::string_view to_string(SurrogateKind kind) {
     case SurrogateKind::random: return "random";
     case SurrogateKind::gp: return "gp";
     case SurrogateKind::ablr: return "ablr";
+    case SurrogateKind::lbo: return "lbo";
   }
   return "?";
 }
@@ -403,15 +404,15 @@ class JobParser {
     const std::string prefix = "policy";
     check_keys(t, prefix,
                {"surrogate", "acquisition", "initial_random", "ucb_beta", "ucb_scale", "ucb_delta", "xi", "hedge_eta",
-                "candidates", "refine", "network_width", "network_depth"});
+                "candidates", "refine", "network_width", "network_depth", "networks", "ibp_alpha"});
     PolicySpec& policy = job.policy;
     if (const auto surrogate = get_string(t, "surrogate", prefix, false)) {
-      if (const auto kind = one_of<SurrogateKind>(*surrogate, {SurrogateKind::random, SurrogateKind::gp, SurrogateKind::ablr})) {
+      if (const auto kind = one_of<SurrogateKind>(
+              *surrogate, {SurrogateKind::random, SurrogateKind::gp, SurrogateKind::ablr, SurrogateKind::lbo})) {
         policy.surrogate = *kind;
       } else {
         error(*t.get("surrogate"), "policy.surrogate",
-              in_quotes(*surrogate) + (*surrogate == "lbo" ? " is not available in this version" : " is not a surrogate") +
-                  "; use \"gp\", \"ablr\" or \"random\"");
+              in_quotes(*surrogate) + " is not a surrogate; use \"lbo\", \"gp\", \"ablr\" or \"random\"");
       }
     }
     if (const auto acquisition = get_string(t, "acquisition", prefix, false)) {
@@ -457,6 +458,8 @@ class JobParser {
     if (const auto n = get_int_in(t, "network_depth", prefix, false, 1, 32, "must be in 1..32")) {
       policy.network_depth = *n;
     }
+    if (const auto n = get_int_in(t, "networks", prefix, false, 1, 100, "must be in 1..100")) policy.networks = *n;
+    positive(t, prefix, "ibp_alpha", policy.ibp_alpha);
   }
 
   // A number > 0 into `out`; false when absent or reported.

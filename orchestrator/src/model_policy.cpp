@@ -13,6 +13,7 @@
 #include "lbo/surrogate/ablr.hpp"
 #include "lbo/surrogate/acquisition.hpp"
 #include "lbo/surrogate/hedge.hpp"
+#include "lbo/surrogate/lbo.hpp"
 #include "lbo/surrogate/linalg.hpp"
 #include "lbo/surrogate/maximizer.hpp"
 #include "lbo/surrogate/surrogate.hpp"
@@ -93,12 +94,22 @@ struct FitRequest {
 };
 
 std::unique_ptr<surrogate::Surrogate> make_surrogate(const jobs::JobSpec& job, int dimension) {
-  if (job.policy.surrogate == jobs::SurrogateKind::ablr) {
-    surrogate::AblrOptions options;
-    options.hidden.assign(static_cast<std::size_t>(job.policy.network_depth), job.policy.network_width);
-    return std::make_unique<surrogate::Ablr>(dimension, options);
+  const std::vector<int> hidden(static_cast<std::size_t>(job.policy.network_depth), job.policy.network_width);
+  switch (job.policy.surrogate) {
+    case jobs::SurrogateKind::ablr: {
+      surrogate::AblrOptions options;
+      options.hidden = hidden;
+      return std::make_unique<surrogate::Ablr>(dimension, options);
+    }
+    case jobs::SurrogateKind::lbo: {
+      surrogate::LboOptions options;
+      options.hidden = hidden;
+      options.networks = job.policy.networks;
+      options.ibp_alpha = job.policy.ibp_alpha;
+      return std::make_unique<surrogate::Lbo>(dimension, options);
+    }
+    default: return std::make_unique<surrogate::GpSurrogate>();
   }
-  return std::make_unique<surrogate::GpSurrogate>();
 }
 
 }  // namespace
@@ -278,7 +289,7 @@ class ModelPolicy::Impl {
         nominees_[t].push_back(std::move(points));
       }
     }
-    if (!saved.surrogate.gp && !saved.surrogate.ablr) return;
+    if (!saved.surrogate.gp && !saved.surrogate.ablr && !saved.surrogate.lbo) return;
     FitRequest request = training_data(run);
     auto snapshot = std::make_shared<Snapshot>();
     try {

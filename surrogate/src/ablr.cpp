@@ -9,35 +9,35 @@
 
 #include "lbo/surrogate/blr.hpp"
 #include "lbo/surrogate/linalg.hpp"
+#include "feature_posterior.hpp"
+#include "precisions.hpp"
 
 namespace lbo::surrogate {
 
 namespace {
 
-// Bounds of the per-task precisions (standardized outputs): the weight prior precision α within
-// [1e-3, 1e3]; the noise precision β within [1, 1e3], i.e. noise std between 0.03 and 1. Without
-// the upper bound a network that interpolates a few points drives β to infinity.
-constexpr double kLogAlphaLow = -6.907755279, kLogAlphaHigh = 6.907755279;
-constexpr double kLogBetaLow = 0.0, kLogBetaHigh = 6.907755279;
-constexpr double kLogAlphaStart = 0.0, kLogBetaStart = 4.605170186;  // α = 1, β = 100
+using detail::kLogAlphaHigh;
+using detail::kLogAlphaLow;
+using detail::kLogAlphaStart;
+using detail::kLogBetaHigh;
+using detail::kLogBetaLow;
+using detail::kLogBetaStart;
 
 // L-BFGS works on unconstrained variables u: the weights as they are and each log precision as
-// low + (high − low)·σ(u). (L-BFGS-B would do, but sorts all breakpoints of thousands of
+// bounded by detail::to_bounded. (L-BFGS-B would do, but sorts all breakpoints of thousands of
 // weights every iteration, which dominated the fit time.)
 struct Unconstrained {
-  static double sigmoid(double u) { return 1.0 / (1.0 + std::exp(-u)); }
-  static double bound(int slot, double& low, double& high) {
-    low = slot == 0 ? kLogAlphaLow : kLogBetaLow;
-    high = slot == 0 ? kLogAlphaHigh : kLogBetaHigh;
-    return high - low;
+  static void bounds(Eigen::Index i, int p, double& low, double& high) {
+    const bool alpha = (i - p) % 2 == 0;
+    low = alpha ? kLogAlphaLow : kLogBetaLow;
+    high = alpha ? kLogAlphaHigh : kLogBetaHigh;
   }
   static Eigen::VectorXd from_packed(const Eigen::VectorXd& packed, int p) {
     Eigen::VectorXd u = packed;
     for (Eigen::Index i = p; i < packed.size(); ++i) {
       double low = 0, high = 0;
-      const double range = bound(static_cast<int>((i - p) % 2), low, high);
-      const double q = std::clamp((packed(i) - low) / range, 1e-9, 1.0 - 1e-9);
-      u(i) = std::log(q / (1.0 - q));
+      bounds(i, p, low, high);
+      u(i) = detail::from_bounded(packed(i), low, high);
     }
     return u;
   }
@@ -45,8 +45,8 @@ struct Unconstrained {
     Eigen::VectorXd packed = u;
     for (Eigen::Index i = p; i < u.size(); ++i) {
       double low = 0, high = 0;
-      const double range = bound(static_cast<int>((i - p) % 2), low, high);
-      packed(i) = low + range * sigmoid(u(i));
+      bounds(i, p, low, high);
+      packed(i) = detail::to_bounded(u(i), low, high);
     }
     return packed;
   }
@@ -54,53 +54,10 @@ struct Unconstrained {
   static void chain(const Eigen::VectorXd& u, int p, Eigen::VectorXd& grad) {
     for (Eigen::Index i = p; i < u.size(); ++i) {
       double low = 0, high = 0;
-      const double range = bound(static_cast<int>((i - p) % 2), low, high);
-      const double s = sigmoid(u(i));
-      grad(i) *= range * s * (1.0 - s);
+      bounds(i, p, low, high);
+      grad(i) *= detail::bounded_derivative(u(i), low, high);
     }
   }
-};
-
-// The network sees inputs centred on [-1, 1], where tanh units start out in their linear range.
-Eigen::MatrixXd centred(const Eigen::MatrixXd& X) { return (2.0 * X.array() - 1.0).matrix(); }
-
-// The posterior of one task: the shared network's features under a BLR.
-class AblrPosterior final : public TaskPosterior {
- public:
-  AblrPosterior(std::shared_ptr<const Mlp> mlp, std::shared_ptr<const Eigen::VectorXd> weights,
-                BayesianLinearRegression blr, Standardization s)
-      : TaskPosterior(s), mlp_(std::move(mlp)), weights_(std::move(weights)), blr_(std::move(blr)) {}
-
-  int dimension() const override { return mlp_->input_dim(); }
-
-  Posterior predict(const Eigen::MatrixXd& X) const override { return blr_.predict(mlp_->forward(*weights_, centred(X))); }
-
-  PointPosterior predict_with_gradient(const Eigen::VectorXd& x) const override {
-    const Eigen::VectorXd u = (2.0 * x.array() - 1.0).matrix();
-    const Eigen::VectorXd phi = mlp_->forward(*weights_, u.transpose()).row(0).transpose();
-    const Eigen::VectorXd cov_phi = blr_.weight_covariance_times(phi);
-    PointPosterior p;
-    p.mean = phi.dot(blr_.weight_mean());
-    p.var = std::max(phi.dot(cov_phi), 1e-12);
-    // ∂(φᵀm)/∂x = 2 J_φᵀ m,  ∂(φᵀΣφ)/∂x = 4 J_φᵀ Σφ (the 2 from centring): one backward pass.
-    Eigen::MatrixXd V(phi.size(), 2);
-    V << 2.0 * blr_.weight_mean(), 4.0 * cov_phi;
-    const Eigen::MatrixXd g = mlp_->input_gradient(*weights_, u, V);
-    p.d_mean = g.col(0);
-    p.d_var = g.col(1);
-    return p;
-  }
-
-  std::shared_ptr<const TaskPosterior> condition(const Eigen::MatrixXd& X, const Eigen::VectorXd* y) const override {
-    BayesianLinearRegression blr = blr_;
-    blr.observe(mlp_->forward(*weights_, centred(X)), y);
-    return std::make_shared<AblrPosterior>(mlp_, weights_, std::move(blr), standardization());
-  }
-
- private:
-  std::shared_ptr<const Mlp> mlp_;
-  std::shared_ptr<const Eigen::VectorXd> weights_;
-  BayesianLinearRegression blr_;
 };
 
 }  // namespace
@@ -141,7 +98,8 @@ double Ablr::objective(const Eigen::VectorXd& packed, const TaskData& standardiz
 #pragma omp parallel for schedule(static) if (chunks > 1)
   for (Eigen::Index c = 0; c < chunks; ++c) {
     if (rows_of(c) > 0) {
-      phi.middleRows(c * kChunk, rows_of(c)) = mlp_->forward(weights, centred(X.middleRows(c * kChunk, rows_of(c))), &caches[c]);
+      phi.middleRows(c * kChunk, rows_of(c)) =
+          mlp_->forward(weights, detail::centred(X.middleRows(c * kChunk, rows_of(c))), &caches[c]);
     }
   }
 
@@ -189,9 +147,10 @@ std::shared_ptr<const TaskPosterior> Ablr::build_posterior(const Observations& d
                                                            const Eigen::VectorXd& packed, int task) const {
   const int p = mlp_->parameter_count();
   const Eigen::VectorXd z = (data.y.array() - s.offset) / s.scale;
-  BayesianLinearRegression blr(mlp_->forward(*weights, centred(data.X)), z, std::exp(packed(p + 2 * task)),
+  BayesianLinearRegression blr(mlp_->forward(*weights, detail::centred(data.X)), z, std::exp(packed(p + 2 * task)),
                                std::exp(packed(p + 2 * task + 1)));
-  return std::make_shared<AblrPosterior>(mlp_, std::move(weights), std::move(blr), s);
+  return std::make_shared<detail::FeaturePosterior>(mlp_, std::vector<std::shared_ptr<const Eigen::VectorXd>>{weights},
+                                                    std::move(blr), s);
 }
 
 void Ablr::fit(const TaskData& data, std::uint64_t seed) {

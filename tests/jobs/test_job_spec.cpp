@@ -294,7 +294,9 @@ hedge_eta = 3
 candidates = 200
 refine = 2
 network_width = 32
-network_depth = 2)"));
+network_depth = 2
+networks = 4
+ibp_alpha = 1.5)"));
   EXPECT_EQ(job.policy.surrogate, SurrogateKind::ablr);
   EXPECT_EQ(job.policy.acquisition, AcquisitionKind::hedge);
   EXPECT_EQ(job.policy.ucb_beta, 2.5);
@@ -305,8 +307,13 @@ network_depth = 2)"));
   EXPECT_EQ(job.policy.refine, 2);
   EXPECT_EQ(job.policy.network_width, 32);
   EXPECT_EQ(job.policy.network_depth, 2);
+  EXPECT_EQ(job.policy.networks, 4);
+  EXPECT_EQ(job.policy.ibp_alpha, 1.5);
   const JobSpec defaults = parse(valid_with("surrogate = \"random\"\n", ""));
-  EXPECT_EQ(defaults.policy.surrogate, SurrogateKind::gp);
+  EXPECT_EQ(defaults.policy.surrogate, SurrogateKind::lbo);
+  EXPECT_EQ(defaults.policy.networks, 10);
+  EXPECT_EQ(defaults.policy.ibp_alpha, 2.0);
+  EXPECT_EQ(parse(valid_with("\"random\"", "\"lbo\"")).policy.surrogate, SurrogateKind::lbo);
   EXPECT_EQ(defaults.policy.acquisition, AcquisitionKind::ei);
   EXPECT_FALSE(defaults.policy.ucb_beta.has_value());
   EXPECT_FALSE(parse(valid_with("surrogate = \"random\"", "ucb_beta = \"schedule\"")).policy.ucb_beta.has_value());
@@ -319,7 +326,9 @@ network_depth = 2)"));
             std::string::npos);
   EXPECT_NE(error_of(valid_with("surrogate = \"random\"", "hedge_eta = 0")).find("policy.hedge_eta: must be a number > 0"),
             std::string::npos);
-  EXPECT_NE(error_of(valid_with("\"random\"", "\"lbo\"")).find("\"lbo\" is not available in this version"),
+  EXPECT_NE(error_of(valid_with("\"random\"", "\"dngo\"")).find("policy.surrogate: \"dngo\" is not a surrogate"),
+            std::string::npos);
+  EXPECT_NE(error_of(valid_with("surrogate = \"random\"", "networks = 0")).find("policy.networks: must be in 1..100"),
             std::string::npos);
 }
 

@@ -24,14 +24,14 @@ struct ObjectiveSpec {
   int retries = 0;                  ///< extra attempts after a failed, crashed or timed-out one
 };
 
-enum class SurrogateKind : std::uint8_t { random, gp, ablr };
+enum class SurrogateKind : std::uint8_t { random, gp, ablr, lbo };
 std::string_view to_string(SurrogateKind kind);
 
 enum class AcquisitionKind : std::uint8_t { ucb, ei, pi, hedge };
 std::string_view to_string(AcquisitionKind kind);
 
 struct PolicySpec {
-  SurrogateKind surrogate = SurrogateKind::gp;
+  SurrogateKind surrogate = SurrogateKind::lbo;
   AcquisitionKind acquisition = AcquisitionKind::ei;
   int initial_random = 5;  ///< random trials per task before the surrogate proposes
   /// UCB: a constant β, or none for the GP-UCB schedule β_t = ucb_scale · 2 log(t^{d/2+2}π²/(3 ucb_delta)).
@@ -42,8 +42,10 @@ struct PolicySpec {
   double hedge_eta = 1.0;   ///< GP-Hedge learning rate
   int candidates = 1024;    ///< quasi-random candidates per acquisition maximization
   int refine = 5;           ///< best candidates refined by L-BFGS-B
-  int network_width = 50;   ///< ablr: units per layer of the feature map
-  int network_depth = 3;    ///< ablr: layers
+  int network_width = 50;   ///< ablr, lbo: units per layer of each feature map
+  int network_depth = 3;    ///< ablr, lbo: layers
+  int networks = 10;        ///< lbo: M, the most latent feature maps (IBP truncation)
+  double ibp_alpha = 2.0;   ///< lbo: the IBP's α, about how many networks a task uses
 };
 
 struct WorkersSpec {

@@ -1,5 +1,5 @@
 #pragma once
-// ModelPolicy: proposals from a surrogate (gp or ablr) and an acquisition (ucb, ei, pi or the
+// ModelPolicy: proposals from a surrogate (lbo, gp or ablr) and an acquisition (ucb, ei, pi or the
 // GP-Hedge portfolio), with every running trial hallucinated so parallel slots spread out.
 
 #include <cstdint>

@@ -29,14 +29,39 @@ struct AblrState {
   }
 };
 
-/// The state of whichever surrogate the run uses (neither before its first fit).
-struct SurrogateState {
-  std::optional<GpState> gp;
-  std::optional<AblrState> ablr;
+struct LboTaskState {
+  std::vector<std::vector<double>> weights;  ///< per network; empty when the task does not keep it
+  std::vector<double> log_gamma;             ///< per network: q(z = 1) = σ(log γ)
+  double log_lambda = 0, log_beta = 0;
+  std::int64_t fitted_size = -1;
+  double strength = 0;  ///< graph regularizer
+  std::int64_t strength_size = 0;
 
   template <class Archive>
   void serialize(Archive& archive, std::uint32_t /*version*/) {
+    archive(weights, log_gamma, log_lambda, log_beta, fitted_size, strength, strength_size);
+  }
+};
+
+struct LboState {
+  std::vector<LboTaskState> tasks;
+
+  template <class Archive>
+  void serialize(Archive& archive, std::uint32_t /*version*/) {
+    archive(tasks);
+  }
+};
+
+/// The state of whichever surrogate the run uses (none before its first fit).
+struct SurrogateState {
+  std::optional<GpState> gp;
+  std::optional<AblrState> ablr;
+  std::optional<LboState> lbo;
+
+  template <class Archive>
+  void serialize(Archive& archive, std::uint32_t version) {
     archive(gp, ablr);
+    if (version >= 2) archive(lbo);  // version 1 checkpoints predate LBO
   }
 };
 
