@@ -45,6 +45,15 @@ std::string_view to_string(AcquisitionKind kind) {
   return "?";
 }
 
+std::string_view to_string(TaskOrigin origin) {
+  switch (origin) {
+    case TaskOrigin::job_file: return "job file";
+    case TaskOrigin::added: return "add-task";
+    case TaskOrigin::watched: return "watch";
+  }
+  return "?";
+}
+
 int JobSpec::total_budget() const {
   int total = 0;
   for (const TaskSpec& t : tasks) total += t.budget;
@@ -56,6 +65,33 @@ bool is_valid_name(std::string_view name) {
   return std::all_of(name.begin(), name.end(), [](char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
   });
+}
+
+std::string task_name_for(const std::filesystem::path& dataset) {
+  std::string name = dataset.stem().string();
+  for (char& c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') c = '_';
+  }
+  while (!name.empty() && name.front() == '.') name.erase(name.begin());
+  if (name.size() > 200) name.resize(200);
+  return name.empty() ? "task" : name;
+}
+
+std::optional<int> default_budget_in(std::string_view job_text) {
+  try {
+    const toml::table root = toml::parse(job_text);
+    if (const auto n = root["schedule"]["default_budget"].value<std::int64_t>(); n && *n >= 1 && *n <= 100'000'000) {
+      return static_cast<int>(*n);
+    }
+  } catch (const toml::parse_error&) {
+  }
+  return std::nullopt;
+}
+
+int libo_initial_random(int budget, int s) {
+  const double n = std::sqrt(static_cast<double>(std::max(budget, 0))) / std::pow(static_cast<double>(std::max(s, 1)), 0.25);
+  // A hair below the ceiling absorbs rounding: sqrt(16)/1 is 4, not 5.
+  return static_cast<int>(std::ceil(n - 1e-9));
 }
 
 int usable_cores() {
@@ -142,13 +178,14 @@ class JobParser {
     std::error_code ec;
     job.job_file = fs::absolute(path_, ec);
     job.source_text = std::string(text_);
-    check_keys(root, "", {"name", "seed", "checkpoint_every_s", "grace_s", "objective", "policy", "workers", "space",
-                          "tasks"});
+    check_keys(root, "", {"name", "seed", "checkpoint_every_s", "grace_s", "objective", "policy", "workers", "schedule",
+                          "space", "tasks"});
     parse_top(root, job);
     if (const toml::table* t = require_table(root, "objective", "")) parse_objective(*t, job);
     if (const toml::table* t = optional_table(root, "policy", "")) parse_policy(*t, job);
     job.workers.local_slots = usable_cores();
     if (const toml::table* t = optional_table(root, "workers", "")) parse_workers(*t, job);
+    if (const toml::table* t = optional_table(root, "schedule", "")) parse_schedule(*t, job);
     if (const toml::table* t = require_table(root, "space", "")) parse_space(*t, job);
     parse_tasks(root, job);
     if (!errors_.empty()) {
@@ -404,7 +441,7 @@ class JobParser {
     const std::string prefix = "policy";
     check_keys(t, prefix,
                {"surrogate", "acquisition", "initial_random", "ucb_beta", "ucb_scale", "ucb_delta", "xi", "hedge_eta",
-                "candidates", "refine", "network_width", "network_depth", "networks", "ibp_alpha"});
+                "candidates", "refine", "network_width", "network_depth", "networks", "ibp_alpha", "warm_start"});
     PolicySpec& policy = job.policy;
     if (const auto surrogate = get_string(t, "surrogate", prefix, false)) {
       if (const auto kind = one_of<SurrogateKind>(
@@ -424,8 +461,36 @@ class JobParser {
               in_quotes(*acquisition) + " is not an acquisition; use \"ucb\", \"ei\", \"pi\" or \"hedge\"");
       }
     }
-    if (const auto n = get_int_in(t, "initial_random", prefix, false, 0, 1'000'000, "must be >= 0")) {
+    if (const toml::node* initial = t.get("initial_random"); initial && initial->is_string()) {
+      if (initial->value_exact<std::string>() == std::optional<std::string>("libo")) {
+        policy.libo_exploration = true;
+      } else {
+        error(*initial, "policy.initial_random", "must be a number >= 0 or \"libo\"");
+      }
+    } else if (const auto n = get_int_in(t, "initial_random", prefix, false, 0, 1'000'000, "must be >= 0")) {
       policy.initial_random = *n;
+    }
+    if (const toml::node* warm = t.get("warm_start")) {
+      const toml::array* runs = warm->as_array();
+      if (runs == nullptr) {
+        error(*warm, "policy.warm_start", "must be an array of run directories, e.g. [\"runs/older-run\"]");
+      } else {
+        for (std::size_t i = 0; i < runs->size(); ++i) {
+          const toml::node& entry = *runs->get(i);
+          const std::string key = "policy.warm_start[" + std::to_string(i) + "]";
+          const auto text = entry.value_exact<std::string>();
+          if (!text) {
+            error(entry, key, "must be a string naming a run directory");
+            continue;
+          }
+          const fs::path dir = resolve(*text);
+          std::error_code ec;
+          if (!fs::exists(dir / "journal.lbo", ec)) {
+            error(entry, key, in_quotes(*text) + " is not a run directory (no journal.lbo in " + dir.string() + ")");
+          }
+          policy.warm_start.push_back(dir);
+        }
+      }
     }
     if (const toml::node* beta = t.get("ucb_beta")) {
       if (beta->value_exact<std::string>() == std::optional<std::string>("schedule")) {
@@ -480,6 +545,33 @@ class JobParser {
       if (to_string(v) == name) return v;
     }
     return std::nullopt;
+  }
+
+  void parse_schedule(const toml::table& t, JobSpec& job) {
+    const std::string prefix = "schedule";
+    check_keys(t, prefix, {"watch", "default_budget", "concurrent_tasks", "idle_timeout_s"});
+    ScheduleSpec& s = job.schedule;
+    if (const auto watch = get_string(t, "watch", prefix, false)) {
+      const fs::path folder = resolve(*watch);
+      std::error_code ec;
+      if (!fs::is_directory(folder, ec)) {
+        error(*t.get("watch"), "schedule.watch", in_quotes(*watch) + " is not a folder (looked for " + folder.string() + ")");
+      }
+      s.watch = folder;
+    }
+    if (const auto n = get_int_in(t, "default_budget", prefix, false, 1, 100'000'000, "must be >= 1")) {
+      s.default_budget = *n;
+    }
+    if (const auto n = get_int_in(t, "concurrent_tasks", prefix, false, 1, 100'000, "must be in 1..100000")) {
+      s.concurrent_tasks = *n;
+    }
+    if (const auto idle = get_number(t, "idle_timeout_s", prefix, false)) {
+      if (!(*idle >= 0) || !std::isfinite(*idle)) {
+        error(*t.get("idle_timeout_s"), "schedule.idle_timeout_s", "must be a number of seconds >= 0");
+      } else {
+        s.idle_timeout_s = *idle;
+      }
+    }
   }
 
   void parse_workers(const toml::table& t, JobSpec& job) {
@@ -725,7 +817,10 @@ class JobParser {
   void parse_tasks(const toml::table& root, JobSpec& job) {
     const toml::node* node = root.get("tasks");
     if (node == nullptr) {
-      error(root.source(), "tasks", "missing; add at least one [[tasks]] table with name and budget");
+      // Tasks may all come from the watched folder.
+      if (!job.schedule.watch) {
+        error(root.source(), "tasks", "missing; add at least one [[tasks]] table with name and budget (or [schedule] watch)");
+      }
       return;
     }
     const toml::array* array = node->as_array();

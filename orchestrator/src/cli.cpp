@@ -1,5 +1,6 @@
 #include "cli.hpp"
 
+#include <chrono>
 #include <filesystem>
 #include <iostream>
 #include <optional>
@@ -13,7 +14,10 @@
 #include "lbo/orchestrator/job_identity.hpp"
 #include "lbo/orchestrator/master.hpp"
 #include "lbo/orchestrator/recovery.hpp"
+#include "lbo/orchestrator/run_directory.hpp"
 #include "lbo/orchestrator/status.hpp"
+#include "lbo/orchestrator/task_requests.hpp"
+#include "lbo/orchestrator/warm_start.hpp"
 
 namespace lbo::orchestrator {
 
@@ -62,7 +66,10 @@ std::string describe(const jobs::JobSpec& job) {
 
 int validate(const std::string& job_file) {
   const jobs::JobSpec job = jobs::load_job_file(job_file);
-  std::cout << job_file << ": ok: " << describe(job) << "\n";
+  const std::vector<WarmTask> warm_start = load_warm_start(job);
+  std::cout << job_file << ": ok: " << describe(job);
+  if (!job.policy.warm_start.empty()) std::cout << ", " << warm_start.size() << " warm-start task(s)";
+  std::cout << "\n";
   return kExitDone;
 }
 
@@ -85,6 +92,8 @@ int run(const RunOptions& options, cluster::MpiSession* mpi) {
     };
   }
 
+  // Read before the run directory is touched: bad input leaves nothing written.
+  std::vector<WarmTask> warm_start = load_warm_start(job);
   Console console;
   RunDirectory run_dir = RunDirectory::open(options.run_root, job, options.fresh);
   if (!run_dir.moved_aside().empty()) console.log("moved the earlier run to " + run_dir.moved_aside().string());
@@ -101,17 +110,73 @@ int run(const RunOptions& options, cluster::MpiSession* mpi) {
     if (!run_dir.stale_lock_holder().empty()) {
       console.log("took over the lock of " + run_dir.stale_lock_holder() + ", which no longer runs");
     }
-    if (job.tasks.size() > recovered->job.tasks.size()) {
-      console.log(std::to_string(job.tasks.size() - recovered->job.tasks.size()) + " task(s) added since the last run");
+    const std::size_t known = recovered->job.tasks.size();
+    job.tasks = recovered->job.merged_tasks(job);
+    if (job.tasks.size() > known) {
+      console.log(std::to_string(job.tasks.size() - known) + " task(s) added to the job file since the last run");
     }
     run_dir.freeze_job(job.source_text);
   }
   MasterOptions master_options;
+  master_options.warm_start = std::move(warm_start);
+  if (!master_options.warm_start.empty()) {
+    std::size_t trials = 0;
+    for (const WarmTask& w : master_options.warm_start) trials += w.configs.size();
+    console.log("warm start: " + std::to_string(master_options.warm_start.size()) + " finished task(s), " +
+                std::to_string(trials) + " trials, from " + std::to_string(job.policy.warm_start.size()) + " run(s)");
+  }
   master_options.sync = options.sync;
   master_options.checkpoint_every_s = options.checkpoint_every_s;
   master_options.resume_command = options.resume_command;
   Master master(job, run_dir, std::move(make_transport), console, master_options, std::move(recovered));
   return master.run();
+}
+
+struct AddTaskOptions {
+  std::string run_dir;
+  std::string name;
+  std::optional<std::string> dataset;
+  std::optional<int> budget;
+};
+
+// A running master takes the task from a request file within a second or so; a stopped run
+// takes it into its journal here, under the run's lock.
+int add_task(const AddTaskOptions& options) {
+  const std::filesystem::path run_dir = std::filesystem::absolute(options.run_dir).lexically_normal();
+  if (!has_run_state(run_dir)) throw InputError(options.run_dir + ": not a run directory (no journal.lbo)");
+  TaskRequest request;
+  request.name = options.name;
+  request.budget = options.budget;
+  if (options.dataset) {
+    request.dataset = std::filesystem::absolute(*options.dataset).lexically_normal();
+    std::error_code ec;
+    if (!std::filesystem::exists(*request.dataset, ec)) {
+      throw InputError("--dataset " + *options.dataset + ": does not exist (looked for " + request.dataset->string() + ")");
+    }
+  }
+  // What is wrong with it on the run as it stands is said now, running or not.
+  const RecoveredRun run = recover_run(run_dir);
+  if (const std::string why = task_conflict(task_from_request(request, 1), run.job.tasks, run.job.command); !why.empty()) {
+    throw InputError(run_dir.string() + ": cannot add task " + request.name + ": " + why);
+  }
+  if (std::optional<RunDirectory> locked = RunDirectory::lock_existing(run_dir)) {
+    const jobs::TaskSpec task = add_task_to_stopped_run(run_dir, request);
+    std::cout << "task " << task.name << " added to the stopped run in " << run_dir.string() << " with a budget of "
+              << task.budget << " trials; `lbo run` on its job file continues with it\n";
+    return kExitDone;
+  }
+  const std::filesystem::path file = write_task_request(run_dir, request);
+  const std::optional<std::string> reply = wait_for_reply(file, std::chrono::seconds(30));
+  if (!reply) {
+    std::cout << "the running master of " << run_dir.string() << " has not answered within 30 s; the request waits in "
+              << file.string() << " and is applied when it checks, or at the run's next start\n";
+    return kExitDone;
+  }
+  if (reply->rfind("ok: ", 0) == 0) {
+    std::cout << reply->substr(4) << "\n";
+    return kExitDone;
+  }
+  throw InputError(run_dir.string() + ": " + (reply->rfind("error: ", 0) == 0 ? reply->substr(7) : *reply));
 }
 
 int status(const std::string& run_dir) {
@@ -147,6 +212,15 @@ int run_cli(int argc, char** argv, cluster::MpiSession* mpi) {
   CLI::App* status_command = app.add_subcommand("status", "Summarize a run directory (safe while it runs)");
   status_command->add_option("run_dir", status_dir, "Run directory, e.g. runs/quickstart")->required();
 
+  AddTaskOptions add_options;
+  CLI::App* add_command = app.add_subcommand(
+      "add-task", "Add a task (a new dataset) to a run: a running master picks it up within seconds");
+  add_command->add_option("run_dir", add_options.run_dir, "Run directory, e.g. runs/quickstart")->required();
+  add_command->add_option("--name", add_options.name, "Task name (letters, digits, '.', '_', '-')")->required();
+  add_command->add_option("--dataset", add_options.dataset, "The task's dataset (the objective's {dataset})");
+  add_command->add_option("--budget", add_options.budget, "Trials for the task (default: [schedule] default_budget)")
+      ->check(CLI::Range(1, 100'000'000));
+
   std::string validate_file;
   CLI::App* validate_command = app.add_subcommand("validate", "Check a job file without running it");
   validate_command->add_option("job", validate_file, "Job file (TOML)")->required();
@@ -164,6 +238,7 @@ int run_cli(int argc, char** argv, cluster::MpiSession* mpi) {
       return run(run_options, mpi);
     }
     if (*status_command) return status(status_dir);
+    if (*add_command) return add_task(add_options);
     if (*validate_command) return validate(validate_file);
   } catch (const InputError& e) {
     std::cerr << e.what() << "\n";

@@ -36,18 +36,44 @@ std::string join(const std::vector<std::string>& argv) {
 
 }  // namespace
 
+TaskIdentity TaskIdentity::of(const jobs::TaskSpec& task) {
+  return {task.name, task.budget, task.dataset ? task.dataset->string() : std::string(), task.origin};
+}
+
+jobs::TaskSpec TaskIdentity::spec() const {
+  jobs::TaskSpec task;
+  task.name = name;
+  task.budget = budget;
+  if (!dataset.empty()) task.dataset = std::filesystem::path(dataset);
+  task.origin = origin;
+  return task;
+}
+
 JobIdentity JobIdentity::of(const jobs::JobSpec& job) {
   JobIdentity id;
   id.space = job.space.params();
   id.direction = job.objective.direction;
   id.command = job.objective.command;
-  for (const jobs::TaskSpec& t : job.tasks) {
-    id.tasks.push_back({t.name, t.budget, t.dataset ? t.dataset->string() : std::string()});
-  }
+  for (const jobs::TaskSpec& t : job.tasks) id.tasks.push_back(TaskIdentity::of(t));
   return id;
 }
 
-std::vector<std::string> JobIdentity::incompatibilities(const JobIdentity& newer) const {
+std::vector<jobs::TaskSpec> JobIdentity::merged_tasks(const jobs::JobSpec& file) const {
+  std::vector<jobs::TaskSpec> merged;
+  for (const TaskIdentity& t : tasks) {
+    jobs::TaskSpec spec = t.spec();
+    const auto in_file = std::find_if(file.tasks.begin(), file.tasks.end(), [&](const jobs::TaskSpec& f) { return f.name == t.name; });
+    if (in_file != file.tasks.end()) spec.budget = in_file->budget;
+    merged.push_back(std::move(spec));
+  }
+  for (const jobs::TaskSpec& f : file.tasks) {
+    const bool known = std::any_of(tasks.begin(), tasks.end(), [&](const TaskIdentity& t) { return t.name == f.name; });
+    if (!known) merged.push_back(f);
+  }
+  return merged;
+}
+
+std::vector<std::string> JobIdentity::space_differences(const JobIdentity& newer) const {
   std::vector<std::string> why;
   // Parameters by name: their encoding is what every recorded configuration means.
   for (const jobs::ParamSpec& old : space) {
@@ -72,19 +98,35 @@ std::vector<std::string> JobIdentity::incompatibilities(const JobIdentity& newer
       }
     }
   }
+  return why;
+}
+
+std::vector<std::string> JobIdentity::incompatibilities(const JobIdentity& newer) const {
+  std::vector<std::string> why = space_differences(newer);
   if (direction != newer.direction) {
     why.push_back("objective.direction: " + std::string(jobs::to_string(direction)) + " → " +
                   std::string(jobs::to_string(newer.direction)));
   }
   if (command != newer.command) why.push_back("objective.command: " + join(command) + " → " + join(newer.command));
-  for (std::size_t i = 0; i < tasks.size(); ++i) {
-    const std::string where = "tasks[" + std::to_string(i) + "]";
-    if (i >= newer.tasks.size()) {
-      why.push_back(where + ": task " + tasks[i].name + " was removed (tasks may only be appended)");
-    } else if (tasks[i].name != newer.tasks[i].name) {
-      why.push_back(where + ": " + tasks[i].name + " → " + newer.tasks[i].name + " (tasks may only be appended)");
-    } else if (tasks[i].dataset != newer.tasks[i].dataset) {
-      why.push_back(where + ".dataset: " + tasks[i].dataset + " → " + newer.tasks[i].dataset);
+  // Tasks by name: the job file's own tasks stay, in their order; any task it names keeps its
+  // dataset (a task's trials mean that dataset).
+  std::size_t next = 0;  // where in newer.tasks the next job-file task must come
+  for (const TaskIdentity& task : tasks) {
+    const auto match = std::find_if(newer.tasks.begin(), newer.tasks.end(),
+                                    [&](const TaskIdentity& t) { return t.name == task.name; });
+    if (match == newer.tasks.end()) {
+      if (task.origin == jobs::TaskOrigin::job_file) {
+        why.push_back("tasks: " + task.name + " was removed (tasks of the job file may only be appended)");
+      }
+      continue;
+    }
+    const auto at = static_cast<std::size_t>(match - newer.tasks.begin());
+    if (match->dataset != task.dataset) {
+      why.push_back("tasks[" + std::to_string(at) + "].dataset: " + task.dataset + " → " + match->dataset);
+    }
+    if (task.origin == jobs::TaskOrigin::job_file) {
+      if (at < next) why.push_back("tasks: " + task.name + " moved before an earlier task (tasks may only be appended)");
+      next = std::max(next, at + 1);
     }
   }
   return why;

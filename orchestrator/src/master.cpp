@@ -8,6 +8,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <cstdio>
+#include <set>
 #include <sstream>
 
 #include "lbo/jobs/protocol.hpp"
@@ -17,6 +18,7 @@
 #include "lbo/orchestrator/results_csv.hpp"
 #include "lbo/orchestrator/run_state.hpp"
 #include "lbo/orchestrator/scheduler.hpp"
+#include "lbo/orchestrator/task_requests.hpp"
 
 namespace asio = boost::asio;
 
@@ -48,6 +50,14 @@ RunState initial_state(const jobs::JobSpec& job, const std::optional<RecoveredRu
   return RunState(job);
 }
 
+// Tasks added at runtime (add-task, watch) live in the journal, not in the job file: a resumed run
+// continues with the recorded tasks plus any the job file appended. Idempotent, so callers that
+// merged already (the CLI, for its log line) lose nothing.
+jobs::JobSpec with_recorded_tasks(jobs::JobSpec job, const std::optional<RecoveredRun>& recovered) {
+  if (recovered) job.tasks = recovered->job.merged_tasks(job);
+  return job;
+}
+
 Scheduler initial_scheduler(const std::optional<RecoveredRun>& recovered) {
   if (recovered) return Scheduler(recovered->interrupted, recovered->retries);
   return Scheduler();
@@ -59,22 +69,26 @@ class Master::Loop {
  public:
   Loop(const jobs::JobSpec& job, RunDirectory& run_dir, TransportFactory make_transport, Console& console,
        MasterOptions options, std::optional<RecoveredRun> recovered)
-      : job_(job),
+      : job_(with_recorded_tasks(job, recovered)),
         run_dir_(run_dir),
         console_(console),
         options_(options),
-        state_(initial_state(job, recovered)),
-        policy_(make_policy(job, PolicyOptions{options.sync, [&console](const std::string& line) { console.log(line); }})),
+        state_(initial_state(job_, recovered)),
+        policy_(make_policy(job_, PolicyOptions{options.sync, [&console](const std::string& line) { console.log(line); },
+                                                std::move(options.warm_start)})),
         scheduler_(initial_scheduler(recovered)),
         signals_(io_, SIGINT, SIGTERM, SIGUSR1),
         progress_timer_(io_),
         checkpoint_timer_(io_),
         grace_timer_(io_),
+        tasks_timer_(io_),
+        idle_timer_(io_),
         journal_(open_journal(run_dir, recovered)),
-        csv_(run_dir.results_csv(), job),
+        csv_(run_dir.results_csv(), job_),
         checkpoints_(run_dir.path()),
         next_checkpoint_(recovered ? recovered->next_checkpoint : 1),
         resumed_(recovered.has_value()) {
+    options_.warm_start.clear();  // the policy has them
     if (recovered) policy_->restore(recovered->policy, state_);
     transport_ = make_transport(io_, [this](cluster::Completion c) { on_completion(std::move(c)); });
   }
@@ -92,6 +106,8 @@ class Master::Loop {
     wait_for_signal();
     schedule_progress();
     schedule_checkpoint();
+    poll_new_tasks();
+    schedule_task_poll();
     // A --sync round that ended while the last run was stopping was never refitted on.
     if (options_.sync && !scheduler_.has_interrupted() && policy_->refit_due(state_) && !state_.all_budgets_done()) {
       policy_->results_committed(state_);
@@ -156,6 +172,75 @@ class Master::Loop {
     }
     wait_for_signal();
     check_done();
+  }
+
+  // New tasks: `lbo add-task` requests and new files in the watched folder.
+  void poll_new_tasks() {
+    if (stopping_ || finished_) return;
+    std::vector<PendingRequest> requests;
+    try {
+      requests = pending_task_requests(run_dir_.path());
+    } catch (const std::exception& e) {
+      console_.warn(std::string("cannot read task requests: ") + e.what());
+    }
+    for (const PendingRequest& r : requests) {
+      try {
+        if (!r.request) {
+          answer_task_request(r.file, false, r.error);
+          continue;
+        }
+        const jobs::TaskSpec task = task_from_request(*r.request, job_.schedule.default_budget);
+        if (const std::string why = task_conflict(task, JobIdentity::of(job_).tasks, job_.objective.command); !why.empty()) {
+          answer_task_request(r.file, false, "cannot add task " + task.name + ": " + why);
+          continue;
+        }
+        add_task(task);
+        answer_task_request(r.file, true,
+                            "task " + task.name + " added to the running run " + job_.name + " with a budget of " +
+                                std::to_string(task.budget) + " trials");
+      } catch (const std::exception& e) {
+        console_.warn("task request " + r.file.filename().string() + ": " + e.what());
+      }
+    }
+    if (!job_.schedule.watch) return;
+    for (const std::filesystem::path& file : new_watched_files(*job_.schedule.watch, job_.tasks)) {
+      jobs::TaskSpec task;
+      task.name = jobs::task_name_for(file);
+      task.dataset = file;
+      task.budget = job_.schedule.default_budget;
+      task.origin = jobs::TaskOrigin::watched;
+      if (const std::string why = task_conflict(task, JobIdentity::of(job_).tasks, job_.objective.command); !why.empty()) {
+        if (ignored_files_.insert(file.string()).second) console_.warn("watched file " + file.string() + " skipped: " + why);
+        continue;
+      }
+      add_task(task);
+    }
+  }
+
+  void add_task(const jobs::TaskSpec& task) {
+    journal_.append(TaskAdded{TaskIdentity::of(task), unix_now()});
+    journal_.sync();
+    job_.tasks.push_back(task);
+    state_.extend_tasks();
+    idle_timer_.cancel();
+    idle_ = false;
+    console_.log("task " + task.name + " added (" + std::string(jobs::to_string(task.origin)) + "), budget " +
+                 std::to_string(task.budget) + (task.dataset ? ", dataset " + task.dataset->string() : std::string()));
+    // Results the model has not been fitted on (the run had nothing left to propose) are what
+    // the new task should learn from.
+    if (policy_->refit_due(state_) && !(options_.sync && transport_->busy_count() > 0)) {
+      policy_->results_committed(state_);
+    }
+    fill_slots();
+  }
+
+  void schedule_task_poll() {
+    tasks_timer_.expires_after(std::chrono::seconds(1));
+    tasks_timer_.async_wait([this](const boost::system::error_code& ec) {
+      if (ec || finished_) return;
+      poll_new_tasks();
+      schedule_task_poll();
+    });
   }
 
   void fill_slots() {
@@ -263,7 +348,24 @@ class Master::Loop {
 
   void check_done() {
     if (finished_ || flush_posted_ || transport_->busy_count() > 0) return;
-    if (stopping_ || state_.all_budgets_done()) finish();
+    if (stopping_) {
+      finish();
+    } else if (state_.all_budgets_done()) {
+      if (job_.schedule.idle_timeout_s <= 0) {
+        finish();
+      } else if (!idle_) {
+        // Every task is done: wait for a new one (add-task, watch) a while before exiting.
+        idle_ = true;
+        console_.log("every task is done; waiting up to " + format_objective(job_.schedule.idle_timeout_s) +
+                     " s for a new one (lbo add-task" + (job_.schedule.watch ? ", or a file in " + job_.schedule.watch->string() : std::string()) + ")");
+        idle_timer_.expires_after(seconds(job_.schedule.idle_timeout_s));
+        idle_timer_.async_wait([this](const boost::system::error_code& ec) {
+          if (ec || finished_ || !idle_) return;
+          console_.log("no new task came: exiting");
+          finish();
+        });
+      }
+    }
   }
 
   void finish() {
@@ -273,6 +375,8 @@ class Master::Loop {
     progress_timer_.cancel();
     checkpoint_timer_.cancel();
     grace_timer_.cancel();
+    tasks_timer_.cancel();
+    idle_timer_.cancel();
   }
 
   // The whole master state, written atomically. `now`: on this thread (a stop, the end);
@@ -356,7 +460,7 @@ class Master::Loop {
     if (!options_.resume_command.empty()) console_.log("resume with: " + options_.resume_command);
   }
 
-  const jobs::JobSpec& job_;
+  jobs::JobSpec job_;  // its tasks grow as tasks are added
   RunDirectory& run_dir_;
   Console& console_;
   MasterOptions options_;
@@ -366,7 +470,7 @@ class Master::Loop {
 
   asio::io_context io_;
   asio::signal_set signals_;
-  asio::steady_timer progress_timer_, checkpoint_timer_, grace_timer_;
+  asio::steady_timer progress_timer_, checkpoint_timer_, grace_timer_, tasks_timer_, idle_timer_;
   std::unique_ptr<cluster::Transport> transport_;
   JournalWriter journal_;
   ResultsCsv csv_;
@@ -378,6 +482,8 @@ class Master::Loop {
   bool flush_posted_ = false;
   bool stopping_ = false;
   bool finished_ = false;
+  bool idle_ = false;  // every task done, waiting for a new one
+  std::set<std::string> ignored_files_;  // watched files that cannot be tasks, warned about once
   int signals_received_ = 0;
   int failures_ = 0;
   int exit_code_ = kExitDone;

@@ -125,7 +125,26 @@ class ModelPolicy::Impl {
         surrogate_(make_surrogate(job, encoder_.dimension())),
         hedges_(job.tasks.size(), surrogate::GpHedge(3, job.policy.hedge_eta)),
         nominees_(job.tasks.size()) {
+    const int d = encoder_.dimension();
+    for (const WarmTask& w : options_.warm_start) {
+      std::vector<Eigen::VectorXd> x;
+      for (const jobs::Config& c : w.configs) x.push_back(encode(encoder_, c));
+      Eigen::VectorXd y(static_cast<Eigen::Index>(w.objectives.size()));
+      for (std::size_t i = 0; i < w.objectives.size(); ++i) {
+        y(static_cast<Eigen::Index>(i)) = w.direction == jobs::Direction::maximize ? w.objectives[i] : -w.objectives[i];
+      }
+      warm_.push_back({rows(x, d), std::move(y)});
+      warm_sources_.push_back(w.source);
+    }
     if (!options_.sync) thread_ = std::thread([this] { refit_loop(); });
+  }
+
+  /// Random trials `task` starts with: initial_random, or LiBO's ceil(sqrt(budget)/s^¼) for the
+  /// s-th task of the model (warm-start tasks first).
+  int initial_random(int task) const {
+    if (!job_.policy.libo_exploration) return job_.policy.initial_random;
+    return jobs::libo_initial_random(job_.tasks[static_cast<std::size_t>(task)].budget,
+                                     static_cast<int>(warm_.size()) + task + 1);
   }
 
   ~Impl() {
@@ -138,16 +157,17 @@ class ModelPolicy::Impl {
   }
 
   jobs::Config propose(const RunState& state, int task, std::int64_t trial) {
+    track_tasks();
     adopt_latest();
     request_refit_if_stale(state);
-    if (state.tasks()[task].created < job_.policy.initial_random) return random_.propose(state, task, trial);
-    std::shared_ptr<const surrogate::TaskPosterior> posterior;
-    if (adopted_ && task < static_cast<int>(adopted_->posteriors.size())) posterior = adopted_->posteriors[task];
-    if (!posterior) return random_.propose(state, task, trial);
+    if (state.tasks()[task].created < initial_random(task)) return random_.propose(state, task, trial);
+    const std::shared_ptr<const surrogate::TaskPosterior> fitted_posterior = posterior_of(task);
+    if (!fitted_posterior) return random_.propose(state, task, trial);
+    std::shared_ptr<const surrogate::TaskPosterior> posterior = fitted_posterior;
 
     // Results the model has not seen join it exactly (hyperparameters kept); unfinished trials
     // of the task are hallucinated at the mean by the acquisition.
-    const std::vector<std::int64_t>& fitted = adopted_->trials[task];
+    const std::vector<std::int64_t>& fitted = adopted_->trials[model_task(task)];
     const int d = encoder_.dimension();
     std::vector<Eigen::VectorXd> unseen_x, pending_x;
     std::vector<double> unseen_y;
@@ -248,9 +268,11 @@ class ModelPolicy::Impl {
   }
 
   PolicyState state() {
+    track_tasks();
     adopt_latest();
     PolicyState saved;
     if (adopted_) saved.surrogate = adopted_->state;
+    saved.warm_sources = warm_sources_;
     saved.fitted_observations = fitted_observations_;
     if (job_.policy.acquisition == jobs::AcquisitionKind::hedge) {
       for (std::size_t t = 0; t < hedges_.size(); ++t) {
@@ -274,6 +296,7 @@ class ModelPolicy::Impl {
   }
 
   void restore(const PolicyState& saved, const RunState& run) {
+    track_tasks();
     fitted_observations_ = saved.fitted_observations;
     for (std::size_t t = 0; t < saved.hedge.size() && t < hedges_.size(); ++t) {
       const HedgeState& h = saved.hedge[t];
@@ -290,6 +313,10 @@ class ModelPolicy::Impl {
       }
     }
     if (!saved.surrogate.gp && !saved.surrogate.ablr && !saved.surrogate.lbo) return;
+    if (saved.warm_sources != warm_sources_) {
+      if (options_.log) options_.log("the warm-start tasks changed since the checkpoint; the model is fitted afresh");
+      return;
+    }
     FitRequest request = training_data(run);
     auto snapshot = std::make_shared<Snapshot>();
     try {
@@ -310,10 +337,25 @@ class ModelPolicy::Impl {
 
   std::vector<double> hedge_gains(int task) const {
     if (job_.policy.acquisition != jobs::AcquisitionKind::hedge) return {};
-    return hedges_.at(static_cast<std::size_t>(task)).gains();
+    if (task < 0 || task >= static_cast<int>(hedges_.size())) return surrogate::GpHedge(3, job_.policy.hedge_eta).gains();
+    return hedges_[static_cast<std::size_t>(task)].gains();
   }
 
  private:
+  // The surrogate's index of run task `task`: warm-start tasks come first.
+  std::size_t model_task(int task) const { return warm_.size() + static_cast<std::size_t>(task); }
+
+  std::shared_ptr<const surrogate::TaskPosterior> posterior_of(int task) const {
+    if (!adopted_ || model_task(task) >= adopted_->posteriors.size()) return nullptr;
+    return adopted_->posteriors[model_task(task)];
+  }
+
+  // Tasks added to the run since: their GP-Hedge portfolios start afresh.
+  void track_tasks() {
+    while (hedges_.size() < job_.tasks.size()) hedges_.emplace_back(3, job_.policy.hedge_eta);
+    nominees_.resize(std::max(nominees_.size(), job_.tasks.size()));
+  }
+
   // Larger is better inside the models: a minimize job negates its objective.
   double oriented(double objective) const {
     return job_.objective.direction == jobs::Direction::maximize ? objective : -objective;
@@ -329,6 +371,11 @@ class ModelPolicy::Impl {
     FitRequest request;
     const int d = encoder_.dimension();
     std::size_t total = 0;
+    for (const surrogate::Observations& w : warm_) {
+      request.data.tasks.push_back(w);
+      request.trials.emplace_back();
+      total += static_cast<std::size_t>(w.y.size());
+    }
     for (int task = 0; task < static_cast<int>(job_.tasks.size()); ++task) {
       std::vector<Eigen::VectorXd> x;
       std::vector<double> y;
@@ -392,7 +439,7 @@ class ModelPolicy::Impl {
     fitted_observations_ = 0;
     for (const auto& ids : adopted_->trials) fitted_observations_ += static_cast<std::int64_t>(ids.size());
     for (std::size_t task = 0; task < nominees_.size(); ++task) {
-      const auto& posterior = task < adopted_->posteriors.size() ? adopted_->posteriors[task] : nullptr;
+      const auto posterior = posterior_of(static_cast<int>(task));
       if (posterior) {
         for (const auto& nominees : nominees_[task]) {
           Eigen::MatrixXd X(3, nominees[0].size());
@@ -465,6 +512,9 @@ class ModelPolicy::Impl {
   bool stopping_ = false;                      // guarded
   std::uint64_t fits_ = 0;                     // guarded
   std::thread thread_;
+
+  std::vector<surrogate::Observations> warm_;  // warm-start tasks, encoded, larger is better
+  std::vector<std::string> warm_sources_;
 
   // Master thread only.
   std::shared_ptr<const Snapshot> adopted_;

@@ -18,7 +18,19 @@ class Replay {
  public:
   explicit Replay(RecoveredRun& run) : run_(run) {}
 
-  void operator()(const RunStarted& r) { run_.job = r.job; }
+  void operator()(const RunStarted& r) {
+    run_.job = r.job;
+    found_job_ = true;
+  }
+
+  void operator()(const TaskAdded& r) {
+    auto& tasks = run_.job.tasks;
+    if (std::none_of(tasks.begin(), tasks.end(), [&](const TaskIdentity& t) { return t.name == r.task.name; })) {
+      tasks.push_back(r.task);
+    }
+  }
+
+  bool found_job() const { return found_job_; }
 
   void operator()(const TrialStarted& r) {
     auto& trials = run_.trials;
@@ -64,6 +76,7 @@ class Replay {
     ids.erase(std::remove(ids.begin(), ids.end(), id), ids.end());
   }
   RecoveredRun& run_;
+  bool found_job_ = false;
 };
 
 }  // namespace
@@ -79,6 +92,7 @@ RecoveredRun recover_run(const fs::path& run_dir) {
   run.warnings = std::move(search.warnings);
   run.next_checkpoint = search.newest_sequence + 1;
   std::uint64_t covered = 0;  // journal bytes the checkpoint already includes
+  bool found_job = search.checkpoint.has_value();
   if (search.checkpoint) {
     Checkpoint& c = *search.checkpoint;
     run.job = std::move(c.job);
@@ -110,6 +124,7 @@ RecoveredRun recover_run(const fs::path& run_dir) {
     }
     Replay replay(run);
     for (const JournalRecord& record : journal->records) std::visit(replay, record);
+    found_job = found_job || replay.found_job();
   }
   // Trials that were running when the run stopped run again first.
   for (Trial& t : run.trials) {
@@ -119,9 +134,7 @@ RecoveredRun recover_run(const fs::path& run_dir) {
   }
   std::sort(run.interrupted.begin(), run.interrupted.end());
   run.interrupted.erase(std::unique(run.interrupted.begin(), run.interrupted.end()), run.interrupted.end());
-  if (run.job.tasks.empty()) {
-    throw CorruptStateError(run_dir.string() + ": the journal names no job; nothing to resume from");
-  }
+  if (!found_job) throw CorruptStateError(run_dir.string() + ": the journal names no job; nothing to resume from");
   return run;
 }
 

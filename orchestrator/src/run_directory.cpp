@@ -127,6 +127,17 @@ RunDirectory RunDirectory::create(const fs::path& run_root, const jobs::JobSpec&
   return open(run_root, job, fresh);
 }
 
+std::optional<RunDirectory> RunDirectory::lock_existing(const fs::path& dir) {
+  std::error_code ec;
+  if (!fs::exists(dir / "journal.lbo", ec)) throw InputError(dir.string() + ": not a run directory (no journal.lbo)");
+  const int fd = try_lock(dir);
+  if (fd < 0) return std::nullopt;
+  // The lock file keeps naming the run's last master: this holder is brief (lbo add-task).
+  RunDirectory run(fs::absolute(dir), fd);
+  run.resuming_ = true;
+  return run;
+}
+
 void RunDirectory::freeze_job(const std::string& text) const {
   const fs::path target = path_ / "job.toml", temporary = path_ / "job.toml.tmp";
   {

@@ -27,6 +27,12 @@ RunState::RunState(const jobs::JobSpec& job, std::vector<Trial> trials) : RunSta
   }
 }
 
+void RunState::extend_tasks() {
+  if (job_->tasks.size() < tasks_.size()) throw std::logic_error("RunState::extend_tasks: tasks only grow");
+  tasks_.resize(job_->tasks.size());
+  task_trials_.resize(job_->tasks.size());
+}
+
 void RunState::interrupt(std::int64_t id) {
   Trial& t = trials_.at(static_cast<std::size_t>(id));
   if (!t.running) return;

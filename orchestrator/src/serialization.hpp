@@ -13,14 +13,15 @@
 #include "lbo/orchestrator/journal.hpp"
 #include "lbo/workers/serialization.hpp"
 
-CEREAL_CLASS_VERSION(lbo::orchestrator::TaskIdentity, 1)
+CEREAL_CLASS_VERSION(lbo::orchestrator::TaskIdentity, 2)
 CEREAL_CLASS_VERSION(lbo::orchestrator::JobIdentity, 1)
 CEREAL_CLASS_VERSION(lbo::orchestrator::RunStarted, 1)
 CEREAL_CLASS_VERSION(lbo::orchestrator::TrialStarted, 1)
 CEREAL_CLASS_VERSION(lbo::orchestrator::TrialFinished, 1)
+CEREAL_CLASS_VERSION(lbo::orchestrator::TaskAdded, 1)
 CEREAL_CLASS_VERSION(lbo::orchestrator::Trial, 1)
 CEREAL_CLASS_VERSION(lbo::orchestrator::HedgeState, 1)
-CEREAL_CLASS_VERSION(lbo::orchestrator::PolicyState, 1)
+CEREAL_CLASS_VERSION(lbo::orchestrator::PolicyState, 2)
 CEREAL_CLASS_VERSION(lbo::orchestrator::Checkpoint, 1)
 CEREAL_CLASS_VERSION(lbo::surrogate::SurrogateState, 2)
 CEREAL_CLASS_VERSION(lbo::surrogate::GpState, 1)

@@ -147,10 +147,9 @@ std::shared_ptr<const TaskPosterior> Ablr::build_posterior(const Observations& d
                                                            const Eigen::VectorXd& packed, int task) const {
   const int p = mlp_->parameter_count();
   const Eigen::VectorXd z = (data.y.array() - s.offset) / s.scale;
-  BayesianLinearRegression blr(mlp_->forward(*weights, detail::centred(data.X)), z, std::exp(packed(p + 2 * task)),
-                               std::exp(packed(p + 2 * task + 1)));
-  return std::make_shared<detail::FeaturePosterior>(mlp_, std::vector<std::shared_ptr<const Eigen::VectorXd>>{weights},
-                                                    std::move(blr), s);
+  detail::FeatureMaps maps{mlp_, {std::move(weights)}, {}, 0.0};
+  BayesianLinearRegression blr(maps(data.X), z, std::exp(packed(p + 2 * task)), std::exp(packed(p + 2 * task + 1)));
+  return std::make_shared<detail::FeaturePosterior>(std::move(maps), std::move(blr), s);
 }
 
 void Ablr::fit(const TaskData& data, std::uint64_t seed) {

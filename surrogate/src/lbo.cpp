@@ -3,6 +3,7 @@
 #include <LBFGS.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <numbers>
@@ -27,6 +28,33 @@ constexpr double kActiveFloor = 1e-3;
 constexpr double kKeptUsage = 0.05;
 
 double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+
+// The scale e^ρ of the latent columns stays within [e^-3, e^6].
+constexpr double kLogRhoLow = -3.0, kLogRhoHigh = 6.0;
+
+// Where each parameter sits in the packed vector [W_1 … W_M, log γ_1 … log γ_M, log λ, log β, ρ].
+struct Layout {
+  Eigen::Index P, M;
+  Eigen::Index weights(int m) const { return static_cast<Eigen::Index>(m) * P; }
+  Eigen::Index gamma(int m = 0) const { return M * P + m; }
+  Eigen::Index lambda() const { return M * P + M; }
+  Eigen::Index beta() const { return lambda() + 1; }
+  Eigen::Index rho() const { return lambda() + 2; }
+  Eigen::Index size() const { return rho() + 1; }
+};
+
+Layout layout_of(const Lbo& lbo) { return {lbo.network().parameter_count(), lbo.options().networks}; }
+
+// The precisions and the latent scale move in unconstrained coordinates mapped into their boxes.
+struct Bounded {
+  Eigen::Index at;
+  double low, high;
+};
+std::array<Bounded, 3> bounded(const Layout& l) {
+  return {{{l.lambda(), detail::kLogAlphaLow, detail::kLogAlphaHigh},
+           {l.beta(), detail::kLogBetaLow, detail::kLogBetaHigh},
+           {l.rho(), kLogRhoLow, kLogRhoHigh}}};
+}
 
 // The networks a fitted task uses: q(z = 1) > ½, or at least the most probable one.
 std::vector<int> used_networks(const Eigen::VectorXd& log_gamma) {
@@ -72,14 +100,71 @@ Lbo::AnchorSums Lbo::sum_anchors(const std::vector<Anchor>& anchors) const {
   return sums;
 }
 
-double Lbo::negative_elbo(const Eigen::VectorXd& packed, const Observations& data, const AnchorSums& anchors,
+double Lbo::data_term(const Eigen::VectorXd& packed, const Observations& data, const std::vector<int>& active,
+                      const Eigen::VectorXd& z, const Earlier& earlier, Eigen::VectorXd& gradient,
+                      Eigen::VectorXd* dz) const {
+  const Eigen::Index n = data.X.rows();
+  if (n == 0) return 0;
+  const int P = mlp_->parameter_count();
+  const Eigen::Index D = mlp_->output_dim();
+  const Layout at = layout_of(*this);
+  const double scale = std::exp(packed(at.rho()));  // of the latent columns
+  const auto head_of = [&](int m) -> const Eigen::VectorXd* {
+    const auto& heads = earlier.heads;
+    return static_cast<std::size_t>(m) < heads.size() && heads[static_cast<std::size_t>(m)].size() == D
+               ? &heads[static_cast<std::size_t>(m)]
+               : nullptr;
+  };
+  const auto k = static_cast<Eigen::Index>(active.size());
+  bool latent = false;
+  for (int m : active) latent = latent || head_of(m) != nullptr;
+
+  // Columns: z_m φ_m for each active network, then Σ_m z_m e^ρ φ_m h̄_m over those with a
+  // latent function, then the bias e^ρ: the structured columns share the scale e^ρ, so with
+  // few points empirical Bayes can let them explain the task and shrink the generic features.
+  const Eigen::MatrixXd U = detail::centred(data.X);
+  std::vector<MlpCache> caches(active.size());
+  std::vector<Eigen::MatrixXd> phis(active.size());
+  const Eigen::Index bias = options_.bias_column ? 1 : 0;
+  const Eigen::Index latent_col = D * k;
+  Eigen::MatrixXd Phi(n, D * k + (latent ? 1 : 0) + bias);
+  if (latent) Phi.col(latent_col).setZero();
+  if (bias != 0) Phi.col(Phi.cols() - 1).setConstant(scale);
+  for (std::size_t j = 0; j < active.size(); ++j) {
+    const int m = active[j];
+    phis[j] = mlp_->forward(packed.segment(at.weights(m), P), U, &caches[j]);
+    Phi.middleCols(static_cast<Eigen::Index>(j) * D, D) = z(m) * phis[j];
+    if (const Eigen::VectorXd* h = head_of(m)) Phi.col(latent_col) += (z(m) * scale) * (phis[j] * *h);
+  }
+  const BlrEvidence e = blr_evidence(Phi, data.y, packed(at.lambda()), packed(at.beta()));
+  gradient(at.lambda()) -= e.d_log_alpha;
+  gradient(at.beta()) -= e.d_log_beta;
+  const Eigen::VectorXd d_latent = latent ? Eigen::VectorXd(-e.d_phi.col(latent_col)) : Eigen::VectorXd();
+  if (bias != 0) gradient(at.rho()) -= scale * e.d_phi.col(Phi.cols() - 1).sum();
+  for (std::size_t j = 0; j < active.size(); ++j) {
+    const int m = active[j];
+    const Eigen::MatrixXd d_block = -e.d_phi.middleCols(static_cast<Eigen::Index>(j) * D, D);
+    double d_z = d_block.cwiseProduct(phis[j]).sum();
+    Eigen::MatrixXd d_phi = z(m) * d_block;
+    if (const Eigen::VectorXd* h = head_of(m)) {
+      const double g_dot = d_latent.dot(phis[j] * *h);
+      d_z += scale * g_dot;
+      gradient(at.rho()) += z(m) * scale * g_dot;
+      d_phi.noalias() += (z(m) * scale) * d_latent * h->transpose();
+    }
+    if (dz != nullptr) (*dz)(m) += d_z;
+    gradient.segment(at.weights(m), P) += mlp_->backward(packed.segment(at.weights(m), P), caches[j], d_phi);
+  }
+  return -e.log_likelihood;
+}
+
+double Lbo::negative_elbo(const Eigen::VectorXd& packed, const Observations& data, const Earlier& earlier,
                           double strength, const Eigen::VectorXd& noise, const Eigen::VectorXd& log_prior_odds,
                           Eigen::VectorXd& gradient) const {
   const int M = options_.networks;
   const int P = mlp_->parameter_count();
   const double tau = options_.temperature;
-  const Eigen::Index gamma_at = static_cast<Eigen::Index>(M) * P;
-  const Eigen::Index lambda_at = gamma_at + M, beta_at = lambda_at + 1;
+  const Eigen::Index gamma_at = layout_of(*this).gamma();
   gradient = Eigen::VectorXd::Zero(packed.size());
 
   // z_m = σ(y_m), y_m = (log γ_m + L_m)/τ (eq. 7, reparameterized).
@@ -96,33 +181,9 @@ double Lbo::negative_elbo(const Eigen::VectorXd& packed, const Observations& dat
     active.push_back(static_cast<int>(best));
   }
 
-  double value = 0;
   // −E_q[log p(Y | X, z, Θ)], one sample: the BLR evidence over the active networks' z_m φ_m.
-  const Eigen::Index n = data.X.rows();
-  if (n > 0) {
-    const Eigen::Index D = mlp_->output_dim();
-    const Eigen::MatrixXd U = detail::centred(data.X);
-    std::vector<MlpCache> caches(active.size());
-    std::vector<Eigen::MatrixXd> phis(active.size());
-    Eigen::MatrixXd Phi(n, D * static_cast<Eigen::Index>(active.size()));
-    for (std::size_t j = 0; j < active.size(); ++j) {
-      const int m = active[j];
-      phis[j] = mlp_->forward(packed.segment(static_cast<Eigen::Index>(m) * P, P), U, &caches[j]);
-      Phi.middleCols(static_cast<Eigen::Index>(j) * D, D) = z(m) * phis[j];
-    }
-    const BlrEvidence e = blr_evidence(Phi, data.y, packed(lambda_at), packed(beta_at));
-    value -= e.log_likelihood;
-    gradient(lambda_at) = -e.d_log_alpha;
-    gradient(beta_at) = -e.d_log_beta;
-    for (std::size_t j = 0; j < active.size(); ++j) {
-      const int m = active[j];
-      const Eigen::MatrixXd d_block = -e.d_phi.middleCols(static_cast<Eigen::Index>(j) * D, D);
-      dz(m) += d_block.cwiseProduct(phis[j]).sum();
-      gradient.segment(static_cast<Eigen::Index>(m) * P, P) +=
-          mlp_->backward(packed.segment(static_cast<Eigen::Index>(m) * P, P), caches[j], z(m) * d_block);
-    }
-  }
-
+  double value = data_term(packed, data, active, z, earlier, gradient, &dz);
+  const AnchorSums& anchors = earlier.anchors;
   for (int m = 0; m < M; ++m) {
     const auto W = packed.segment(static_cast<Eigen::Index>(m) * P, P);
     auto dW = gradient.segment(static_cast<Eigen::Index>(m) * P, P);
@@ -144,23 +205,20 @@ double Lbo::negative_elbo(const Eigen::VectorXd& packed, const Observations& dat
   return value;
 }
 
-Eigen::VectorXd Lbo::optimize(Eigen::VectorXd packed, const Observations& data, const AnchorSums& anchors,
+Eigen::VectorXd Lbo::optimize(Eigen::VectorXd packed, const Observations& data, const Earlier& earlier,
                               double strength, int iterations, std::mt19937_64& rng) const {
   const int M = options_.networks;
-  const Eigen::Index lambda_at = static_cast<Eigen::Index>(M) * mlp_->parameter_count() + M, beta_at = lambda_at + 1;
+  const Layout at = layout_of(*this);
   if (data.y.size() < 2) return packed;  // one point says nothing about thousands of weights
-  // λ and β move in unconstrained coordinates that map into their bounds.
   Eigen::VectorXd u = packed;
-  u(lambda_at) = detail::from_bounded(packed(lambda_at), detail::kLogAlphaLow, detail::kLogAlphaHigh);
-  u(beta_at) = detail::from_bounded(packed(beta_at), detail::kLogBetaLow, detail::kLogBetaHigh);
+  for (const Bounded& b : bounded(at)) u(b.at) = detail::from_bounded(packed(b.at), b.low, b.high);
   const auto to_packed = [&](const Eigen::VectorXd& v) {
     Eigen::VectorXd p = v;
-    p(lambda_at) = detail::to_bounded(v(lambda_at), detail::kLogAlphaLow, detail::kLogAlphaHigh);
-    p(beta_at) = detail::to_bounded(v(beta_at), detail::kLogBetaLow, detail::kLogBetaHigh);
+    for (const Bounded& b : bounded(at)) p(b.at) = detail::to_bounded(v(b.at), b.low, b.high);
     return p;
   };
   Eigen::VectorXd rates = Eigen::VectorXd::Constant(u.size(), options_.learning_rate);
-  rates.segment(static_cast<Eigen::Index>(M) * mlp_->parameter_count(), M).setConstant(options_.gate_learning_rate);
+  rates.segment(at.gamma(), M).setConstant(options_.gate_learning_rate);
   Adam adam(std::move(rates));
   const double per_observation = strength * static_cast<double>(data.y.size());
   std::uniform_real_distribution<double> uniform(1e-6, 1.0 - 1e-6);
@@ -178,41 +236,27 @@ Eigen::VectorXd Lbo::optimize(Eigen::VectorXd packed, const Observations& data, 
     }
     try {
       const double value =
-          negative_elbo(to_packed(u), data, anchors, per_observation, noise, log_prior_odds, gradient);
+          negative_elbo(to_packed(u), data, earlier, per_observation, noise, log_prior_odds, gradient);
       if (!std::isfinite(value) || !gradient.allFinite()) continue;
     } catch (const NumericalError&) {
       continue;  // a sample the BLR cannot factorize: skip this step
     }
-    gradient(lambda_at) *= detail::bounded_derivative(u(lambda_at), detail::kLogAlphaLow, detail::kLogAlphaHigh);
-    gradient(beta_at) *= detail::bounded_derivative(u(beta_at), detail::kLogBetaLow, detail::kLogBetaHigh);
+    for (const Bounded& b : bounded(at)) gradient(b.at) *= detail::bounded_derivative(u(b.at), b.low, b.high);
     adam.step(u, gradient, 1.0 - (1.0 - options_.final_rate) * it / std::max(1, iterations - 1));
   }
   return to_packed(u);
 }
 
 double Lbo::mode_objective(const Eigen::VectorXd& packed, const Observations& data, const std::vector<int>& used,
-                           const AnchorSums& anchors, double strength, Eigen::VectorXd& gradient) const {
-  const int M = options_.networks;
+                           const Earlier& earlier, double strength, Eigen::VectorXd& gradient) const {
   const int P = mlp_->parameter_count();
-  const Eigen::Index D = mlp_->output_dim();
-  const Eigen::Index lambda_at = static_cast<Eigen::Index>(M) * P + M, beta_at = lambda_at + 1;
   gradient = Eigen::VectorXd::Zero(packed.size());
-  const Eigen::MatrixXd U = detail::centred(data.X);
-  std::vector<MlpCache> caches(used.size());
-  Eigen::MatrixXd Phi(data.X.rows(), D * static_cast<Eigen::Index>(used.size()));
-  for (std::size_t j = 0; j < used.size(); ++j) {
-    Phi.middleCols(static_cast<Eigen::Index>(j) * D, D) =
-        mlp_->forward(packed.segment(static_cast<Eigen::Index>(used[j]) * P, P), U, &caches[j]);
-  }
-  const BlrEvidence e = blr_evidence(Phi, data.y, packed(lambda_at), packed(beta_at));
-  double value = -e.log_likelihood;
-  gradient(lambda_at) = -e.d_log_alpha;
-  gradient(beta_at) = -e.d_log_beta;
-  for (std::size_t j = 0; j < used.size(); ++j) {
-    const int m = used[j];
+  const Eigen::VectorXd ones = Eigen::VectorXd::Ones(options_.networks);
+  double value = data_term(packed, data, used, ones, earlier, gradient, nullptr);
+  const AnchorSums& anchors = earlier.anchors;
+  for (int m : used) {
     const auto W = packed.segment(static_cast<Eigen::Index>(m) * P, P);
     auto dW = gradient.segment(static_cast<Eigen::Index>(m) * P, P);
-    dW = mlp_->backward(W, caches[j], -e.d_phi.middleCols(static_cast<Eigen::Index>(j) * D, D));
     if (strength > 0 && !anchors.s0.empty() && anchors.s0[m] > 0) {
       value += strength * (anchors.s0[m] * W.squaredNorm() - 2.0 * W.dot(anchors.s1[m]) + anchors.s2[m]);
       dW += strength * 2.0 * (anchors.s0[m] * W - anchors.s1[m]);
@@ -223,41 +267,46 @@ double Lbo::mode_objective(const Eigen::VectorXd& packed, const Observations& da
   return value;
 }
 
-Eigen::VectorXd Lbo::polish(Eigen::VectorXd packed, const Observations& data, const AnchorSums& anchors,
+Eigen::VectorXd Lbo::polish(Eigen::VectorXd packed, const Observations& data, const Earlier& earlier,
                             double strength, int iterations) const {
   const int M = options_.networks;
   const int P = mlp_->parameter_count();
-  const Eigen::Index gamma_at = static_cast<Eigen::Index>(M) * P, lambda_at = gamma_at + M, beta_at = lambda_at + 1;
+  const Layout at = layout_of(*this);
   if (iterations < 1 || data.y.size() < 2) return packed;
-  const std::vector<int> used = used_networks(packed.segment(gamma_at, M));
+  const std::vector<int> used = used_networks(packed.segment(at.gamma(), M));
   const double absolute = strength * static_cast<double>(data.y.size());
-  // L-BFGS sees only the used networks' weights and the two precisions (unconstrained).
+  // L-BFGS sees only the used networks' weights, then the bounded scalars (unconstrained).
   const Eigen::Index k = static_cast<Eigen::Index>(used.size()) * P;
+  const auto scalars = bounded(at);
   const auto unpack = [&](const Eigen::VectorXd& u) {
     Eigen::VectorXd p = packed;
     for (std::size_t j = 0; j < used.size(); ++j) {
-      p.segment(static_cast<Eigen::Index>(used[j]) * P, P) = u.segment(static_cast<Eigen::Index>(j) * P, P);
+      p.segment(at.weights(used[j]), P) = u.segment(static_cast<Eigen::Index>(j) * P, P);
     }
-    p(lambda_at) = detail::to_bounded(u(k), detail::kLogAlphaLow, detail::kLogAlphaHigh);
-    p(beta_at) = detail::to_bounded(u(k + 1), detail::kLogBetaLow, detail::kLogBetaHigh);
+    for (std::size_t i = 0; i < scalars.size(); ++i) {
+      p(scalars[i].at) = detail::to_bounded(u(k + static_cast<Eigen::Index>(i)), scalars[i].low, scalars[i].high);
+    }
     return p;
   };
-  Eigen::VectorXd u(k + 2);
+  Eigen::VectorXd u(k + static_cast<Eigen::Index>(scalars.size()));
   for (std::size_t j = 0; j < used.size(); ++j) {
-    u.segment(static_cast<Eigen::Index>(j) * P, P) = packed.segment(static_cast<Eigen::Index>(used[j]) * P, P);
+    u.segment(static_cast<Eigen::Index>(j) * P, P) = packed.segment(at.weights(used[j]), P);
   }
-  u(k) = detail::from_bounded(packed(lambda_at), detail::kLogAlphaLow, detail::kLogAlphaHigh);
-  u(k + 1) = detail::from_bounded(packed(beta_at), detail::kLogBetaLow, detail::kLogBetaHigh);
+  for (std::size_t i = 0; i < scalars.size(); ++i) {
+    u(k + static_cast<Eigen::Index>(i)) = detail::from_bounded(packed(scalars[i].at), scalars[i].low, scalars[i].high);
+  }
   const auto f = [&](const Eigen::VectorXd& v, Eigen::VectorXd& grad) {
     grad.resize(v.size());
     try {
       Eigen::VectorXd full;
-      const double value = mode_objective(unpack(v), data, used, anchors, absolute, full);
+      const double value = mode_objective(unpack(v), data, used, earlier, absolute, full);
       for (std::size_t j = 0; j < used.size(); ++j) {
-        grad.segment(static_cast<Eigen::Index>(j) * P, P) = full.segment(static_cast<Eigen::Index>(used[j]) * P, P);
+        grad.segment(static_cast<Eigen::Index>(j) * P, P) = full.segment(at.weights(used[j]), P);
       }
-      grad(k) = full(lambda_at) * detail::bounded_derivative(v(k), detail::kLogAlphaLow, detail::kLogAlphaHigh);
-      grad(k + 1) = full(beta_at) * detail::bounded_derivative(v(k + 1), detail::kLogBetaLow, detail::kLogBetaHigh);
+      for (std::size_t i = 0; i < scalars.size(); ++i) {
+        const Eigen::Index c = k + static_cast<Eigen::Index>(i);
+        grad(c) = full(scalars[i].at) * detail::bounded_derivative(v(c), scalars[i].low, scalars[i].high);
+      }
       return value;
     } catch (const NumericalError&) {
       grad.setZero();
@@ -282,24 +331,28 @@ Eigen::VectorXd Lbo::polish(Eigen::VectorXd packed, const Observations& data, co
   return unpack(u);
 }
 
-Eigen::VectorXd Lbo::fit_task(const Eigen::VectorXd& start, const Observations& data, const AnchorSums& anchors,
+Eigen::VectorXd Lbo::fit_task(const Eigen::VectorXd& start, const Observations& data, const Earlier& earlier,
                               double strength, int iterations, int polish_iterations, std::mt19937_64& rng) const {
-  return polish(optimize(start, data, anchors, strength, iterations, rng), data, anchors, strength, polish_iterations);
+  return polish(optimize(start, data, earlier, strength, iterations, rng), data, earlier, strength, polish_iterations);
 }
 
 std::shared_ptr<const TaskPosterior> Lbo::build_posterior(const Eigen::VectorXd& packed, const Observations& data,
-                                                          Standardization s) const {
+                                                          Standardization s, const Earlier& earlier) const {
   const int M = options_.networks;
   const int P = mlp_->parameter_count();
-  const Eigen::Index gamma_at = static_cast<Eigen::Index>(M) * P;
-  std::vector<std::shared_ptr<const Eigen::VectorXd>> weights;
-  for (int m : used_networks(packed.segment(gamma_at, M))) {
-    weights.push_back(std::make_shared<const Eigen::VectorXd>(packed.segment(static_cast<Eigen::Index>(m) * P, P)));
+  const Layout at = layout_of(*this);
+  detail::FeatureMaps maps{mlp_, {}, {}, options_.bias_column ? std::exp(packed(at.rho())) : 0.0};
+  for (int m : used_networks(packed.segment(at.gamma(), M))) {
+    maps.weights.push_back(std::make_shared<const Eigen::VectorXd>(packed.segment(at.weights(m), P)));
+    const bool has_head = static_cast<std::size_t>(m) < earlier.heads.size() &&
+                          earlier.heads[static_cast<std::size_t>(m)].size() == mlp_->output_dim();
+    // The column's scale e^ρ goes into its head.
+    maps.heads.push_back(has_head ? Eigen::VectorXd(std::exp(packed(at.rho())) * earlier.heads[static_cast<std::size_t>(m)])
+                                  : Eigen::VectorXd());
   }
   const Eigen::VectorXd z = (data.y.array() - s.offset) / s.scale;
-  BayesianLinearRegression blr(detail::features(*mlp_, weights, data.X), z, std::exp(packed(gamma_at + M)),
-                               std::exp(packed(gamma_at + M + 1)));
-  return std::make_shared<detail::FeaturePosterior>(mlp_, std::move(weights), std::move(blr), s);
+  BayesianLinearRegression blr(maps(data.X), z, std::exp(packed(at.lambda())), std::exp(packed(at.beta())));
+  return std::make_shared<detail::FeaturePosterior>(std::move(maps), std::move(blr), s);
 }
 
 Eigen::VectorXd Lbo::initial_parameters(int task) const {
@@ -336,8 +389,11 @@ Eigen::VectorXd Lbo::initial_parameters(int task) const {
     q = earlier > 0 ? std::clamp(std::max(q / earlier, prior), 0.02, 0.98) : prior;
     packed(static_cast<Eigen::Index>(M) * P + m) = std::log(q) - std::log1p(-q);
   }
-  packed(static_cast<Eigen::Index>(M) * P + M) = detail::kLogAlphaStart;
-  packed(static_cast<Eigen::Index>(M) * P + M + 1) = detail::kLogBetaStart;
+  const Layout at = layout_of(*this);
+  packed(at.lambda()) = detail::kLogAlphaStart;
+  packed(at.beta()) = detail::kLogBetaStart;
+  // The latent columns start with as much prior variance as a whole feature block.
+  packed(at.rho()) = 0.5 * std::log(static_cast<double>(mlp_->output_dim()));
   return packed;
 }
 
@@ -351,42 +407,73 @@ Eigen::VectorXd Lbo::pack(int task) const {
       packed.segment(static_cast<Eigen::Index>(m) * P, P) = model.weights[static_cast<std::size_t>(m)];
     }
   }
-  packed.segment(static_cast<Eigen::Index>(M) * P, M) = model.log_gamma;
-  packed(static_cast<Eigen::Index>(M) * P + M) = model.log_lambda;
-  packed(static_cast<Eigen::Index>(M) * P + M + 1) = model.log_beta;
+  const Layout at = layout_of(*this);
+  packed.segment(at.gamma(), M) = model.log_gamma;
+  packed(at.lambda()) = model.log_lambda;
+  packed(at.beta()) = model.log_beta;
+  packed(at.rho()) = model.log_rho;
   return packed;
 }
 
-void Lbo::store(int task, const Eigen::VectorXd& packed) {
+void Lbo::store(int task, const Eigen::VectorXd& packed, const Observations& raw, const Earlier& earlier) {
   const int M = options_.networks;
   const int P = mlp_->parameter_count();
   TaskModel& model = tasks_.at(static_cast<std::size_t>(task));
-  model.log_gamma = packed.segment(static_cast<Eigen::Index>(M) * P, M);
-  model.log_lambda = packed(static_cast<Eigen::Index>(M) * P + M);
-  model.log_beta = packed(static_cast<Eigen::Index>(M) * P + M + 1);
+  const Layout at = layout_of(*this);
+  model.log_gamma = packed.segment(at.gamma(), M);
+  model.log_lambda = packed(at.lambda());
+  model.log_beta = packed(at.beta());
+  model.log_rho = packed(at.rho());
   model.weights.assign(static_cast<std::size_t>(M), Eigen::VectorXd());
   for (int m = 0; m < M; ++m) {
     if (sigmoid(model.log_gamma(m)) >= kKeptUsage) {
       model.weights[static_cast<std::size_t>(m)] = packed.segment(static_cast<Eigen::Index>(m) * P, P);
     }
   }
+  model.prior_heads = earlier.heads;
+  model.heads.assign(static_cast<std::size_t>(M), Eigen::VectorXd());
+  model.posterior.reset();
+  if (raw.y.size() == 0) return;
+  const auto posterior = std::static_pointer_cast<const detail::FeaturePosterior>(
+      build_posterior(packed, raw, Standardization::of(raw.y), earlier));
+  const std::vector<int> used = used_networks(model.log_gamma);
+  const std::vector<Eigen::VectorXd> heads = posterior->effective_heads();
+  for (std::size_t j = 0; j < used.size(); ++j) model.heads[static_cast<std::size_t>(used[j])] = heads[j];
+  model.posterior = posterior;
 }
 
-Lbo::AnchorSums Lbo::anchors_before(int task) const {
+Lbo::Earlier Lbo::earlier_than(int task) const {
+  const int M = options_.networks;
+  const Eigen::Index D = mlp_->output_dim();
   std::vector<Anchor> anchors;
+  std::vector<Eigen::VectorXd> head_sums(static_cast<std::size_t>(M), Eigen::VectorXd::Zero(D));
+  std::vector<double> head_weights(static_cast<std::size_t>(M), 0.0);
   for (int u = 0; u < task && u < static_cast<int>(tasks_.size()); ++u) {
     const TaskModel& earlier = tasks_[static_cast<std::size_t>(u)];
     if (earlier.fitted_size < 1) continue;
-    for (int m = 0; m < options_.networks; ++m) {
+    for (int m = 0; m < M; ++m) {
+      const double q = sigmoid(earlier.log_gamma(m));
       const auto& w = earlier.weights[static_cast<std::size_t>(m)];
-      if (w.size() == 0) continue;
-      anchors.push_back({m, sigmoid(earlier.log_gamma(m)), w});
+      if (w.size() > 0) anchors.push_back({m, q, w});
+      const auto& h = earlier.heads.size() > static_cast<std::size_t>(m) ? earlier.heads[m] : Eigen::VectorXd();
+      if (options_.latent_columns && h.size() == D) {
+        head_sums[static_cast<std::size_t>(m)] += q * h;
+        head_weights[static_cast<std::size_t>(m)] += q;
+      }
     }
   }
-  return sum_anchors(anchors);
+  Earlier result;
+  result.anchors = sum_anchors(anchors);
+  result.heads.assign(static_cast<std::size_t>(M), Eigen::VectorXd());
+  for (int m = 0; m < M; ++m) {
+    if (head_weights[static_cast<std::size_t>(m)] > 0) {
+      result.heads[static_cast<std::size_t>(m)] = head_sums[static_cast<std::size_t>(m)] / head_weights[static_cast<std::size_t>(m)];
+    }
+  }
+  return result;
 }
 
-double Lbo::choose_strength(const Eigen::VectorXd& start, const Observations& data, const AnchorSums& anchors,
+double Lbo::choose_strength(const Eigen::VectorXd& start, const Observations& data, const Earlier& earlier,
                             std::uint64_t seed) const {
   const int K = options_.cv_folds;
   const Eigen::Index n = data.y.size();
@@ -400,11 +487,11 @@ double Lbo::choose_strength(const Eigen::VectorXd& start, const Observations& da
       const Observations fit_on{data.X(train, Eigen::all), data.y(train)};
       std::mt19937_64 rng(seed + static_cast<std::uint64_t>(k));  // the same samples for every strength
       const Eigen::VectorXd packed =
-          fit_task(start, fit_on, anchors, strength, options_.cv_iterations, options_.cv_polish_iterations, rng);
+          fit_task(start, fit_on, earlier, strength, options_.cv_iterations, options_.cv_polish_iterations, rng);
       try {
-        const auto post = build_posterior(packed, fit_on, Standardization{});
+        const auto post = build_posterior(packed, fit_on, Standardization{}, earlier);
         const Posterior p = post->predict(data.X(test, Eigen::all));
-        const double noise = std::exp(-packed(packed.size() - 1));
+        const double noise = std::exp(-packed(layout_of(*this).beta()));
         for (std::size_t i = 0; i < test.size(); ++i) {
           const double var = p.var(static_cast<Eigen::Index>(i)) + noise;
           const double r = data.y(test[i]) - p.mean(static_cast<Eigen::Index>(i));
@@ -429,6 +516,7 @@ void Lbo::fit(const TaskData& data, std::uint64_t seed) {
   if (tasks_.size() < data.tasks.size()) {
     TaskModel blank;
     blank.weights.assign(static_cast<std::size_t>(M), Eigen::VectorXd());
+    blank.heads.assign(static_cast<std::size_t>(M), Eigen::VectorXd());
     blank.log_gamma = Eigen::VectorXd::Zero(M);
     tasks_.resize(data.tasks.size(), blank);
   }
@@ -446,11 +534,11 @@ void Lbo::fit(const TaskData& data, std::uint64_t seed) {
     const std::uint64_t task_seed = seed + 7919 * static_cast<std::uint64_t>(t);
     const bool warm = model.fitted_size > 0;
     const Eigen::VectorXd start = warm ? pack(t) : initial_parameters(t);
-    const AnchorSums anchors = anchors_before(t);
-    if (anchors.empty()) {
+    const Earlier earlier = earlier_than(t);
+    if (earlier.anchors.empty()) {
       model.strength = 0;
     } else if (n >= 2 * options_.cv_folds && (model.strength_size == 0 || n >= 2 * model.strength_size)) {
-      model.strength = choose_strength(start, z, anchors, task_seed ^ 0xc5);
+      model.strength = choose_strength(start, z, earlier, task_seed ^ 0xc5);
       model.strength_size = n;
     } else if (model.strength_size == 0) {
       // Too few points to cross-validate yet: trust the earlier tasks as far as the grid goes.
@@ -458,10 +546,9 @@ void Lbo::fit(const TaskData& data, std::uint64_t seed) {
     }
     std::mt19937_64 rng(task_seed);
     const Eigen::VectorXd packed =
-        fit_task(start, z, anchors, model.strength, warm ? options_.warm_iterations : options_.iterations,
+        fit_task(start, z, earlier, model.strength, warm ? options_.warm_iterations : options_.iterations,
                  warm ? options_.warm_polish_iterations : options_.polish_iterations, rng);
-    store(t, packed);
-    model.posterior = build_posterior(pack(t), raw, s);
+    store(t, packed, raw, earlier);
     model.fitted_size = n;
   }
 }
@@ -489,10 +576,18 @@ SurrogateState Lbo::state() const {
   LboState lbo;
   for (const TaskModel& model : tasks_) {
     LboTaskState t;
-    for (const Eigen::VectorXd& w : model.weights) t.weights.emplace_back(w.data(), w.data() + w.size());
+    const auto flat = [](const std::vector<Eigen::VectorXd>& vs) {
+      std::vector<std::vector<double>> out;
+      for (const Eigen::VectorXd& v : vs) out.emplace_back(v.data(), v.data() + v.size());
+      return out;
+    };
+    t.weights = flat(model.weights);
+    t.heads = flat(model.heads);
+    t.prior_heads = flat(model.prior_heads);
     t.log_gamma.assign(model.log_gamma.data(), model.log_gamma.data() + model.log_gamma.size());
     t.log_lambda = model.log_lambda;
     t.log_beta = model.log_beta;
+    t.log_rho = model.log_rho;
     t.fitted_size = model.fitted_size;
     t.strength = model.strength;
     t.strength_size = model.strength_size;
@@ -507,19 +602,28 @@ void Lbo::restore(const SurrogateState& state, const TaskData& data) {
   if (!state.lbo) throw NumericalError("lbo: the saved state is not an LBO's");
   const int M = options_.networks;
   const int P = mlp_->parameter_count();
+  const auto vectors = [&](const std::vector<std::vector<double>>& saved, Eigen::Index size, std::size_t count) {
+    if (saved.size() != count) throw NumericalError("lbo: the saved state does not fit this model's networks");
+    std::vector<Eigen::VectorXd> out;
+    for (const auto& v : saved) {
+      if (!v.empty() && static_cast<Eigen::Index>(v.size()) != size) {
+        throw NumericalError("lbo: the saved state does not fit this model's networks");
+      }
+      out.push_back(Eigen::Map<const Eigen::VectorXd>(v.data(), static_cast<Eigen::Index>(v.size())));
+    }
+    return out;
+  };
   std::vector<TaskModel> tasks;
   for (const LboTaskState& saved : state.lbo->tasks) {
-    if (static_cast<int>(saved.log_gamma.size()) != M || static_cast<int>(saved.weights.size()) != M) {
-      throw NumericalError("lbo: the saved state does not fit this model's networks");
-    }
+    if (static_cast<int>(saved.log_gamma.size()) != M) throw NumericalError("lbo: the saved state does not fit this model's networks");
     TaskModel model;
-    for (const auto& w : saved.weights) {
-      if (!w.empty() && static_cast<int>(w.size()) != P) throw NumericalError("lbo: saved weights do not fit the network");
-      model.weights.push_back(Eigen::Map<const Eigen::VectorXd>(w.data(), static_cast<Eigen::Index>(w.size())));
-    }
+    model.weights = vectors(saved.weights, P, static_cast<std::size_t>(M));
+    model.heads = vectors(saved.heads, mlp_->output_dim(), static_cast<std::size_t>(M));
+    model.prior_heads = vectors(saved.prior_heads, mlp_->output_dim(), saved.prior_heads.size());
     model.log_gamma = Eigen::Map<const Eigen::VectorXd>(saved.log_gamma.data(), M);
     model.log_lambda = saved.log_lambda;
     model.log_beta = saved.log_beta;
+    model.log_rho = saved.log_rho;
     model.fitted_size = saved.fitted_size;
     model.strength = saved.strength;
     model.strength_size = saved.strength_size;
@@ -528,7 +632,10 @@ void Lbo::restore(const SurrogateState& state, const TaskData& data) {
   tasks_ = std::move(tasks);
   for (std::size_t t = 0; t < tasks_.size() && t < data.tasks.size(); ++t) {
     if (tasks_[t].fitted_size < 1 || data.tasks[t].y.size() == 0) continue;
-    tasks_[t].posterior = build_posterior(pack(static_cast<int>(t)), data.tasks[t], Standardization::of(data.tasks[t].y));
+    Earlier earlier;
+    earlier.heads = tasks_[t].prior_heads;
+    tasks_[t].posterior =
+        build_posterior(pack(static_cast<int>(t)), data.tasks[t], Standardization::of(data.tasks[t].y), earlier);
   }
 }
 

@@ -364,3 +364,66 @@ TEST(JobFileTest, names_are_checked) {
   EXPECT_FALSE(is_valid_name("a/b"));
   EXPECT_FALSE(is_valid_name("a b"));
 }
+
+TEST_F(JobSpecTest, schedule_table_parses_and_is_checked) {
+  fs::create_directories(dir_ / "incoming");
+  const JobSpec job = parse(valid_with("[workers]", R"([schedule]
+watch = "incoming/"
+default_budget = 12
+concurrent_tasks = 3
+idle_timeout_s = 60
+[workers])"));
+  EXPECT_EQ(job.schedule.watch, (dir_ / "incoming/").lexically_normal());
+  EXPECT_EQ(job.schedule.default_budget, 12);
+  EXPECT_EQ(job.schedule.concurrent_tasks, 3);
+  EXPECT_EQ(job.schedule.idle_timeout_s, 60.0);
+  const JobSpec defaults = parse(kValid);
+  EXPECT_FALSE(defaults.schedule.watch.has_value());
+  EXPECT_EQ(defaults.schedule.default_budget, 20);
+  EXPECT_EQ(defaults.schedule.concurrent_tasks, 1);
+  EXPECT_EQ(defaults.schedule.idle_timeout_s, 0.0);
+  const std::string message =
+      error_of(valid_with("[workers]", "[schedule]\nwatch = \"nowhere/\"\nconcurrent_tasks = 0\nidle_timeout_s = -1\n[workers]"));
+  EXPECT_NE(message.find("schedule.watch: \"nowhere/\" is not a folder (looked for " + (dir_ / "nowhere/").string() + ")"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("schedule.concurrent_tasks: must be in 1..100000"), std::string::npos) << message;
+  EXPECT_NE(message.find("schedule.idle_timeout_s: must be a number of seconds >= 0"), std::string::npos) << message;
+  // Tasks may all come from the watched folder; without one they are required.
+  const std::string no_tasks = kValid.substr(0, kValid.find("\n[[tasks]]"));
+  EXPECT_TRUE(parse(with(no_tasks, "[workers]", "[schedule]\nwatch = \"incoming\"\n[workers]")).tasks.empty());
+  EXPECT_NE(error_of(no_tasks).find("tasks: missing"), std::string::npos);
+}
+
+TEST_F(JobSpecTest, libo_forced_exploration_and_warm_start_parse) {
+  const JobSpec libo = parse(valid_with("initial_random = 5", "initial_random = \"libo\""));
+  EXPECT_TRUE(libo.policy.libo_exploration);
+  EXPECT_NE(error_of(valid_with("initial_random = 5", "initial_random = \"lots\"")).find("policy.initial_random: must be a number >= 0 or \"libo\""),
+            std::string::npos);
+  // ceil(sqrt(n) / s^¼): n = 16 gives 4 for the first task, 2 for the 16th; n = 50, s = 5: 5.
+  EXPECT_EQ(libo_initial_random(16, 1), 4);
+  EXPECT_EQ(libo_initial_random(16, 16), 2);
+  EXPECT_EQ(libo_initial_random(50, 1), 8);
+  EXPECT_EQ(libo_initial_random(50, 5), 5);
+  EXPECT_EQ(libo_initial_random(1, 100), 1);
+
+  fs::create_directories(dir_ / "runs" / "older");
+  std::ofstream(dir_ / "runs" / "older" / "journal.lbo") << "";
+  const JobSpec warm = parse(valid_with("initial_random = 5", "warm_start = [\"runs/older\"]"));
+  ASSERT_EQ(warm.policy.warm_start.size(), 1u);
+  EXPECT_EQ(warm.policy.warm_start[0], (dir_ / "runs" / "older").lexically_normal());
+  const std::string message = error_of(valid_with("initial_random = 5", "warm_start = [\"runs/missing\", 3]"));
+  EXPECT_NE(message.find("policy.warm_start[0]: \"runs/missing\" is not a run directory (no journal.lbo in "), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("policy.warm_start[1]: must be a string naming a run directory"), std::string::npos) << message;
+}
+
+TEST(JobFileTest, dataset_files_name_tasks) {
+  EXPECT_EQ(task_name_for("/data/incoming/flchain-2004.csv"), "flchain-2004");
+  EXPECT_EQ(task_name_for("/data/incoming/year 2004 (final).csv"), "year_2004__final_");
+  EXPECT_EQ(task_name_for("/data/.x"), "x");
+  EXPECT_TRUE(is_valid_name(task_name_for("/data/ü.csv")));
+  EXPECT_EQ(default_budget_in("[schedule]\ndefault_budget = 7\n"), 7);
+  EXPECT_FALSE(default_budget_in("name = \"x\"\n").has_value());
+  EXPECT_FALSE(default_budget_in("not toml [").has_value());
+}

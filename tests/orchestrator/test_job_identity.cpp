@@ -57,7 +57,32 @@ TEST(JobIdentityTest, changed_space_direction_command_or_tasks_are_named) {
   EXPECT_NE(joined(base.incompatibilities(JobIdentity::of(lbo::testing::job_from(other_command, dir.path())))).find("objective.command:"),
             std::string::npos);
   const std::string swapped = joined(base.incompatibilities(identity(dir, kSpace, "[[tasks]]\nname = \"two\"\nbudget = 4\n[[tasks]]\nname = \"one\"\nbudget = 4\n")));
-  EXPECT_NE(swapped.find("tasks[0]: one → two (tasks may only be appended)"), std::string::npos) << swapped;
+  EXPECT_NE(swapped.find("tasks: two moved before an earlier task (tasks may only be appended)"), std::string::npos) << swapped;
   const std::string dropped = joined(base.incompatibilities(identity(dir, kSpace, "[[tasks]]\nname = \"one\"\nbudget = 4\n")));
-  EXPECT_NE(dropped.find("tasks[1]: task two was removed"), std::string::npos) << dropped;
+  EXPECT_NE(dropped.find("tasks: two was removed (tasks of the job file may only be appended)"), std::string::npos) << dropped;
+}
+
+TEST(JobIdentityTest, tasks_added_at_runtime_stay_without_the_job_file_naming_them) {
+  lbo::testing::ScratchDir dir;
+  JobIdentity run = identity(dir);
+  // The run gained two tasks while it ran: one by add-task, one from the watched folder.
+  run.tasks.push_back({"added", 3, (dir.path() / "a.csv").string(), lbo::jobs::TaskOrigin::added});
+  run.tasks.push_back({"watched", 5, "", lbo::jobs::TaskOrigin::watched});
+  // The job file still names its own two tasks, then appends one and changes a budget.
+  std::string file_tasks = kTasks + "[[tasks]]\nname = \"three\"\nbudget = 2\n";
+  file_tasks.replace(file_tasks.find("budget = 4"), 10, "budget = 6");
+  const lbo::jobs::JobSpec file = lbo::testing::job_from(lbo::testing::test_job(kSpace, file_tasks), dir.path());
+  EXPECT_TRUE(run.incompatibilities(JobIdentity::of(file)).empty()) << joined(run.incompatibilities(JobIdentity::of(file)));
+  const std::vector<lbo::jobs::TaskSpec> merged = run.merged_tasks(file);
+  ASSERT_EQ(merged.size(), 5u);
+  const std::vector<std::string> names = {"one", "two", "added", "watched", "three"};
+  for (std::size_t i = 0; i < names.size(); ++i) EXPECT_EQ(merged[i].name, names[i]);
+  EXPECT_EQ(merged[0].budget, 6);  // the file's new budget
+  EXPECT_EQ(merged[2].budget, 3);
+  EXPECT_EQ(merged[2].origin, lbo::jobs::TaskOrigin::added);
+  EXPECT_EQ(merged[2].dataset, dir.path() / "a.csv");
+  EXPECT_EQ(merged[4].origin, lbo::jobs::TaskOrigin::job_file);
+  // A job file that names a runtime task must mean the same dataset.
+  const std::string clash = joined(run.incompatibilities(identity(dir, kSpace, kTasks + "[[tasks]]\nname = \"added\"\nbudget = 2\n")));
+  EXPECT_NE(clash.find("tasks[2].dataset: " + (dir.path() / "a.csv").string() + " → "), std::string::npos) << clash;
 }

@@ -58,23 +58,27 @@ TEST(LboTest, negative_elbo_gradient_matches_finite_differences) {
   Observations data = bowl(9, 0.0, 1);
   data.y = (data.y.array() - data.y.mean()) / 0.1;
   std::mt19937_64 rng(2);
-  Eigen::VectorXd packed(3 * P + 3 + 2);
+  Eigen::VectorXd packed(3 * P + 3 + 3);
   for (int m = 0; m < 3; ++m) packed.segment(m * P, P) = lbo.network().initial_parameters(rng);
-  packed.tail(5) << 0.3, -0.4, 0.9, 0.2, 1.5;  // log γ_1..3, log λ, log β
+  packed.tail(6) << 0.3, -0.4, 0.9, 0.2, 1.5, 0.7;  // log γ_1..3, log λ, log β, ρ
   std::vector<Lbo::Anchor> anchors;
   for (int m : {0, 2}) anchors.push_back({m, 0.7, lbo.network().initial_parameters(rng)});
   anchors.push_back({0, 0.2, lbo.network().initial_parameters(rng)});
-  const Lbo::AnchorSums sums = lbo.sum_anchors(anchors);
+  Lbo::Earlier earlier;
+  earlier.anchors = lbo.sum_anchors(anchors);
+  const Lbo::AnchorSums& sums = earlier.anchors;
+  // Networks 0 and 1 bring latent functions from earlier tasks (columns φ h̄).
+  earlier.heads = {Eigen::VectorXd::LinSpaced(5, -1, 1), Eigen::VectorXd::LinSpaced(5, 0.5, 2), Eigen::VectorXd()};
   Eigen::VectorXd noise(3), log_prior_odds(3);
   noise << 0.4, -0.3, 0.1;
   log_prior_odds << 1.0, 0.2, -0.6;
 
   const auto value = [&](const Eigen::VectorXd& v) {
     Eigen::VectorXd ignored;
-    return lbo.negative_elbo(v, data, sums, 0.05, noise, log_prior_odds, ignored);
+    return lbo.negative_elbo(v, data, earlier, 0.05, noise, log_prior_odds, ignored);
   };
   Eigen::VectorXd analytic;
-  lbo.negative_elbo(packed, data, sums, 0.05, noise, log_prior_odds, analytic);
+  lbo.negative_elbo(packed, data, earlier, 0.05, noise, log_prior_odds, analytic);
   EXPECT_LT(relative_error(analytic, numerical_gradient(value, packed)), 1e-5);
 
   // The regularizer's sums give Σ_u p_u ‖W − W_u‖² (eq. 9) exactly.
@@ -91,17 +95,19 @@ TEST(LboTest, mode_objective_gradient_matches_finite_differences) {
   Observations data = bowl(7, 0.1, 3);
   data.y = (data.y.array() - data.y.mean()) / 0.1;
   std::mt19937_64 rng(4);
-  Eigen::VectorXd packed(3 * P + 5);
+  Eigen::VectorXd packed(3 * P + 6);
   for (int m = 0; m < 3; ++m) packed.segment(m * P, P) = lbo.network().initial_parameters(rng);
-  packed.tail(5) << 1.0, -1.0, 2.0, -0.3, 1.2;
-  const Lbo::AnchorSums sums = lbo.sum_anchors({{2, 0.6, lbo.network().initial_parameters(rng)}});
+  packed.tail(6) << 1.0, -1.0, 2.0, -0.3, 1.2, 0.5;
+  Lbo::Earlier earlier;
+  earlier.anchors = lbo.sum_anchors({{2, 0.6, lbo.network().initial_parameters(rng)}});
+  earlier.heads = {Eigen::VectorXd(), Eigen::VectorXd(), Eigen::VectorXd::LinSpaced(5, 1, -0.5)};
   const std::vector<int> used = {0, 2};
   const auto value = [&](const Eigen::VectorXd& v) {
     Eigen::VectorXd ignored;
-    return lbo.mode_objective(v, data, used, sums, 0.3, ignored);
+    return lbo.mode_objective(v, data, used, earlier, 0.3, ignored);
   };
   Eigen::VectorXd analytic;
-  lbo.mode_objective(packed, data, used, sums, 0.3, analytic);
+  lbo.mode_objective(packed, data, used, earlier, 0.3, analytic);
   EXPECT_LT(relative_error(analytic, numerical_gradient(value, packed)), 1e-5);
   EXPECT_TRUE(analytic.segment(P, P).isZero());  // network 1 is off
 }
@@ -166,9 +172,10 @@ TEST(LboTest, a_similar_task_reuses_the_networks_and_an_unlike_one_turns_on_a_ne
         << "seed " << seed;
   }
   std::printf("a new network: %d of 10 similar tasks, %d of 10 unlike ones\n", similar_new, unlike_new);
-  // Measured over 20 seeds of the same protocol: 16 unlike and 2 similar tasks turned a new one on.
-  EXPECT_LE(similar_new, 3);
-  EXPECT_GE(unlike_new, 6);
+  // Measured with these seeds: 3 similar and 6 unlike tasks turned a new one on. An unlike task
+  // can also be carried by the shared networks with a new head (the latent column), so the
+  // assertion is the difference, not an absolute count.
+  EXPECT_GE(unlike_new, similar_new + 3);
 }
 
 TEST(LboTest, restored_state_gives_the_same_posteriors_and_refits_only_what_changed) {

@@ -34,6 +34,11 @@ struct PolicySpec {
   SurrogateKind surrogate = SurrogateKind::lbo;
   AcquisitionKind acquisition = AcquisitionKind::ei;
   int initial_random = 5;  ///< random trials per task before the surrogate proposes
+  /// initial_random = "libo": task s (1-based, earlier warm-start tasks counted) starts with
+  /// ceil(sqrt(budget) / s^¼) random trials (LiBO's forced exploration).
+  bool libo_exploration = false;
+  /// Run directories whose finished tasks join the model as earlier tasks (absolute).
+  std::vector<std::filesystem::path> warm_start;
   /// UCB: a constant β, or none for the GP-UCB schedule β_t = ucb_scale · 2 log(t^{d/2+2}π²/(3 ucb_delta)).
   std::optional<double> ucb_beta;
   double ucb_scale = 0.2;
@@ -53,10 +58,23 @@ struct WorkersSpec {
   int slots_per_rank = 1;  ///< concurrent trials per MPI worker rank
 };
 
+/// Where a task came from: the job file, `lbo add-task`, or a file in the watched folder.
+enum class TaskOrigin : std::uint8_t { job_file, added, watched };
+std::string_view to_string(TaskOrigin origin);
+
 struct TaskSpec {
   std::string name;
   std::optional<std::filesystem::path> dataset;  ///< absolute
   int budget = 1;                                ///< trials that count for this task
+  TaskOrigin origin = TaskOrigin::job_file;
+};
+
+struct ScheduleSpec {
+  /// Every new file in this folder becomes a task (absolute; none when unset).
+  std::optional<std::filesystem::path> watch;
+  int default_budget = 20;   ///< of watched tasks and of `lbo add-task` without --budget
+  int concurrent_tasks = 1;  ///< tasks open at once; > 1: the Hedge policy picks among them
+  double idle_timeout_s = 0; ///< with every task done, how long to wait for a new one before exiting
 };
 
 struct JobSpec {
@@ -69,6 +87,7 @@ struct JobSpec {
   ObjectiveSpec objective;
   PolicySpec policy;
   WorkersSpec workers;
+  ScheduleSpec schedule;
   Space space;
   std::vector<TaskSpec> tasks;
 
@@ -85,6 +104,13 @@ JobSpec parse_job(std::string_view text, const std::filesystem::path& path);
 
 /// Names usable as run and task names: letters, digits, '.', '_' and '-', not starting with '.'.
 bool is_valid_name(std::string_view name);
+/// A usable task name for a dataset file: its stem with every other character made '_'.
+std::string task_name_for(const std::filesystem::path& dataset);
+/// The [schedule] default_budget a job file's text sets (a run's frozen job.toml), if any; no
+/// other validation.
+std::optional<int> default_budget_in(std::string_view job_text);
+/// LiBO's forced exploration: ceil(sqrt(budget) / s^¼) for the s-th task (1-based).
+int libo_initial_random(int budget, int s);
 
 /// Usable cores for this process (CPU affinity), at least 1.
 int usable_cores();

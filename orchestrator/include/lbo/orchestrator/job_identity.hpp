@@ -14,10 +14,15 @@ struct TaskIdentity {
   std::string name;
   int budget = 1;
   std::string dataset;  ///< absolute, or empty
+  jobs::TaskOrigin origin = jobs::TaskOrigin::job_file;
+
+  static TaskIdentity of(const jobs::TaskSpec& task);
+  jobs::TaskSpec spec() const;
 
   template <class Archive>
-  void serialize(Archive& archive, std::uint32_t /*version*/) {
+  void serialize(Archive& archive, std::uint32_t version) {
     archive(name, budget, dataset);
+    if (version >= 2) archive(origin);  // version 1: every task came from the job file
   }
 };
 
@@ -29,9 +34,16 @@ struct JobIdentity {
 
   static JobIdentity of(const jobs::JobSpec& job);
 
-  /// Why `newer` cannot continue a run made under this identity, one line each; empty when it
-  /// can. Tasks may be appended and budgets changed; nothing else.
+  /// How `newer`'s space differs from this one (parameters, their encoding, their order), one
+  /// line each: empty when a configuration means the same under both.
+  std::vector<std::string> space_differences(const JobIdentity& newer) const;
+  /// Why `newer` (a job file) cannot continue a run made under this identity, one line each;
+  /// empty when it can. The job file may append tasks and change budgets; the tasks it had keep
+  /// their order and dataset. Tasks added at runtime (add-task, watch) need not be in it.
   std::vector<std::string> incompatibilities(const JobIdentity& newer) const;
+  /// The tasks a resumed run goes on with: this run's, in order, with the budgets `file` gives
+  /// them, then the tasks `file` adds. Call when incompatibilities(of(file)) is empty.
+  std::vector<jobs::TaskSpec> merged_tasks(const jobs::JobSpec& file) const;
 
   template <class Archive>
   void serialize(Archive& archive, std::uint32_t /*version*/) {

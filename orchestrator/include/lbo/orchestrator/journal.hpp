@@ -61,7 +61,19 @@ struct TrialFinished {
   }
 };
 
-using JournalRecord = std::variant<RunStarted, TrialStarted, TrialFinished>;
+/// A task joins the run (`lbo add-task`, or a new file in the watched folder).
+struct TaskAdded {
+  TaskIdentity task;
+  double unix_time = 0;
+
+  template <class Archive>
+  void serialize(Archive& archive, std::uint32_t /*version*/) {
+    archive(task, unix_time);
+  }
+};
+
+// New record types go at the end: a record's type is its index here.
+using JournalRecord = std::variant<RunStarted, TrialStarted, TrialFinished, TaskAdded>;
 
 class JournalWriter {
  public:

@@ -11,6 +11,7 @@
 #include "lbo/cluster/transport.hpp"
 #include "lbo/jobs/job_spec.hpp"
 #include "lbo/orchestrator/console.hpp"
+#include "lbo/orchestrator/policy.hpp"
 #include "lbo/orchestrator/recovery.hpp"
 #include "lbo/orchestrator/run_directory.hpp"
 
@@ -33,6 +34,8 @@ struct MasterOptions {
   std::optional<double> checkpoint_every_s;
   /// The command that continues this run, printed when a signal stops it.
   std::string resume_command;
+  /// [policy] warm_start's tasks (load_warm_start), for the model.
+  std::vector<WarmTask> warm_start;
 };
 
 /// Makes the transport that runs work orders, delivering completions on `io`.

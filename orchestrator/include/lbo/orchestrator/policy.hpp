@@ -29,10 +29,12 @@ struct PolicyState {
   surrogate::SurrogateState surrogate;
   std::vector<HedgeState> hedge;           ///< per task; empty unless acquisition = "hedge"
   std::int64_t fitted_observations = -1;  ///< observations of the last fit; -1 before the first
+  std::vector<std::string> warm_sources;  ///< the warm-start tasks the model put first
 
   template <class Archive>
-  void serialize(Archive& archive, std::uint32_t /*version*/) {
+  void serialize(Archive& archive, std::uint32_t version) {
     archive(surrogate, hedge, fitted_observations);
+    if (version >= 2) archive(warm_sources);
   }
 };
 
@@ -72,11 +74,21 @@ class RandomPolicy final : public Policy {
   std::uint64_t seed_;
 };
 
+/// A finished task of another run ([policy] warm_start): an earlier task for the model.
+struct WarmTask {
+  std::string source;  ///< "<run directory>:<task>"
+  std::vector<jobs::Config> configs;
+  std::vector<double> objectives;  ///< as that run measured them
+  jobs::Direction direction = jobs::Direction::maximize;
+};
+
 struct PolicyOptions {
   /// Refit after every round of results before proposing (exactly reproducible runs).
   bool sync = false;
   /// Where a policy reports what people should know (a fit that failed, ...); master thread.
   std::function<void(const std::string&)> log;
+  /// Earlier tasks from other runs, modelled before this run's tasks.
+  std::vector<WarmTask> warm_start;
 };
 
 /// The policy the job's [policy] table asks for.

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include "lbo/jobs/job_spec.hpp"
@@ -18,6 +19,9 @@ class RunDirectory {
   static RunDirectory open(const std::filesystem::path& run_root, const jobs::JobSpec& job, bool fresh);
   /// The same for a new run only: an existing run is refused unless `fresh` (tests, benchmarks).
   static RunDirectory create(const std::filesystem::path& run_root, const jobs::JobSpec& job, bool fresh);
+
+  /// An existing run (a journal) locked for this process, or none while a live run holds it.
+  static std::optional<RunDirectory> lock_existing(const std::filesystem::path& dir);
 
   RunDirectory(RunDirectory&& other) noexcept;
   RunDirectory& operator=(RunDirectory&&) = delete;

@@ -50,6 +50,8 @@ class RunState {
   /// Ids of the trials of `task`, in creation order.
   const std::vector<std::int64_t>& task_trials(int task) const { return task_trials_.at(static_cast<std::size_t>(task)); }
 
+  /// The job gained tasks (appended to job().tasks): track them too.
+  void extend_tasks();
   /// A new trial of `task` with the next id.
   const Trial& add_trial(int task, jobs::Config config);
   /// An attempt of `id` starts on `worker`.

@@ -31,15 +31,18 @@ struct AblrState {
 
 struct LboTaskState {
   std::vector<std::vector<double>> weights;  ///< per network; empty when the task does not keep it
+  std::vector<std::vector<double>> heads;        ///< per network: the latent function's head, or empty
+  std::vector<std::vector<double>> prior_heads;  ///< per network: the earlier head it was fitted with
   std::vector<double> log_gamma;             ///< per network: q(z = 1) = σ(log γ)
   double log_lambda = 0, log_beta = 0;
+  double log_rho = 0;   ///< scale of the latent columns
   std::int64_t fitted_size = -1;
   double strength = 0;  ///< graph regularizer
   std::int64_t strength_size = 0;
 
   template <class Archive>
   void serialize(Archive& archive, std::uint32_t /*version*/) {
-    archive(weights, log_gamma, log_lambda, log_beta, fitted_size, strength, strength_size);
+    archive(weights, heads, prior_heads, log_gamma, log_lambda, log_beta, log_rho, fitted_size, strength, strength_size);
   }
 };
 

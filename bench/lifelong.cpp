@@ -1,0 +1,349 @@
+// bench/lifelong: sequences of related tasks, as the LBO paper's synthetic protocol (§3.1) and
+// the ABLR paper's quadratic family (§3.1). The policies run exactly as in `lbo run --sync`
+// with one slot; objectives are evaluated in-process, since this measures proposals.
+//
+//   build/bench/lifelong [--reps N] [--methods lbo,ablr,gp,random] [--problems branin,quadratic]
+//                        [--budget N] [--quadratic-tasks N] [--sigmas 0.01,0.05,0.1,0.5,1]
+//
+// Branin sequences: for each σ in {0.01, 0.05, 0.1, 0.5, 1}, a sequence of 5 Branin functions
+// whose parameters (a, b, c, r, s, t) each get N(0, σ²) added, minimized on [-5, 10] × [0, 15];
+// every task starts from 5 random points, the same for every method (they come from the trial's
+// seed). Regret is best-so-far minus the function's own minimum (found by a dense grid and
+// Nelder–Mead). The tables average tasks 2–5, which have earlier tasks to learn from.
+// Quadratic: f_t(x) = ½a‖x‖² + bΣx + 3c on [-5, 5]³, (a, b, c) ~ U[0.1, 10]³, 30 tasks in
+// sequence; the table averages tasks 2–30.
+// Fit time: the time spent in the policy (fits and proposals), per task index, summed over reps.
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <numbers>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "lbo/jobs/job_spec.hpp"
+#include "lbo/orchestrator/policy.hpp"
+#include "lbo/orchestrator/run_state.hpp"
+
+namespace {
+
+using namespace lbo;
+using Clock = std::chrono::steady_clock;
+
+std::vector<double> kSigmas = {0.01, 0.05, 0.1, 0.5, 1.0};
+const int kReport[] = {10, 25, 50};
+
+struct Branin {
+  double a = 1, b = 5.1 / (4 * std::numbers::pi * std::numbers::pi), c = 5 / std::numbers::pi, r = 6, s = 10,
+         t = 1 / (8 * std::numbers::pi);
+  double operator()(double x1, double x2) const {
+    const double u = x2 - b * x1 * x1 + c * x1 - r;
+    return a * u * u + s * (1 - t) * std::cos(x1) + s;
+  }
+};
+
+// The minimum on [-5, 10] × [0, 15]: a 600 × 600 grid, then Nelder–Mead from the best 5 points
+// (clamped to the box). Written here because only this benchmark needs it.
+double branin_minimum(const Branin& f) {
+  const auto value = [&](double x1, double x2) {
+    return f(std::clamp(x1, -5.0, 10.0), std::clamp(x2, 0.0, 15.0));
+  };
+  std::vector<std::array<double, 3>> grid;
+  const int n = 600;
+  for (int i = 0; i <= n; ++i) {
+    for (int j = 0; j <= n; ++j) {
+      const double x1 = -5 + 15.0 * i / n, x2 = 15.0 * j / n;
+      grid.push_back({value(x1, x2), x1, x2});
+    }
+  }
+  std::partial_sort(grid.begin(), grid.begin() + 5, grid.end());
+  double best = grid.front()[0];
+  for (int k = 0; k < 5; ++k) {
+    std::array<std::array<double, 3>, 3> simplex;
+    const double h = 15.0 / n;
+    const double x0 = grid[k][1], y0 = grid[k][2];
+    const std::array<std::array<double, 2>, 3> start = {{{x0, y0}, {x0 + h, y0}, {x0, y0 + h}}};
+    for (int v = 0; v < 3; ++v) simplex[v] = {value(start[v][0], start[v][1]), start[v][0], start[v][1]};
+    for (int it = 0; it < 400; ++it) {
+      std::sort(simplex.begin(), simplex.end());
+      const double cx = (simplex[0][1] + simplex[1][1]) / 2, cy = (simplex[0][2] + simplex[1][2]) / 2;
+      const auto at = [&](double s) {
+        const double x = cx + s * (simplex[2][1] - cx), y = cy + s * (simplex[2][2] - cy);
+        return std::array<double, 3>{value(x, y), x, y};
+      };
+      const auto reflected = at(-1);
+      if (reflected[0] < simplex[0][0]) {
+        const auto expanded = at(-2);
+        simplex[2] = expanded[0] < reflected[0] ? expanded : reflected;
+      } else if (reflected[0] < simplex[1][0]) {
+        simplex[2] = reflected;
+      } else {
+        const auto contracted = at(0.5);
+        if (contracted[0] < simplex[2][0]) {
+          simplex[2] = contracted;
+        } else {
+          for (int v = 1; v < 3; ++v) {
+            simplex[v][1] = (simplex[v][1] + simplex[0][1]) / 2;
+            simplex[v][2] = (simplex[v][2] + simplex[0][2]) / 2;
+            simplex[v][0] = value(simplex[v][1], simplex[v][2]);
+          }
+        }
+      }
+    }
+    std::sort(simplex.begin(), simplex.end());
+    best = std::min(best, simplex[0][0]);
+  }
+  return best;
+}
+
+struct Quadratic {
+  double a, b, c;
+  double operator()(const std::vector<double>& x) const {
+    double sum = 0, squares = 0;
+    for (double v : x) sum += v, squares += v * v;
+    return 0.5 * a * squares + b * sum + 3 * c;
+  }
+  double minimum() const {
+    const double x = std::clamp(-b / a, -5.0, 5.0);
+    return 3 * (0.5 * a * x * x + b * x) + 3 * c;
+  }
+};
+
+struct Method {
+  std::string name;
+  std::string policy;  // [policy] table body
+};
+
+std::string job_text(const Method& m, int seed, const std::string& space, int tasks, int budget, int initial) {
+  std::string text = "name = \"bench\"\nseed = " + std::to_string(seed) +
+                     "\n[objective]\ncommand = [\"true\"]\ndirection = \"minimize\"\n[policy]\n" + m.policy +
+                     "\ninitial_random = " + std::to_string(initial) + "\n[space]\n" + space;
+  for (int t = 0; t < tasks; ++t) {
+    text += "[[tasks]]\nname = \"t" + std::to_string(t) + "\"\nbudget = " + std::to_string(budget) + "\n";
+  }
+  return text;
+}
+
+// One sequence run: regret[t][i] is task t's best-so-far regret after i + 1 trials;
+// seconds[t] the time the policy took on task t.
+struct SequenceRun {
+  std::vector<std::vector<double>> regret;
+  std::vector<double> seconds;
+};
+
+template <class Objective>
+SequenceRun run(const jobs::JobSpec& job, const Objective& value_of, const std::vector<double>& minima) {
+  orchestrator::RunState state(job);
+  auto policy = orchestrator::make_policy(job, orchestrator::PolicyOptions{true, nullptr});
+  SequenceRun out;
+  out.regret.resize(job.tasks.size());
+  out.seconds.assign(job.tasks.size(), 0.0);
+  for (int t = 0; t < static_cast<int>(job.tasks.size()); ++t) {
+    double best = INFINITY;
+    for (int i = 0; i < job.tasks[t].budget; ++i) {
+      const std::int64_t id = static_cast<std::int64_t>(state.trials().size());
+      const auto start = Clock::now();
+      state.add_trial(t, policy->propose(state, t, id));
+      out.seconds[t] += std::chrono::duration<double>(Clock::now() - start).count();
+      state.start_attempt(id, "local:0");
+      workers::Outcome outcome;
+      outcome.status = workers::TrialStatus::ok;
+      outcome.objective = value_of(t, state.trial(id).config);
+      state.end_attempt(id, outcome, "local:0", true);
+      const auto fit_start = Clock::now();
+      policy->results_committed(state);
+      out.seconds[t] += std::chrono::duration<double>(Clock::now() - fit_start).count();
+      best = std::min(best, outcome.objective);
+      out.regret[t].push_back(std::max(0.0, best - minima[t]));
+    }
+  }
+  return out;
+}
+
+// Mean over `curves` of the regret after `at` trials.
+double mean_at(const std::vector<std::vector<double>>& curves, int at) {
+  double sum = 0;
+  int n = 0;
+  for (const auto& c : curves) {
+    if (static_cast<int>(c.size()) < at) continue;
+    sum += c[at - 1];
+    ++n;
+  }
+  return n > 0 ? sum / n : NAN;
+}
+
+std::vector<std::string> split(const std::string& list) {
+  std::vector<std::string> out;
+  std::stringstream s(list);
+  for (std::string item; std::getline(s, item, ',');) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+void print_times(const std::string& problem, const std::string& method, const std::vector<double>& per_task) {
+  std::printf("%-10s %-8s policy seconds per task index:", problem.c_str(), method.c_str());
+  for (double s : per_task) std::printf(" %.1f", s);
+  double total = 0;
+  for (double s : per_task) total += s;
+  std::printf(" | total %.1f\n", total);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int reps = 10, budget = 50, quadratic_tasks = 30;
+  std::vector<std::string> method_names = {"lbo", "ablr", "gp", "random"};
+  std::vector<std::string> problems = {"branin", "quadratic"};
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string key = argv[i], value = argv[i + 1];
+    if (key == "--reps") reps = std::max(1, std::atoi(value.c_str()));
+    else if (key == "--budget") budget = std::max(10, std::atoi(value.c_str()));
+    else if (key == "--quadratic-tasks") quadratic_tasks = std::max(2, std::atoi(value.c_str()));
+    else if (key == "--methods") method_names = split(value);
+    else if (key == "--problems") problems = split(value);
+    else if (key == "--sigmas") {
+      kSigmas.clear();
+      for (const std::string& v : split(value)) kSigmas.push_back(std::atof(v.c_str()));
+    }
+    else {
+      std::fprintf(stderr, "unknown option %s\n", key.c_str());
+      return 2;
+    }
+  }
+  const std::map<std::string, std::string> policies = {
+      {"lbo", "surrogate = \"lbo\"\nacquisition = \"ei\""},
+      {"ablr", "surrogate = \"ablr\"\nacquisition = \"ei\""},
+      {"gp", "surrogate = \"gp\"\nacquisition = \"ei\""},
+      {"random", "surrogate = \"random\""},
+  };
+  std::vector<Method> methods;
+  for (const std::string& name : method_names) {
+    if (!policies.count(name)) {
+      std::fprintf(stderr, "unknown method %s\n", name.c_str());
+      return 2;
+    }
+    methods.push_back({name, policies.at(name)});
+  }
+  const std::string branin_space =
+      "x1 = { type = \"float\", low = -5, high = 10 }\nx2 = { type = \"float\", low = 0, high = 15 }\n";
+
+  if (std::find(problems.begin(), problems.end(), "branin") != problems.end()) {
+    std::printf("Branin sequences: 5 tasks x %d trials, 5 initial random points, %d reps, EI, --sync, one slot\n",
+                budget, reps);
+    std::printf("mean best-so-far regret of tasks 2-5\n");
+    const std::string last = "@" + std::to_string(budget);
+    std::printf("%-8s %-8s %10s %10s %10s\n", "sigma", "method", "@10", "@25", last.c_str());
+    std::fflush(stdout);
+    // curves[method][sigma index]: task curves of tasks ≥ 2 over reps; first: of task 1.
+    std::map<std::string, std::vector<std::vector<std::vector<double>>>> curves;
+    std::map<std::string, std::vector<std::vector<double>>> first;
+    std::map<std::string, std::vector<double>> seconds;
+    for (std::size_t si = 0; si < kSigmas.size(); ++si) {
+      // The sequences, the same for every method.
+      std::vector<std::vector<Branin>> sequences;
+      std::vector<std::vector<double>> minima;
+      for (int rep = 0; rep < reps; ++rep) {
+        std::mt19937_64 rng(1000 * (si + 1) + static_cast<std::uint64_t>(rep));
+        std::normal_distribution<double> noise(0.0, kSigmas[si]);
+        std::vector<Branin> sequence(5);
+        std::vector<double> m;
+        for (Branin& f : sequence) {
+          f.a += noise(rng), f.b += noise(rng), f.c += noise(rng), f.r += noise(rng), f.s += noise(rng), f.t += noise(rng);
+          m.push_back(branin_minimum(f));
+        }
+        sequences.push_back(sequence);
+        minima.push_back(m);
+      }
+      for (const Method& method : methods) {
+        std::vector<std::vector<double>> later;  // tasks 2-5 over reps
+        seconds[method.name].resize(5, 0.0);
+        for (int rep = 0; rep < reps; ++rep) {
+          const jobs::JobSpec job = jobs::parse_job(job_text(method, rep + 1, branin_space, 5, budget, 5), "branin.toml");
+          const auto& seq = sequences[static_cast<std::size_t>(rep)];
+          const SequenceRun r = run(
+              job, [&](int t, const jobs::Config& c) { return seq[static_cast<std::size_t>(t)](*c.values[0], *c.values[1]); },
+              minima[static_cast<std::size_t>(rep)]);
+          later.insert(later.end(), r.regret.begin() + 1, r.regret.end());
+          first[method.name].push_back(r.regret.front());
+          for (int t = 0; t < 5; ++t) seconds[method.name][t] += r.seconds[t];
+        }
+        std::printf("%-8g %-8s", kSigmas[si], method.name.c_str());
+        for (int at : kReport) std::printf(" %10.3f", mean_at(later, std::min(at, budget)));
+        std::printf("\n");
+        std::fflush(stdout);
+        curves[method.name].push_back(std::move(later));
+      }
+    }
+    std::printf("\n%-8s %-8s %10s %10s %10s\n", "group", "method", "@10", "@25", last.c_str());
+    for (const char* group : {"strong", "weak"}) {
+      for (const Method& method : methods) {
+        std::vector<std::vector<double>> pooled;
+        for (std::size_t si = 0; si < kSigmas.size(); ++si) {
+          const bool strong = kSigmas[si] <= 0.1;
+          if (strong != (std::string(group) == "strong")) continue;
+          const auto& c = curves[method.name][si];
+          pooled.insert(pooled.end(), c.begin(), c.end());
+        }
+        std::printf("%-8s %-8s", group, method.name.c_str());
+        for (int at : kReport) std::printf(" %10.3f", mean_at(pooled, std::min(at, budget)));
+        std::printf("\n");
+      }
+    }
+    for (const Method& method : methods) {
+      std::printf("%-8s %-8s", "task 1", method.name.c_str());
+      for (int at : kReport) std::printf(" %10.3f", mean_at(first[method.name], std::min(at, budget)));
+      std::printf("\n");
+    }
+    std::printf("(strong: sigma <= 0.1, weak: sigma >= 0.5; task 1: the first task of every sequence, no earlier task)\n\n");
+    for (const Method& method : methods) print_times("branin", method.name, seconds[method.name]);
+    std::printf("\n");
+    std::fflush(stdout);
+  }
+
+  if (std::find(problems.begin(), problems.end(), "quadratic") != problems.end()) {
+    const int qbudget = std::min(budget, 20);
+    std::printf("Quadratic family: %d tasks x %d trials, 3 initial random points, %d reps, EI, --sync, one slot\n",
+                quadratic_tasks, qbudget, reps);
+    std::printf("%-8s %10s %10s %10s\n", "method", "@3", "@5", ("@" + std::to_string(qbudget)).c_str());
+    for (const Method& method : methods) {
+      std::vector<std::vector<double>> later;
+      std::vector<double> seconds(static_cast<std::size_t>(quadratic_tasks), 0.0);
+      for (int rep = 0; rep < reps; ++rep) {
+        std::mt19937_64 rng(static_cast<std::uint64_t>(rep) + 77);
+        std::uniform_real_distribution<double> u(0.1, 10.0);
+        std::vector<Quadratic> tasks;
+        std::vector<double> minima;
+        for (int t = 0; t < quadratic_tasks; ++t) {
+          tasks.push_back({u(rng), u(rng), u(rng)});
+          minima.push_back(tasks.back().minimum());
+        }
+        const jobs::JobSpec job = jobs::parse_job(job_text(method, rep + 1,
+                                                           "x1 = { type = \"float\", low = -5, high = 5 }\n"
+                                                           "x2 = { type = \"float\", low = -5, high = 5 }\n"
+                                                           "x3 = { type = \"float\", low = -5, high = 5 }\n",
+                                                           quadratic_tasks, qbudget, 3),
+                                                  "quadratic.toml");
+        const SequenceRun r = run(
+            job,
+            [&](int t, const jobs::Config& c) {
+              return tasks[static_cast<std::size_t>(t)]({*c.values[0], *c.values[1], *c.values[2]});
+            },
+            minima);
+        later.insert(later.end(), r.regret.begin() + 1, r.regret.end());
+        for (int t = 0; t < quadratic_tasks; ++t) seconds[static_cast<std::size_t>(t)] += r.seconds[static_cast<std::size_t>(t)];
+      }
+      std::printf("%-8s %10.3f %10.3f %10.3f\n", method.name.c_str(), mean_at(later, 3), mean_at(later, 5),
+                  mean_at(later, qbudget));
+      print_times("quadratic", method.name, seconds);
+      std::fflush(stdout);
+    }
+  }
+  return 0;
+}

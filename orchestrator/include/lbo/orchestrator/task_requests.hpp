@@ -1,0 +1,60 @@
+#pragma once
+// Tasks that join a run while it exists: `lbo add-task` and the watched folder ([schedule]
+// watch). A running master owns the run, so add-task hands it a request file in
+// `runs/<name>/requests/` and waits for the reply; the master polls that folder (and the
+// watched one) every second, journals each new task and answers. A stopped run takes the task
+// straight into its journal (see add_task_to_stopped_run).
+
+#include <chrono>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lbo/jobs/job_spec.hpp"
+#include "lbo/orchestrator/job_identity.hpp"
+
+namespace lbo::orchestrator {
+
+/// What `lbo add-task` asks for.
+struct TaskRequest {
+  std::string name;
+  std::optional<std::filesystem::path> dataset;  ///< absolute
+  std::optional<int> budget;                     ///< the run's default_budget when unset
+};
+
+/// Why `task` cannot join a run that has `tasks` and runs `command`, or empty when it can.
+std::string task_conflict(const jobs::TaskSpec& task, const std::vector<TaskIdentity>& tasks,
+                          const std::vector<std::string>& command);
+
+/// The TaskSpec a request makes (origin: added).
+jobs::TaskSpec task_from_request(const TaskRequest& request, int default_budget);
+
+/// A request file found in a run's requests folder.
+struct PendingRequest {
+  std::filesystem::path file;
+  std::optional<TaskRequest> request;  ///< none when the file does not parse
+  std::string error;                   ///< why it does not
+};
+
+std::filesystem::path requests_dir(const std::filesystem::path& run_dir);
+/// Writes a request file atomically; returns its path.
+std::filesystem::path write_task_request(const std::filesystem::path& run_dir, const TaskRequest& request);
+/// The run's waiting requests, oldest first.
+std::vector<PendingRequest> pending_task_requests(const std::filesystem::path& run_dir);
+/// The master's answer: writes `<request>.reply` ("ok: …" or "error: …") and removes the request.
+void answer_task_request(const std::filesystem::path& request_file, bool ok, const std::string& message);
+/// The answer to `request_file`, once it comes (the reply is then removed); none after `timeout`.
+std::optional<std::string> wait_for_reply(const std::filesystem::path& request_file, std::chrono::milliseconds timeout);
+
+/// Files of the watched folder that are no task of `tasks` yet (by dataset path), oldest
+/// modification first, then by name. Hidden files and names ending in .tmp or .part (files
+/// still being written) are skipped.
+std::vector<std::filesystem::path> new_watched_files(const std::filesystem::path& folder,
+                                                      const std::vector<jobs::TaskSpec>& tasks);
+
+/// Journals `request` as a new task of the stopped run in `run_dir` (whose lock the caller
+/// holds). Throws InputError when it conflicts with the run's tasks. Returns the task added.
+jobs::TaskSpec add_task_to_stopped_run(const std::filesystem::path& run_dir, const TaskRequest& request);
+
+}  // namespace lbo::orchestrator

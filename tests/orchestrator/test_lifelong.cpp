@@ -1,0 +1,202 @@
+// Tasks that join a run while it lives: add-task requests (running and stopped runs), the
+// watched folder, warm starts from other runs.
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <fstream>
+#include <thread>
+
+#include "lbo/jobs/error.hpp"
+#include "lbo/orchestrator/task_requests.hpp"
+#include "lbo/orchestrator/warm_start.hpp"
+#include "run_job.hpp"
+
+using namespace lbo::orchestrator;
+using lbo::testing::run_job;
+using lbo::testing::RunOutput;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<TaskAdded> tasks_added(const RunOutput& out) {
+  std::vector<TaskAdded> added;
+  for (const JournalRecord& r : out.journal.records) {
+    if (const auto* t = std::get_if<TaskAdded>(&r)) added.push_back(*t);
+  }
+  return added;
+}
+
+int rows_of(const RunOutput& out, const std::string& task) {
+  int n = 0;
+  for (const auto& row : out.rows) n += row.at("task") == task ? 1 : 0;
+  return n;
+}
+
+// One reference instant, so that files given the same age get the same modification time.
+const fs::file_time_type kNow = fs::file_time_type::clock::now();
+
+void touch(const fs::path& file, std::chrono::seconds age) {
+  std::ofstream(file) << "x\n";
+  fs::last_write_time(file, kNow - age);
+}
+
+}  // namespace
+
+TEST(TaskRequestsTest, request_files_round_trip_and_bad_ones_are_named) {
+  lbo::testing::ScratchDir dir;
+  const fs::path first = write_task_request(dir.path(), {"year-2004", dir.path() / "d.csv", 7});
+  const fs::path second = write_task_request(dir.path(), {"year-2005", std::nullopt, std::nullopt});
+  std::ofstream(requests_dir(dir.path()) / "zzz.request") << "{not json";
+  const std::vector<PendingRequest> pending = pending_task_requests(dir.path());
+  ASSERT_EQ(pending.size(), 3u);
+  ASSERT_TRUE(pending[0].request.has_value());  // oldest first
+  EXPECT_EQ(pending[0].request->name, "year-2004");
+  EXPECT_EQ(pending[0].request->dataset, dir.path() / "d.csv");
+  EXPECT_EQ(pending[0].request->budget, 7);
+  EXPECT_EQ(pending[1].request->name, "year-2005");
+  EXPECT_FALSE(pending[1].request->dataset.has_value());
+  EXPECT_FALSE(pending[1].request->budget.has_value());
+  EXPECT_FALSE(pending[2].request.has_value());
+  EXPECT_NE(pending[2].error.find("unreadable request zzz.request"), std::string::npos) << pending[2].error;
+
+  answer_task_request(first, true, "task year-2004 added");
+  EXPECT_FALSE(fs::exists(first));
+  EXPECT_EQ(wait_for_reply(first, std::chrono::milliseconds(10)), "ok: task year-2004 added");
+  EXPECT_FALSE(wait_for_reply(first, std::chrono::milliseconds(10)).has_value());  // taken once
+  EXPECT_FALSE(wait_for_reply(second, std::chrono::milliseconds(50)).has_value());  // unanswered
+}
+
+TEST(TaskRequestsTest, conflicts_are_explained) {
+  lbo::testing::ScratchDir dir;
+  const std::vector<TaskIdentity> tasks = {{"a", 5, "", lbo::jobs::TaskOrigin::job_file}};
+  const auto conflict = [&](const std::string& name, std::optional<fs::path> dataset, int budget,
+                            const std::vector<std::string>& command = {"obj"}) {
+    return task_conflict(task_from_request({name, std::move(dataset), budget}, 20), tasks, command);
+  };
+  EXPECT_EQ(conflict("b", std::nullopt, 3), "");
+  EXPECT_NE(conflict("a", std::nullopt, 3).find("the run already has a task named a"), std::string::npos);
+  EXPECT_NE(conflict("a b", std::nullopt, 3).find("is not a usable task name"), std::string::npos);
+  EXPECT_NE(conflict("b", dir.path() / "missing.csv", 3).find("missing.csv does not exist"), std::string::npos);
+  EXPECT_NE(conflict("b", std::nullopt, 3, {"obj", "--data", "{dataset}"}).find("needs a dataset (--dataset PATH)"),
+            std::string::npos);
+  EXPECT_EQ(task_from_request({"b", std::nullopt, std::nullopt}, 20).budget, 20);
+  EXPECT_EQ(task_from_request({"b", std::nullopt, std::nullopt}, 20).origin, lbo::jobs::TaskOrigin::added);
+}
+
+TEST(TaskRequestsTest, watched_files_come_in_order_of_arrival_without_hidden_partial_or_known_ones) {
+  lbo::testing::ScratchDir dir;
+  const fs::path in = dir.path() / "incoming";
+  fs::create_directories(in / "sub");
+  touch(in / "b.csv", std::chrono::seconds(30));
+  touch(in / "a.csv", std::chrono::seconds(30));  // same time as b: by name
+  touch(in / "old.csv", std::chrono::seconds(100));
+  touch(in / "new.csv", std::chrono::seconds(1));
+  touch(in / ".hidden.csv", std::chrono::seconds(50));
+  touch(in / "copying.csv.part", std::chrono::seconds(50));
+  touch(in / "copying.tmp", std::chrono::seconds(50));
+  touch(in / "known.csv", std::chrono::seconds(50));
+  lbo::jobs::TaskSpec known;
+  known.name = "known";
+  known.dataset = fs::absolute(in / "known.csv").lexically_normal();
+  const std::vector<fs::path> files = new_watched_files(in, {known});
+  ASSERT_EQ(files.size(), 4u);
+  EXPECT_EQ(files[0].filename(), "old.csv");
+  EXPECT_EQ(files[1].filename(), "a.csv");
+  EXPECT_EQ(files[2].filename(), "b.csv");
+  EXPECT_EQ(files[3].filename(), "new.csv");
+}
+
+TEST(LifelongRunTest, a_task_added_to_a_stopped_run_is_journaled_and_runs_on_resume) {
+  lbo::testing::ScratchDir dir;
+  const std::string job = lbo::testing::test_job("", "[[tasks]]\nname = \"a\"\nbudget = 4\n");
+  const RunOutput first = run_job(job, dir);
+  ASSERT_EQ(first.exit_code, kExitDone) << first.log;
+  ASSERT_EQ(first.rows.size(), 4u);
+  // The run is stopped: add-task writes the journal itself (the lock is free).
+  {
+    std::optional<RunDirectory> locked = RunDirectory::lock_existing(first.run_dir);
+    ASSERT_TRUE(locked.has_value());
+    const lbo::jobs::TaskSpec added = add_task_to_stopped_run(first.run_dir, {"later", std::nullopt, 3});
+    EXPECT_EQ(added.budget, 3);
+    EXPECT_THROW(add_task_to_stopped_run(first.run_dir, {"later", std::nullopt, 3}), lbo::InputError);
+    EXPECT_THROW(add_task_to_stopped_run(first.run_dir, {"a", std::nullopt, 3}), lbo::InputError);
+  }
+  const RecoveredRun recovered = recover_run(first.run_dir);
+  ASSERT_EQ(recovered.job.tasks.size(), 2u);
+  EXPECT_EQ(recovered.job.tasks[1].name, "later");
+  EXPECT_EQ(recovered.job.tasks[1].origin, lbo::jobs::TaskOrigin::added);
+  // The same job file (which does not name the new task) continues the run with it.
+  const RunOutput second = run_job(job, dir);
+  ASSERT_EQ(second.exit_code, kExitDone) << second.log;
+  EXPECT_EQ(rows_of(second, "a"), 4);
+  EXPECT_EQ(rows_of(second, "later"), 3);
+  ASSERT_EQ(tasks_added(second).size(), 1u);
+  EXPECT_EQ(tasks_added(second)[0].task.name, "later");
+}
+
+TEST(LifelongRunTest, a_running_master_takes_requests_and_watched_files_then_waits_for_more) {
+  lbo::testing::ScratchDir dir;
+  fs::create_directories(dir.path() / "incoming");
+  // Slow trials, so the run is still going when the requests come; then it idles up to 2 s.
+  const std::string job = lbo::testing::test_job(
+      "sleep_ms = { type = \"int\", low = 150, high = 200 }\n", "[[tasks]]\nname = \"a\"\nbudget = 4\n", "",
+      "surrogate = \"random\"\n[schedule]\nwatch = \"incoming\"\ndefault_budget = 2\nidle_timeout_s = 2");
+  RunOutput out;
+  std::thread master([&] { out = run_job(job, dir); });
+  const fs::path run_dir = dir.path() / "runs" / "t";
+  // Wait for the run to exist and hold its lock.
+  for (int i = 0; i < 100 && !lock_holder(run_dir).held; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_TRUE(lock_holder(run_dir).held);
+  const fs::path request = write_task_request(run_dir, {"added", std::nullopt, 3});
+  const std::optional<std::string> reply = wait_for_reply(request, std::chrono::seconds(10));
+  ASSERT_TRUE(reply.has_value());
+  EXPECT_EQ(*reply, "ok: task added added to the running run t with a budget of 3 trials");
+  const fs::path duplicate = write_task_request(run_dir, {"added", std::nullopt, 3});
+  const std::optional<std::string> refused = wait_for_reply(duplicate, std::chrono::seconds(10));
+  ASSERT_TRUE(refused.has_value());
+  EXPECT_NE(refused->find("error: cannot add task added: the run already has a task named added"), std::string::npos)
+      << *refused;
+  std::ofstream(dir.path() / "incoming" / "year-2005.csv") << "x\n";
+  master.join();
+  ASSERT_EQ(out.exit_code, kExitDone) << out.log;
+  EXPECT_EQ(rows_of(out, "a"), 4);
+  EXPECT_EQ(rows_of(out, "added"), 3);
+  EXPECT_EQ(rows_of(out, "year-2005"), 2);  // default_budget
+  const std::vector<TaskAdded> added = tasks_added(out);
+  ASSERT_EQ(added.size(), 2u);
+  EXPECT_EQ(added[0].task.origin, lbo::jobs::TaskOrigin::added);
+  EXPECT_EQ(added[1].task.origin, lbo::jobs::TaskOrigin::watched);
+  EXPECT_EQ(added[1].task.dataset, (dir.path() / "incoming" / "year-2005.csv").string());
+  EXPECT_NE(out.log.find("task year-2005 added (watch), budget 2"), std::string::npos) << out.log;
+  EXPECT_NE(out.log.find("no new task came: exiting"), std::string::npos) << out.log;
+}
+
+TEST(LifelongRunTest, warm_start_reads_the_finished_tasks_of_other_runs_with_the_same_space) {
+  lbo::testing::ScratchDir dir;
+  const std::string older = lbo::testing::test_job("", "[[tasks]]\nname = \"a\"\nbudget = 3\n[[tasks]]\nname = \"b\"\nbudget = 2\n");
+  ASSERT_EQ(run_job(older, dir, 2, {}, dir.path() / "older").exit_code, kExitDone);
+  std::string newer = lbo::testing::test_job("", "[[tasks]]\nname = \"c\"\nbudget = 2\n", "",
+                                             "surrogate = \"random\"\nwarm_start = [\"older/t\"]");
+  const lbo::jobs::JobSpec job = lbo::testing::job_from(newer, dir.path());
+  const std::vector<WarmTask> warm = load_warm_start(job);
+  ASSERT_EQ(warm.size(), 2u);
+  EXPECT_EQ(warm[0].source, (dir.path() / "older" / "t").string() + ":a");
+  EXPECT_EQ(warm[0].configs.size(), 3u);
+  EXPECT_EQ(warm[1].configs.size(), 2u);
+  EXPECT_EQ(warm[0].direction, lbo::jobs::Direction::maximize);
+  // A run over another space cannot teach this one.
+  const std::string other_space = lbo::testing::test_job("y = { type = \"int\", low = 0, high = 3 }\n", "[[tasks]]\nname = \"c\"\nbudget = 2\n", "",
+                                                         "surrogate = \"random\"\nwarm_start = [\"older/t\"]");
+  try {
+    load_warm_start(lbo::testing::job_from(other_space, dir.path()));
+    ADD_FAILURE() << "a warm start over another space was accepted";
+  } catch (const lbo::InputError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("policy.warm_start[0]: " + (dir.path() / "older" / "t").string() +
+                           ": its space differs from this job's"),
+              std::string::npos)
+        << message;
+    EXPECT_NE(message.find("space.y: new parameter"), std::string::npos) << message;
+  }
+}
