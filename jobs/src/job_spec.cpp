@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -105,6 +106,15 @@ namespace {
 // results.csv has these columns before the parameters; a parameter may not share a name.
 constexpr std::string_view kFixedColumns[] = {"trial",    "task",       "status", "objective",
                                               "attempts", "duration_s", "worker"};
+
+// step_1..step_T: the results.csv columns of a stepwise objective.
+bool is_step_column(std::string_view name, int steps) {
+  if (steps <= 0 || !name.starts_with("step_")) return false;
+  int k = 0;
+  const std::string_view digits = name.substr(5);
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), k);
+  return ec == std::errc() && end == digits.data() + digits.size() && k >= 1 && k <= steps;
+}
 
 std::string in_quotes(std::string_view s) { return "\"" + std::string(s) + "\""; }
 
@@ -346,7 +356,7 @@ class JobParser {
 
   void parse_objective(const toml::table& t, JobSpec& job) {
     const std::string prefix = "objective";
-    check_keys(t, prefix, {"command", "direction", "timeout_s", "kill_grace_s", "retries"});
+    check_keys(t, prefix, {"command", "direction", "timeout_s", "kill_grace_s", "retries", "stepwise"});
     ObjectiveSpec& o = job.objective;
     parse_command(t, o);
     if (const auto direction = get_string(t, "direction", prefix, false)) {
@@ -377,6 +387,9 @@ class JobParser {
     }
     if (const auto retries = get_int_in(t, "retries", prefix, false, 0, 100, "must be in 0..100")) {
       o.retries = *retries;
+    }
+    if (const auto steps = get_int_in(t, "stepwise", prefix, false, 1, 1000, "must be in 1..1000 (the number of steps each result reports)")) {
+      o.stepwise = *steps;
     }
   }
 
@@ -617,6 +630,9 @@ class JobParser {
       } else if (std::find(std::begin(kFixedColumns), std::end(kFixedColumns), name) !=
                  std::end(kFixedColumns)) {
         error(key->source(), prefix, "the name is taken by a results.csv column; rename the parameter");
+        all_valid = false;
+      } else if (is_step_column(name, job.objective.stepwise)) {
+        error(key->source(), prefix, "the name is taken by a results.csv column of objective.stepwise; rename the parameter");
         all_valid = false;
       }
       const toml::table* t = node->as_table();

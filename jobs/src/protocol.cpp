@@ -95,21 +95,7 @@ ParsedResult parse_objective_result(std::string_view text) {
     parsed.error = "result is not a JSON object";
     return parsed;
   }
-  const auto objective = doc.find("objective");
-  if (objective == doc.end()) {
-    parsed.error = "result has no \"objective\"";
-    return parsed;
-  }
-  if (!objective->is_number()) {
-    parsed.error = "result \"objective\" is not a number";
-    return parsed;
-  }
   ObjectiveResult result;
-  result.objective = objective->get<double>();
-  if (!std::isfinite(result.objective)) {
-    parsed.error = "result \"objective\" is not finite";
-    return parsed;
-  }
   if (const auto steps = doc.find("steps"); steps != doc.end() && !steps->is_null()) {
     if (!steps->is_array()) {
       parsed.error = "result \"steps\" is not an array";
@@ -121,6 +107,24 @@ ParsedResult parse_objective_result(std::string_view text) {
         return parsed;
       }
       result.steps.push_back(step.get<double>());
+    }
+  }
+  const auto objective = doc.find("objective");
+  if (objective == doc.end()) {
+    // A stepwise objective may report only its steps: the last one stands for the trial.
+    if (result.steps.empty()) {
+      parsed.error = "result has no \"objective\"";
+      return parsed;
+    }
+    result.objective = result.steps.back();
+  } else if (!objective->is_number()) {
+    parsed.error = "result \"objective\" is not a number";
+    return parsed;
+  } else {
+    result.objective = objective->get<double>();
+    if (!std::isfinite(result.objective)) {
+      parsed.error = "result \"objective\" is not finite";
+      return parsed;
     }
   }
   result.metrics_json = "{}";

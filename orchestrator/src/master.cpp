@@ -18,6 +18,7 @@
 #include "lbo/orchestrator/results_csv.hpp"
 #include "lbo/orchestrator/run_state.hpp"
 #include "lbo/orchestrator/scheduler.hpp"
+#include "lbo/orchestrator/task_report.hpp"
 #include "lbo/orchestrator/task_requests.hpp"
 
 namespace asio = boost::asio;
@@ -116,6 +117,7 @@ class Master::Loop {
     check_done();
     io_.run();
     csv_.rewrite(state_);
+    write_task_report();
     write_checkpoint(true);
     console_.clear_status();
     report_end();
@@ -280,6 +282,12 @@ class Master::Loop {
   // A failed attempt is retried while `retries` allows. A cancelled one (lbo stopping, or a
   // worker rank terminated under it) runs again first without using up a retry.
   void on_completion(cluster::Completion c) {
+    const int steps = job_.objective.stepwise;
+    if (steps > 0 && c.outcome.status == workers::TrialStatus::ok && static_cast<int>(c.outcome.steps.size()) != steps) {
+      c.outcome.status = workers::TrialStatus::failed;
+      c.outcome.reason = "the result reports " + std::to_string(c.outcome.steps.size()) + " \"steps\" values; [objective] stepwise = " +
+                         std::to_string(steps) + " expects " + std::to_string(steps);
+    }
     const workers::TrialStatus status = c.outcome.status;
     const bool cancelled = status == workers::TrialStatus::cancelled;
     const bool final = status == workers::TrialStatus::ok ||
@@ -338,6 +346,7 @@ class Master::Loop {
     }
     const TaskProgress& progress = state_.tasks()[t.task];
     if (t.finished && progress.finished == task.budget) {
+      write_task_report();
       const auto best = state_.best_objective(t.task);
       console_.log("task " + task.name + " done: " + std::to_string(progress.ok) + "/" + std::to_string(task.budget) +
                    " ok" + (best ? ", best " + format_objective(*best) + " (trial " +
@@ -400,12 +409,23 @@ class Master::Loop {
     ++next_checkpoint_;
   }
 
+  // tasks.csv: best, trials to 95%, latent networks and similarity per task. A report, not
+  // state: a failure is a warning.
+  void write_task_report() {
+    try {
+      write_file_atomically(run_dir_.tasks_csv(), tasks_csv(state_, policy_->model_report()));
+    } catch (const std::exception& e) {
+      console_.warn(std::string("cannot write tasks.csv: ") + e.what());
+    }
+  }
+
   void schedule_checkpoint() {
     checkpoint_timer_.expires_after(seconds(options_.checkpoint_every_s.value_or(job_.checkpoint_every_s)));
     checkpoint_timer_.async_wait([this](const boost::system::error_code& ec) {
       if (ec || finished_) return;
       if (const auto error = checkpoints_.take_error()) console_.warn("checkpoint failed: " + *error);
       write_checkpoint(false);
+      write_task_report();
       schedule_checkpoint();
     });
   }

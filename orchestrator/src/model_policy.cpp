@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <condition_variable>
+#include <cstdio>
 #include <limits>
 #include <mutex>
 #include <optional>
@@ -123,8 +125,8 @@ class ModelPolicy::Impl {
         options_(std::move(options)),
         random_(job.space, job.seed),
         surrogate_(make_surrogate(job, encoder_.dimension())),
-        hedges_(job.tasks.size(), surrogate::GpHedge(3, job.policy.hedge_eta)),
-        nominees_(job.tasks.size()) {
+        steps_(std::max(1, job.objective.stepwise)) {
+    track_tasks();
     const int d = encoder_.dimension();
     for (const WarmTask& w : options_.warm_start) {
       std::vector<Eigen::VectorXd> x;
@@ -157,17 +159,65 @@ class ModelPolicy::Impl {
   }
 
   jobs::Config propose(const RunState& state, int task, std::int64_t trial) {
+    return propose_among(state, {task}, trial).config;
+  }
+
+  // Tasks still in their initial random phase go first (job order): they need those points
+  // before their acquisition means anything. Otherwise every open task, and every step of a
+  // stepwise one, nominates its acquisition maximizer and one nominee is drawn with
+  // probability ∝ its acquisition value (SMS-DKL eq. 9; all values ≤ 0: uniform), seeded by
+  // the trial so --sync runs repeat exactly.
+  Proposal propose_among(const RunState& state, const std::vector<int>& open, std::int64_t trial) {
     track_tasks();
     adopt_latest();
     request_refit_if_stale(state);
-    if (state.tasks()[task].created < initial_random(task)) return random_.propose(state, task, trial);
-    const std::shared_ptr<const surrogate::TaskPosterior> fitted_posterior = posterior_of(task);
-    if (!fitted_posterior) return random_.propose(state, task, trial);
+    for (int task : open) {
+      if (state.tasks()[task].created < initial_random(task) || !posterior_of(task, 0)) {
+        return {task, random_.propose(state, task, trial)};
+      }
+    }
+    struct Nominee {
+      int task = 0, step = 0;
+      jobs::Config config;
+      double value = 0;
+    };
+    std::vector<Nominee> nominees;
+    for (int task : open) {
+      for (int step = 0; step < steps_; ++step) {
+        auto [config, value] = nominate(state, task, step, trial);
+        nominees.push_back({task, step, std::move(config), value});
+      }
+    }
+    if (nominees.size() == 1) return {nominees.front().task, std::move(nominees.front().config)};
+    std::vector<double> weights;
+    for (const Nominee& n : nominees) weights.push_back(std::isfinite(n.value) ? std::max(n.value, 0.0) : 0.0);
+    double total = 0;
+    for (double w : weights) total += w;
+    if (!(total > 0)) std::fill(weights.begin(), weights.end(), 1.0), total = static_cast<double>(weights.size());
+    std::mt19937_64 rng(jobs::trial_seed(job_.seed ^ 0x4ed9e5u, trial));
+    const std::size_t pick = std::discrete_distribution<std::size_t>(weights.begin(), weights.end())(rng);
+    if (options_.log) {
+      std::string line = "trial " + std::to_string(trial) + ": hedge over " + (open.size() > 1 ? "open tasks" : "steps") + ":";
+      for (std::size_t i = 0; i < nominees.size(); ++i) {
+        char p[32];
+        std::snprintf(p, sizeof p, " %.3f", weights[i] / total);
+        line += (i ? "," : "") + std::string(" ") + nominee_name(nominees[i].task, nominees[i].step) + p;
+      }
+      options_.log(line + " -> " + nominee_name(nominees[pick].task, nominees[pick].step));
+    }
+    return {nominees[pick].task, std::move(nominees[pick].config)};
+  }
+
+  // The maximizer of `step`'s acquisition for `task` (a configuration the task has not
+  // taken) and its acquisition value.
+  std::pair<jobs::Config, double> nominate(const RunState& state, int task, int step, std::int64_t trial) {
+    const std::size_t k = slot(task, step);
+    const std::shared_ptr<const surrogate::TaskPosterior> fitted_posterior = posterior_of(task, step);
     std::shared_ptr<const surrogate::TaskPosterior> posterior = fitted_posterior;
 
     // Results the model has not seen join it exactly (hyperparameters kept); unfinished trials
     // of the task are hallucinated at the mean by the acquisition.
-    const std::vector<std::int64_t>& fitted = adopted_->trials[model_task(task)];
+    const std::vector<std::int64_t>& fitted = adopted_->trials[model_task(task, step)];
     const int d = encoder_.dimension();
     std::vector<Eigen::VectorXd> unseen_x, pending_x;
     std::vector<double> unseen_y;
@@ -177,7 +227,7 @@ class ModelPolicy::Impl {
       const Trial& t = state.trial(id);
       taken.push_back(&t.config);
       if (t.finished && t.outcome.status == workers::TrialStatus::ok) {
-        const double z = posterior->standardization().apply(oriented(t.outcome.objective));
+        const double z = posterior->standardization().apply(value_of(t, step));
         observed.emplace_back(z, id);
         if (!std::binary_search(fitted.begin(), fitted.end(), id)) {
           unseen_x.push_back(encode(encoder_, t.config));
@@ -210,7 +260,7 @@ class ModelPolicy::Impl {
     } else {
       arms.push_back(acquisition_of(job_.policy.acquisition));
     }
-    const std::uint64_t seed = jobs::trial_seed(job_.seed ^ 0x5eedac9u, trial);
+    const std::uint64_t seed = jobs::trial_seed(job_.seed ^ 0x5eedac9u, trial) + 7919u * static_cast<std::uint64_t>(k);
     surrogate::MaximizerOptions maximizer;
     maximizer.candidates = job_.policy.candidates;
     maximizer.refine = job_.policy.refine;
@@ -227,8 +277,8 @@ class ModelPolicy::Impl {
     std::size_t arm = 0;
     std::mt19937_64 rng(seed);
     if (hedge) {
-      arm = static_cast<std::size_t>(hedges_[task].choose(rng));
-      nominees_[task].push_back({ranked[0].front().x, ranked[1].front().x, ranked[2].front().x});
+      arm = static_cast<std::size_t>(hedges_[k].choose(rng));
+      nominees_[k].push_back({ranked[0].front().x, ranked[1].front().x, ranked[2].front().x});
     }
     // A configuration this task has already (or is now) evaluating is not proposed again, as in
     // scikit-optimize: with an overconfident model the maximizer can return to the incumbent
@@ -238,15 +288,15 @@ class ModelPolicy::Impl {
     };
     for (const surrogate::Maximum& m : ranked[arm]) {
       jobs::Config config = encoder_.decode(std::span<const double>(m.x.data(), static_cast<std::size_t>(m.x.size())));
-      if (!is_taken(config)) return config;
+      if (!is_taken(config)) return {std::move(config), m.value};
     }
     // Every candidate is taken (a small discrete space): any configuration that is not.
     for (int i = 0; i < 100; ++i) {
       jobs::Config config = job_.space.sample(rng);
-      if (!is_taken(config)) return config;
+      if (!is_taken(config)) return {std::move(config), 0.0};
     }
-    return random_.propose(state, task, trial);
-  }
+    return {random_.propose(state, task, trial), 0.0};
+    }
 
   void results_committed(const RunState& state) {
     if (options_.sync) {
@@ -273,6 +323,7 @@ class ModelPolicy::Impl {
     PolicyState saved;
     if (adopted_) saved.surrogate = adopted_->state;
     saved.warm_sources = warm_sources_;
+    saved.steps = steps_;
     saved.fitted_observations = fitted_observations_;
     if (job_.policy.acquisition == jobs::AcquisitionKind::hedge) {
       for (std::size_t t = 0; t < hedges_.size(); ++t) {
@@ -291,14 +342,14 @@ class ModelPolicy::Impl {
 
   bool refit_due(const RunState& run) const {
     std::int64_t observations = 0;
-    for (const Trial& t : run.trials()) observations += t.finished && t.outcome.status == workers::TrialStatus::ok ? 1 : 0;
+    for (const Trial& t : run.trials()) observations += usable(t) ? 1 : 0;
     return observations > 0 && observations != fitted_observations_;
   }
 
   void restore(const PolicyState& saved, const RunState& run) {
     track_tasks();
     fitted_observations_ = saved.fitted_observations;
-    for (std::size_t t = 0; t < saved.hedge.size() && t < hedges_.size(); ++t) {
+    for (std::size_t t = 0; saved.steps == steps_ && t < saved.hedge.size() && t < hedges_.size(); ++t) {
       const HedgeState& h = saved.hedge[t];
       hedges_[t] = surrogate::GpHedge(static_cast<int>(kHedgeArms.size()), job_.policy.hedge_eta);
       if (h.gains.size() == kHedgeArms.size()) hedges_[t].reward(h.gains);
@@ -313,6 +364,10 @@ class ModelPolicy::Impl {
       }
     }
     if (!saved.surrogate.gp && !saved.surrogate.ablr && !saved.surrogate.lbo) return;
+    if (saved.steps != steps_) {
+      if (options_.log) options_.log("objective.stepwise changed since the checkpoint; the model is fitted afresh");
+      return;
+    }
     if (saved.warm_sources != warm_sources_) {
       if (options_.log) options_.log("the warm-start tasks changed since the checkpoint; the model is fitted afresh");
       return;
@@ -335,25 +390,85 @@ class ModelPolicy::Impl {
     adopted_ = std::move(snapshot);
   }
 
+  std::vector<TaskModelReport> model_report() {
+    track_tasks();
+    adopt_latest();
+    std::vector<TaskModelReport> reports(job_.tasks.size() * static_cast<std::size_t>(steps_));
+    if (!adopted_) return reports;
+    const std::optional<surrogate::LboState>& lbo = adopted_->state.lbo;
+    // The posterior means at points spread across the space (a fixed stream: reports of the
+    // same fit agree), correlated task by task.
+    constexpr int kPoints = 256;
+    std::mt19937_64 rng(job_.seed ^ 0x5151u);
+    std::vector<Eigen::VectorXd> points;
+    for (int i = 0; i < kPoints; ++i) points.push_back(encode(encoder_, job_.space.sample(rng)));
+    const Eigen::MatrixXd X = rows(points, encoder_.dimension());
+    std::vector<Eigen::VectorXd> centred(reports.size());
+    for (std::size_t k = 0; k < reports.size(); ++k) {
+      if (lbo && warm_.size() + k < lbo->tasks.size()) {
+        for (double g : lbo->tasks[warm_.size() + k].log_gamma) reports[k].usage.push_back(1.0 / (1.0 + std::exp(-g)));
+      }
+      if (const auto posterior = posterior_at(k); posterior && !adopted_->trials[warm_.size() + k].empty()) {
+        const Eigen::VectorXd mean = posterior->predict(X).mean;
+        centred[k] = mean.array() - mean.mean();
+      }
+    }
+    for (std::size_t k = 0; k < reports.size(); ++k) {
+      if (centred[k].size() == 0) continue;
+      for (std::size_t j = 0; j < reports.size(); ++j) {
+        const double norms = centred[k].norm() * (centred[j].size() ? centred[j].norm() : 0.0);
+        reports[k].similarity.push_back(norms > 0 ? centred[k].dot(centred[j]) / norms
+                                                  : std::numeric_limits<double>::quiet_NaN());
+      }
+    }
+    return reports;
+  }
+
   std::vector<double> hedge_gains(int task) const {
     if (job_.policy.acquisition != jobs::AcquisitionKind::hedge) return {};
-    if (task < 0 || task >= static_cast<int>(hedges_.size())) return surrogate::GpHedge(3, job_.policy.hedge_eta).gains();
-    return hedges_[static_cast<std::size_t>(task)].gains();
+    const std::size_t k = slot(task, 0);
+    if (task < 0 || k >= hedges_.size()) return surrogate::GpHedge(3, job_.policy.hedge_eta).gains();
+    return hedges_[k].gains();
   }
 
  private:
-  // The surrogate's index of run task `task`: warm-start tasks come first.
-  std::size_t model_task(int task) const { return warm_.size() + static_cast<std::size_t>(task); }
+  // Model tasks: warm-start tasks first, then each run task's steps (one unless stepwise).
+  // slot() numbers the run's own model tasks from 0 (the Hedge memories, reports).
+  std::size_t slot(int task, int step) const {
+    return static_cast<std::size_t>(task) * static_cast<std::size_t>(steps_) + static_cast<std::size_t>(step);
+  }
+  std::size_t model_task(int task, int step) const { return warm_.size() + slot(task, step); }
 
-  std::shared_ptr<const surrogate::TaskPosterior> posterior_of(int task) const {
-    if (!adopted_ || model_task(task) >= adopted_->posteriors.size()) return nullptr;
-    return adopted_->posteriors[model_task(task)];
+  std::shared_ptr<const surrogate::TaskPosterior> posterior_at(std::size_t k) const {
+    if (!adopted_ || warm_.size() + k >= adopted_->posteriors.size()) return nullptr;
+    return adopted_->posteriors[warm_.size() + k];
+  }
+  std::shared_ptr<const surrogate::TaskPosterior> posterior_of(int task, int step) const {
+    return posterior_at(slot(task, step));
+  }
+
+  // What a finished ok trial says of `step`, larger is better.
+  double value_of(const Trial& t, int step) const {
+    if (job_.objective.stepwise > 0) return oriented(t.outcome.steps[static_cast<std::size_t>(step)]);
+    return oriented(t.outcome.objective);
+  }
+
+  // Whether an ok trial can enter the models (a stepwise one must report every step).
+  bool usable(const Trial& t) const {
+    return t.finished && t.outcome.status == workers::TrialStatus::ok &&
+           (job_.objective.stepwise == 0 || static_cast<int>(t.outcome.steps.size()) == job_.objective.stepwise);
+  }
+
+  std::string nominee_name(int task, int step) const {
+    const std::string& name = job_.tasks[static_cast<std::size_t>(task)].name;
+    return job_.objective.stepwise > 0 ? name + "/step_" + std::to_string(step + 1) : name;
   }
 
   // Tasks added to the run since: their GP-Hedge portfolios start afresh.
   void track_tasks() {
-    while (hedges_.size() < job_.tasks.size()) hedges_.emplace_back(3, job_.policy.hedge_eta);
-    nominees_.resize(std::max(nominees_.size(), job_.tasks.size()));
+    const std::size_t slots = job_.tasks.size() * static_cast<std::size_t>(steps_);
+    while (hedges_.size() < slots) hedges_.emplace_back(3, job_.policy.hedge_eta);
+    nominees_.resize(std::max(nominees_.size(), slots));
   }
 
   // Larger is better inside the models: a minimize job negates its objective.
@@ -378,20 +493,22 @@ class ModelPolicy::Impl {
     }
     for (int task = 0; task < static_cast<int>(job_.tasks.size()); ++task) {
       std::vector<Eigen::VectorXd> x;
-      std::vector<double> y;
       std::vector<std::int64_t> ids;
       for (std::int64_t id : state.task_trials(task)) {
         const Trial& t = state.trial(id);
         // Failed trials never enter a model: no NaN or infinity reaches surrogate/.
-        if (!t.finished || t.outcome.status != workers::TrialStatus::ok) continue;
+        if (!usable(t)) continue;
         x.push_back(encode(encoder_, t.config));
-        y.push_back(oriented(t.outcome.objective));
         ids.push_back(id);
       }
-      total += y.size();
-      request.data.tasks.push_back(
-          {rows(x, d), Eigen::Map<const Eigen::VectorXd>(y.data(), static_cast<Eigen::Index>(y.size()))});
-      request.trials.push_back(std::move(ids));
+      const Eigen::MatrixXd X = rows(x, d);
+      for (int step = 0; step < steps_; ++step) {
+        Eigen::VectorXd y(static_cast<Eigen::Index>(ids.size()));
+        for (std::size_t i = 0; i < ids.size(); ++i) y(static_cast<Eigen::Index>(i)) = value_of(state.trial(ids[i]), step);
+        total += ids.size();
+        request.data.tasks.push_back({X, std::move(y)});
+        request.trials.push_back(ids);
+      }
     }
     request.seed = jobs::trial_seed(job_.seed ^ 0xf17u, static_cast<std::int64_t>(total));
     return request;
@@ -436,10 +553,11 @@ class ModelPolicy::Impl {
       return;
     }
     adopted_ = latest;
-    fitted_observations_ = 0;
+    fitted_observations_ = 0;  // trials, each counted once however many steps it has
     for (const auto& ids : adopted_->trials) fitted_observations_ += static_cast<std::int64_t>(ids.size());
+    fitted_observations_ /= steps_;
     for (std::size_t task = 0; task < nominees_.size(); ++task) {
-      const auto posterior = posterior_of(static_cast<int>(task));
+      const auto posterior = posterior_at(task);
       if (posterior) {
         for (const auto& nominees : nominees_[task]) {
           Eigen::MatrixXd X(3, nominees[0].size());
@@ -502,6 +620,7 @@ class ModelPolicy::Impl {
   PolicyOptions options_;
   RandomPolicy random_;
   std::unique_ptr<surrogate::Surrogate> surrogate_;  // the fitting thread's alone
+  int steps_ = 1;                                    // model tasks per run task
 
   mutable std::mutex mutex_;
   mutable std::condition_variable cv_;
@@ -531,6 +650,12 @@ ModelPolicy::~ModelPolicy() = default;
 jobs::Config ModelPolicy::propose(const RunState& state, int task, std::int64_t trial) {
   return impl_->propose(state, task, trial);
 }
+
+Proposal ModelPolicy::propose_among(const RunState& state, const std::vector<int>& open, std::int64_t trial) {
+  return impl_->propose_among(state, open, trial);
+}
+
+std::vector<TaskModelReport> ModelPolicy::model_report() { return impl_->model_report(); }
 
 void ModelPolicy::results_committed(const RunState& state) { impl_->results_committed(state); }
 

@@ -36,6 +36,7 @@ std::string csv_field(std::string_view text) {
 
 std::string ResultsCsv::header(const jobs::JobSpec& job) {
   std::string line = "trial,task,status,objective,attempts,duration_s,worker";
+  for (int s = 1; s <= job.objective.stepwise; ++s) line += ",step_" + std::to_string(s);
   for (const jobs::ParamSpec& p : job.space.params()) line += "," + csv_field(p.name);
   return line + "\n";
 }
@@ -49,6 +50,10 @@ std::string ResultsCsv::row(const RunState& state, const Trial& trial) {
                      std::string(workers::to_string(o.status)) + "," +
                      (o.status == workers::TrialStatus::ok ? shortest(o.objective) : "") + "," +
                      std::to_string(trial.attempts) + "," + duration + "," + csv_field(trial.worker);
+  for (int s = 0; s < job.objective.stepwise; ++s) {
+    line += ",";
+    if (o.status == workers::TrialStatus::ok && s < static_cast<int>(o.steps.size())) line += shortest(o.steps[static_cast<std::size_t>(s)]);
+  }
   for (int p = 0; p < job.space.size(); ++p) {
     line += ",";
     if (const auto& v = trial.config.values[p]) line += csv_field(job.space.format_value(p, *v));

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <map>
@@ -11,6 +12,7 @@
 #include "lbo/jobs/error.hpp"
 #include "lbo/orchestrator/recovery.hpp"
 #include "lbo/orchestrator/run_directory.hpp"
+#include "lbo/orchestrator/task_report.hpp"
 
 namespace fs = std::filesystem;
 
@@ -90,15 +92,33 @@ std::string status_report(const fs::path& run_dir) {
   // The journal's running trials are those a live run has in flight (or a dead one left).
   for (std::int64_t id : run.interrupted) rows[run.trials[static_cast<std::size_t>(id)].task].running += 1;
 
+  // The latent networks each task uses (lbo), from the checkpointed model: its tasks are the
+  // warm-start ones, then each run task's steps.
+  const std::optional<surrogate::LboState>& lbo = run.policy.surrogate.lbo;
+  const auto networks_of = [&](std::size_t task) -> std::string {
+    const std::size_t k = run.policy.warm_sources.size() + task * static_cast<std::size_t>(std::max(1, run.policy.steps));
+    if (!lbo || k >= lbo->tasks.size()) return "-";
+    std::vector<double> usage;
+    for (double g : lbo->tasks[k].log_gamma) usage.push_back(1.0 / (1.0 + std::exp(-g)));
+    const std::string used = used_networks(usage);
+    return used.empty() ? "-" : used;
+  };
   std::size_t width = 4;
   for (const TaskIdentity& t : run.job.tasks) width = std::max(width, t.name.size());
-  out << pad("task", width + 2) << pad("done/budget", 13) << pad("ok", 6) << pad("failed", 8)
-      << pad(lock.held ? "running" : "to rerun", 10) << "best (" << jobs::to_string(run.job.direction) << ")\n";
+  out << pad("task", width + 2) << pad("origin", 10) << pad("done/budget", 13) << pad("ok", 6) << pad("failed", 8)
+      << pad(lock.held ? "running" : "to rerun", 10) << pad("to 95%", 8) << pad("networks", 12) << "best ("
+      << jobs::to_string(run.job.direction) << ")\n";
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const Row& r = rows[i];
-    out << pad(run.job.tasks[i].name, width + 2) << pad(std::to_string(r.done) + "/" + std::to_string(run.job.tasks[i].budget), 13)
+    const TaskSummary summary = summarize_task(run.trials, static_cast<int>(i), run.job.direction);
+    out << pad(run.job.tasks[i].name, width + 2) << pad(std::string(jobs::to_string(run.job.tasks[i].origin)), 10)
+        << pad(std::to_string(r.done) + "/" + std::to_string(run.job.tasks[i].budget), 13)
         << pad(std::to_string(r.ok), 6) << pad(std::to_string(r.failed), 8) << pad(std::to_string(r.running), 10)
+        << pad(summary.trials_to_95 ? std::to_string(*summary.trials_to_95) : "-", 8) << pad(networks_of(i), 12)
         << (r.best ? number(*r.best) + " (trial " + std::to_string(r.best_trial) + ")" : "-") << "\n";
+  }
+  if (fs::exists(run_dir / "tasks.csv")) {
+    out << "per-task report (best per step, task similarity): " << (run_dir / "tasks.csv").string() << "\n";
   }
   if (!reasons.empty()) {
     std::vector<std::pair<int, std::string>> sorted;

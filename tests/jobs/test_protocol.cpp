@@ -33,6 +33,11 @@ TEST(ProtocolTest, full_result_parses) {
   const ParsedResult bare = parse_objective_result(R"({"objective": -3})");
   ASSERT_TRUE(bare.result);
   EXPECT_EQ(bare.result->metrics_json, "{}");
+  // A stepwise objective may leave "objective" out: its last step stands for the trial.
+  const ParsedResult steps_only = parse_objective_result(R"({"steps": [0.2, 0.4, 0.3]})");
+  ASSERT_TRUE(steps_only.result) << steps_only.error;
+  EXPECT_DOUBLE_EQ(steps_only.result->objective, 0.3);
+  EXPECT_FALSE(parse_objective_result(R"({"steps": []})").result);
 }
 
 TEST(ProtocolTest, bad_results_give_reasons) {

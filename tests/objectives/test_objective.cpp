@@ -1,9 +1,11 @@
 // lbo-test-objective: a fast, scriptable objective for tests and benchmarks.
 //
-//   lbo-test-objective [--function zero|sum|branin|quadratic] [--via stdout|file] [--context FILE]
+//   lbo-test-objective [--function zero|sum|branin|quadratic|steps] [--via stdout|file] [--context FILE]
 //
 // Reads $LBO_PARAMS_FILE (JSON). The value is a known function of the numeric parameters;
 // `quadratic` takes its task's (a, b, c) from the JSON object in FILE (a task's dataset);
+// `steps` reports only "steps": f_s(x) = 1 - (x - c_s)² for c = 0.15, 0.5, 0.85 (a stepwise
+// objective whose three steps have different optima);
 // these optional parameters steer the run itself:
 //   sleep_ms  (number)  sleep first
 //   outcome   (string)  "ok" (default), "fail" (exit 3), "crash" (SIGSEGV), "hang" (ignore
@@ -105,7 +107,11 @@ int main(int argc, char** argv) {
   }
   const double value = outcome == "nan" ? std::nan("") : evaluate(function, params, context);
   char line[128];
-  if (std::isnan(value)) {
+  if (function == "steps") {
+    const double x = number(params, "x");
+    const auto f = [x](double c) { return 1.0 - (x - c) * (x - c); };
+    std::snprintf(line, sizeof line, "{\"steps\": [%.17g, %.17g, %.17g]}", f(0.15), f(0.5), f(0.85));
+  } else if (std::isnan(value)) {
     std::snprintf(line, sizeof line, "{\"objective\": NaN}");
   } else {
     std::snprintf(line, sizeof line, "{\"objective\": %.17g}", value);

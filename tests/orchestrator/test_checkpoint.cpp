@@ -53,6 +53,20 @@ Checkpoint sample(std::uint64_t sequence) {
   ablr.cold_fit_size = 16;
   c.policy.surrogate.ablr = ablr;
   c.policy.hedge = {HedgeState{{0.5, -0.25, 1.0}, {{{0.1, 0.2}, {0.3, 0.4}, {0.5, 0.6}}}}};
+  lbo::surrogate::LboTaskState z;  // an lbo task: kept weights, heads and z
+  z.weights = {{0.5, -1.5}, {}};
+  z.heads = {{2.0}, {}};
+  z.prior_heads = {{}, {}};
+  z.log_gamma = {3.0, -4.0};
+  z.log_lambda = 0.25;
+  z.log_beta = 2.5;
+  z.log_rho = -0.75;
+  z.fitted_size = 9;
+  z.strength = 1e-2;
+  z.strength_size = 8;
+  c.policy.surrogate.lbo = lbo::surrogate::LboState{{z}};
+  c.policy.warm_sources = {"runs/older:a"};
+  c.policy.steps = 3;
   return c;
 }
 
@@ -101,6 +115,20 @@ void expect_same(const Checkpoint& a, const Checkpoint& b) {
   ASSERT_EQ(b.policy.hedge.size(), 1u);
   EXPECT_EQ(a.policy.hedge[0].gains, b.policy.hedge[0].gains);
   EXPECT_EQ(a.policy.hedge[0].nominees, b.policy.hedge[0].nominees);
+  ASSERT_TRUE(b.policy.surrogate.lbo && b.policy.surrogate.lbo->tasks.size() == 1u);
+  const lbo::surrogate::LboTaskState &x = a.policy.surrogate.lbo->tasks[0], &y = b.policy.surrogate.lbo->tasks[0];
+  EXPECT_EQ(x.weights, y.weights);
+  EXPECT_EQ(x.heads, y.heads);
+  EXPECT_EQ(x.prior_heads, y.prior_heads);
+  EXPECT_EQ(x.log_gamma, y.log_gamma);
+  EXPECT_EQ(x.log_lambda, y.log_lambda);
+  EXPECT_EQ(x.log_beta, y.log_beta);
+  EXPECT_EQ(x.log_rho, y.log_rho);
+  EXPECT_EQ(x.fitted_size, y.fitted_size);
+  EXPECT_EQ(x.strength, y.strength);
+  EXPECT_EQ(x.strength_size, y.strength_size);
+  EXPECT_EQ(a.policy.warm_sources, b.policy.warm_sources);
+  EXPECT_EQ(a.policy.steps, b.policy.steps);
 }
 
 void write_raw(const fs::path& file, const std::string& bytes) { std::ofstream(file, std::ios::binary) << bytes; }

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <thread>
@@ -199,4 +200,96 @@ TEST(LifelongRunTest, warm_start_reads_the_finished_tasks_of_other_runs_with_the
         << message;
     EXPECT_NE(message.find("space.y: new parameter"), std::string::npos) << message;
   }
+}
+
+namespace {
+
+// A job over x ∈ [0, 1] with the test objective's `function`, one slot's worth of settings.
+std::string model_job(const std::string& function, const std::string& objective_extra, const std::string& policy,
+                      const std::string& tasks, const std::string& schedule = "") {
+  return std::string("name = \"t\"\nseed = 5\n[objective]\ncommand = [\"") + LBO_TEST_OBJECTIVE +
+         "\", \"--function\", \"" + function + "\"]\ndirection = \"maximize\"\n" + objective_extra + "\n[policy]\n" +
+         policy + "\n" + schedule + "\n[space]\nx = { type = \"float\", low = 0, high = 1 }\n" + tasks;
+}
+
+std::vector<std::string> task_order(const RunOutput& out) {
+  std::vector<std::pair<long, std::string>> by_id;
+  for (const auto& row : out.rows) by_id.emplace_back(std::stol(row.at("trial")), row.at("task"));
+  std::sort(by_id.begin(), by_id.end());
+  std::vector<std::string> order;
+  for (const auto& [id, task] : by_id) order.push_back(task);
+  return order;
+}
+
+}  // namespace
+
+// With concurrent_tasks = 2 both tasks are open: after their random starts, each nominates
+// and the Hedge draw picks; the draw is seeded, so --sync runs repeat exactly.
+TEST(HedgeAcrossTasksTest, open_tasks_interleave_by_a_seeded_draw_and_the_log_shows_the_probabilities) {
+  const std::string job = model_job("sum", "", "surrogate = \"gp\"\ninitial_random = 2",
+                                    "[[tasks]]\nname = \"a\"\nbudget = 8\n[[tasks]]\nname = \"b\"\nbudget = 8\n",
+                                    "[schedule]\nconcurrent_tasks = 2");
+  MasterOptions options;
+  options.sync = true;
+  lbo::testing::ScratchDir first_dir, second_dir;
+  const RunOutput first = run_job(job, first_dir, 1, options);
+  const RunOutput second = run_job(job, second_dir, 1, options);
+  ASSERT_EQ(first.exit_code, kExitDone) << first.log;
+  EXPECT_EQ(rows_of(first, "a"), 8);
+  EXPECT_EQ(rows_of(first, "b"), 8);
+  const std::vector<std::string> order = task_order(first);
+  // Task b starts long before a is done (one task at a time would run a's 8 trials first).
+  const auto first_b = std::find(order.begin(), order.end(), "b") - order.begin();
+  EXPECT_LT(first_b, 4) << first.log;
+  EXPECT_NE(first.log.find("hedge over open tasks: a "), std::string::npos) << first.log;
+  EXPECT_EQ(order, task_order(second));
+  for (std::size_t i = 0; i < first.rows.size(); ++i) EXPECT_EQ(first.rows[i].at("x"), second.rows[i].at("x"));
+  // tasks.csv: both tasks, their best trial and configuration; identical tasks correlate.
+  const std::vector<lbo::testing::Row> tasks = lbo::testing::read_csv(first.run_dir / "tasks.csv");
+  ASSERT_EQ(tasks.size(), 2u);
+  EXPECT_EQ(tasks[0].at("task"), "a");
+  EXPECT_EQ(tasks[0].at("origin"), "job file");
+  EXPECT_EQ(tasks[0].at("ok"), "8");
+  EXPECT_GT(std::stod(tasks[0].at("best")), 0.8);
+  EXPECT_NEAR(std::stod(tasks[0].at("best")), std::stod(tasks[0].at("x")), 1e-5);  // f(x) = x
+  EXPECT_FALSE(tasks[1].at("trials_to_95").empty());
+  EXPECT_GT(std::stod(tasks[0].at("similarity:b")), 0.9);
+  EXPECT_DOUBLE_EQ(std::stod(tasks[1].at("similarity:b")), 1.0);
+}
+
+// A stepwise objective: every trial feeds three step models; each step's best configuration
+// is found near its own optimum (0.15, 0.5, 0.85).
+TEST(StepwiseTest, three_steps_with_different_optima_each_get_their_best_configuration) {
+  const std::string job = model_job("steps", "stepwise = 3", "surrogate = \"gp\"\ninitial_random = 3",
+                                    "[[tasks]]\nname = \"seq\"\nbudget = 18\n");
+  MasterOptions options;
+  options.sync = true;
+  lbo::testing::ScratchDir dir;
+  const RunOutput out = run_job(job, dir, 1, options);
+  ASSERT_EQ(out.exit_code, kExitDone) << out.log;
+  ASSERT_EQ(out.rows.size(), 18u);
+  for (const auto& row : out.rows) {
+    ASSERT_EQ(row.at("status"), "ok") << out.log;
+    EXPECT_EQ(row.at("objective"), row.at("step_3"));  // no "objective": the last step stands in
+  }
+  EXPECT_NE(out.log.find("hedge over steps: seq/step_1 "), std::string::npos) << out.log;
+  const std::vector<lbo::testing::Row> steps = lbo::testing::read_csv(out.run_dir / "tasks.csv");
+  ASSERT_EQ(steps.size(), 3u);
+  const double optima[] = {0.15, 0.5, 0.85};
+  for (int s = 0; s < 3; ++s) {
+    EXPECT_EQ(steps[s].at("step"), std::to_string(s + 1));
+    EXPECT_NEAR(std::stod(steps[s].at("x")), optima[s], 0.06) << "step " << s + 1;
+    EXPECT_GT(std::stod(steps[s].at("best")), 0.996);
+  }
+}
+
+TEST(StepwiseTest, a_result_without_the_declared_steps_is_a_failed_trial_with_a_reason) {
+  const std::string job = model_job("sum", "stepwise = 2", "surrogate = \"random\"", "[[tasks]]\nname = \"a\"\nbudget = 2\n");
+  lbo::testing::ScratchDir dir;
+  const RunOutput out = run_job(job, dir, 1);
+  ASSERT_EQ(out.exit_code, kExitDone) << out.log;
+  ASSERT_EQ(out.rows.size(), 2u);
+  EXPECT_EQ(out.rows[0].at("status"), "failed");
+  EXPECT_NE(out.log.find("the result reports 0 \"steps\" values; [objective] stepwise = 2 expects 2"), std::string::npos)
+      << out.log;
 }

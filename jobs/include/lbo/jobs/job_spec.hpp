@@ -22,6 +22,9 @@ struct ObjectiveSpec {
   std::optional<double> timeout_s;  ///< per attempt; none = no limit
   double kill_grace_s = 5.0;        ///< SIGTERM → SIGKILL delay when a trial is stopped
   int retries = 0;                  ///< extra attempts after a failed, crashed or timed-out one
+  /// > 0: every result reports "steps" with this many values, one per step function f_1..f_T
+  /// (stepwise model selection); each step is modelled as its own task.
+  int stepwise = 0;
 };
 
 enum class SurrogateKind : std::uint8_t { random, gp, ablr, lbo };

@@ -22,6 +22,12 @@ class ModelPolicy final : public Policy {
   /// exists yet); otherwise the acquisition's maximizer under the newest fitted model,
   /// conditioned on results the model has not seen and on the task's running trials.
   jobs::Config propose(const RunState& state, int task, std::int64_t trial) override;
+  /// Tasks in their initial random phase first; otherwise each open task (each step of a
+  /// stepwise one) nominates its acquisition maximizer and one is drawn ∝ its acquisition
+  /// value (SMS-DKL eq. 9), seeded by the trial; the probabilities go to the log.
+  Proposal propose_among(const RunState& state, const std::vector<int>& open, std::int64_t trial) override;
+  /// z usage (lbo) and posterior-mean correlations of the run's model tasks, newest fit.
+  std::vector<TaskModelReport> model_report() override;
   void results_committed(const RunState& state) override;
   /// The newest adopted fit's surrogate state and the Hedge memory.
   PolicyState state() override;

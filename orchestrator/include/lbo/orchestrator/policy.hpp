@@ -30,12 +30,29 @@ struct PolicyState {
   std::vector<HedgeState> hedge;           ///< per task; empty unless acquisition = "hedge"
   std::int64_t fitted_observations = -1;  ///< observations of the last fit; -1 before the first
   std::vector<std::string> warm_sources;  ///< the warm-start tasks the model put first
+  int steps = 1;                          ///< model tasks per run task (stepwise objectives)
 
   template <class Archive>
   void serialize(Archive& archive, std::uint32_t version) {
     archive(surrogate, hedge, fitted_observations);
     if (version >= 2) archive(warm_sources);
+    if (version >= 3) archive(steps);
   }
+};
+
+/// A new trial: which task it serves and what it evaluates.
+struct Proposal {
+  int task = 0;
+  jobs::Config config;
+};
+
+/// What the model says of one modelled task (a run task, or one step of a stepwise task), for
+/// reports. Model tasks are ordered task by task, steps within a task.
+struct TaskModelReport {
+  std::vector<double> usage;  ///< q(z_m = 1) for each latent network (lbo); empty otherwise
+  /// Correlation of its posterior mean with every model task's, over points spread across the
+  /// space (LBO Fig. 2c); empty before the first fit.
+  std::vector<double> similarity;
 };
 
 class Policy {
@@ -44,6 +61,13 @@ class Policy {
   /// A valid configuration of the job's space for new trial `trial` of `task`. Never waits for
   /// a model fit.
   virtual jobs::Config propose(const RunState& state, int task, std::int64_t trial) = 0;
+  /// A new trial for one of the `open` tasks (non-empty, job order). The base policy serves
+  /// the first; a model-based one lets each open task nominate and picks by Hedge.
+  virtual Proposal propose_among(const RunState& state, const std::vector<int>& open, std::int64_t trial) {
+    return {open.front(), propose(state, open.front(), trial)};
+  }
+  /// Per model task (see TaskModelReport), from the newest fit; empty for a model-free policy.
+  virtual std::vector<TaskModelReport> model_report() { return {}; }
   /// Results were committed. A model-based policy refits: in the background, or before
   /// returning in --sync mode (where the master calls this at the end of each round).
   virtual void results_committed(const RunState& state) { (void)state; }
@@ -68,6 +92,8 @@ class RandomPolicy final : public Policy {
  public:
   RandomPolicy(jobs::Space space, std::uint64_t seed) : space_(std::move(space)), seed_(seed) {}
   jobs::Config propose(const RunState& state, int task, std::int64_t trial) override;
+  /// Several open tasks: one at random (seeded by the trial), as nothing tells them apart.
+  Proposal propose_among(const RunState& state, const std::vector<int>& open, std::int64_t trial) override;
 
  private:
   jobs::Space space_;

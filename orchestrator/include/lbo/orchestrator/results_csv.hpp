@@ -1,7 +1,7 @@
 #pragma once
 // results.csv: one row per finished trial, kept current while the run goes on.
-// Columns: trial,task,status,objective,attempts,duration_s,worker, then one per parameter
-// (empty when inactive). RFC 4180 quoting.
+// Columns: trial,task,status,objective,attempts,duration_s,worker, step_1..step_T for a
+// stepwise objective, then one per parameter (empty when inactive). RFC 4180 quoting.
 
 #include <cstdio>
 #include <filesystem>

@@ -30,6 +30,7 @@ class RunDirectory {
   const std::filesystem::path& path() const { return path_; }
   std::filesystem::path journal() const { return path_ / "journal.lbo"; }
   std::filesystem::path results_csv() const { return path_ / "results.csv"; }
+  std::filesystem::path tasks_csv() const { return path_ / "tasks.csv"; }
   std::filesystem::path trial_dir(std::int64_t trial) const { return path_ / "trials" / std::to_string(trial); }
   /// Whether the folder held a run to continue.
   bool resuming() const { return resuming_; }

@@ -19,8 +19,8 @@ class Scheduler {
       : interrupted_(interrupted.begin(), interrupted.end()), retries_(retries.begin(), retries.end()) {}
 
   /// The trial to start next: a trial a stop interrupted, else one waiting for a retry, else a
-  /// new trial of the first task (in file order) with budget left to hand out, proposed by
-  /// `policy` and checked against the space. nullopt when nothing is left to hand out.
+  /// new trial of an open task (the first [schedule] concurrent_tasks tasks, in job order, with
+  /// budget left to hand out), proposed by `policy` and checked against the space. nullopt when nothing is left to hand out.
   std::optional<std::int64_t> next(RunState& state, Policy& policy);
   /// Only an interrupted trial (a --sync run finishes its interrupted round before proposing).
   std::optional<std::int64_t> next_interrupted();

@@ -1,0 +1,41 @@
+#pragma once
+// Per-task reports of a lifelong run: runs/<name>/tasks.csv and the task table of `lbo status`.
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lbo/jobs/job_spec.hpp"
+#include "lbo/orchestrator/policy.hpp"
+#include "lbo/orchestrator/run_state.hpp"
+
+namespace lbo::orchestrator {
+
+/// One task's (or one step's) results so far.
+struct TaskSummary {
+  int ok = 0;
+  std::optional<double> best;
+  std::int64_t best_trial = -1;
+  /// Trials of the task (in the order they were created, failed ones included) until the best
+  /// so far first covered 95% of the way from the task's first result to its best.
+  std::optional<int> trials_to_95;
+};
+
+/// `step` < 0: the trials' objective; otherwise their step `step` value (stepwise objectives).
+TaskSummary summarize_task(const std::vector<Trial>& trials, int task, jobs::Direction direction, int step = -1);
+
+/// Latent networks with q(z = 1) > ½, as "0 3 7" (empty when none or not an lbo model).
+std::string used_networks(const std::vector<double>& usage);
+
+/// tasks.csv: one row per task (per task and step for a stepwise objective) with origin, step,
+/// budget, ok, best, best_trial, trials_to_95, networks, then one similarity column per row
+/// ("similarity:<task>"), then the best configuration's parameters. `reports` come from
+/// Policy::model_report() (may be empty: a model-free policy).
+std::string tasks_csv(const RunState& state, const std::vector<TaskModelReport>& reports);
+
+/// Writes `text` to `path` atomically (temporary file, rename).
+void write_file_atomically(const std::filesystem::path& path, const std::string& text);
+
+}  // namespace lbo::orchestrator

@@ -1,0 +1,113 @@
+#include "lbo/orchestrator/task_report.hpp"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+#include "lbo/jobs/error.hpp"
+#include "lbo/orchestrator/results_csv.hpp"
+
+namespace lbo::orchestrator {
+
+namespace {
+
+std::string number(double v) {
+  if (!std::isfinite(v)) return "";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.6g", v);
+  return text;
+}
+
+}  // namespace
+
+TaskSummary summarize_task(const std::vector<Trial>& trials, int task, jobs::Direction direction, int step) {
+  const double sign = direction == jobs::Direction::maximize ? 1.0 : -1.0;
+  TaskSummary summary;
+  // (trials created so far, value) of each ok result, larger is better.
+  std::vector<std::pair<int, double>> results;
+  int created = 0;
+  for (const Trial& t : trials) {
+    if (t.task != task) continue;
+    ++created;
+    if (!t.finished || t.outcome.status != workers::TrialStatus::ok) continue;
+    if (step >= 0 && step >= static_cast<int>(t.outcome.steps.size())) continue;
+    const double value = step >= 0 ? t.outcome.steps[static_cast<std::size_t>(step)] : t.outcome.objective;
+    ++summary.ok;
+    if (!summary.best || sign * value > sign * *summary.best) {
+      summary.best = value;
+      summary.best_trial = t.id;
+    }
+    results.emplace_back(created, sign * value);
+  }
+  if (results.empty()) return summary;
+  const double first = results.front().second, best = sign * *summary.best;
+  const double target = first + 0.95 * (best - first);
+  for (const auto& [n, value] : results) {
+    if (value >= target) {
+      summary.trials_to_95 = n;
+      break;
+    }
+  }
+  return summary;
+}
+
+std::string used_networks(const std::vector<double>& usage) {
+  std::string text;
+  for (std::size_t m = 0; m < usage.size(); ++m) {
+    if (usage[m] > 0.5) text += (text.empty() ? "" : " ") + std::to_string(m);
+  }
+  return text;
+}
+
+std::string tasks_csv(const RunState& state, const std::vector<TaskModelReport>& reports) {
+  const jobs::JobSpec& job = state.job();
+  const int steps = std::max(1, job.objective.stepwise);
+  std::vector<std::string> names;
+  for (const jobs::TaskSpec& t : job.tasks) {
+    for (int s = 0; s < steps; ++s) names.push_back(job.objective.stepwise > 0 ? t.name + "/step_" + std::to_string(s + 1) : t.name);
+  }
+  std::string text = "task,origin,step,budget,ok,best,best_trial,trials_to_95,networks";
+  for (const std::string& n : names) text += "," + csv_field("similarity:" + n);
+  for (const jobs::ParamSpec& p : job.space.params()) text += "," + csv_field(p.name);
+  text += "\n";
+  for (int task = 0; task < static_cast<int>(job.tasks.size()); ++task) {
+    const jobs::TaskSpec& spec = job.tasks[static_cast<std::size_t>(task)];
+    for (int s = 0; s < steps; ++s) {
+      const std::size_t k = static_cast<std::size_t>(task * steps + s);
+      const TaskSummary summary =
+          summarize_task(state.trials(), task, job.objective.direction, job.objective.stepwise > 0 ? s : -1);
+      const TaskModelReport* report = k < reports.size() ? &reports[k] : nullptr;
+      text += csv_field(spec.name) + "," + std::string(jobs::to_string(spec.origin)) + "," +
+              (job.objective.stepwise > 0 ? std::to_string(s + 1) : "") + "," + std::to_string(spec.budget) + "," +
+              std::to_string(summary.ok) + "," + (summary.best ? number(*summary.best) : "") + "," +
+              (summary.best_trial >= 0 ? std::to_string(summary.best_trial) : "") + "," +
+              (summary.trials_to_95 ? std::to_string(*summary.trials_to_95) : "") + "," +
+              (report ? used_networks(report->usage) : "");
+      for (std::size_t j = 0; j < names.size(); ++j) {
+        text += ",";
+        if (report && j < report->similarity.size()) text += number(report->similarity[j]);
+      }
+      for (int p = 0; p < job.space.size(); ++p) {
+        text += ",";
+        if (summary.best_trial < 0) continue;
+        if (const auto& v = state.trial(summary.best_trial).config.values[static_cast<std::size_t>(p)]) {
+          text += csv_field(job.space.format_value(p, *v));
+        }
+      }
+      text += "\n";
+    }
+  }
+  return text;
+}
+
+void write_file_atomically(const std::filesystem::path& path, const std::string& text) {
+  const std::filesystem::path temporary = path.string() + ".tmp";
+  std::FILE* out = std::fopen(temporary.c_str(), "w");
+  if (out == nullptr) throw Error(temporary.string() + ": cannot write: " + std::strerror(errno));
+  const bool ok = std::fwrite(text.data(), 1, text.size(), out) == text.size();
+  if (std::fclose(out) != 0 || !ok) throw Error(temporary.string() + ": cannot write");
+  std::filesystem::rename(temporary, path);
+}
+
+}  // namespace lbo::orchestrator
