@@ -219,6 +219,7 @@ int main(int argc, char** argv) {
   }
   const std::map<std::string, std::string> policies = {
       {"lbo", "surrogate = \"lbo\"\nacquisition = \"ei\""},
+      {"lbo-pure", "surrogate = \"lbo\"\nresidual_gp = false\nacquisition = \"ei\""},
       {"ablr", "surrogate = \"ablr\"\nacquisition = \"ei\""},
       {"gp", "surrogate = \"gp\"\nacquisition = \"ei\""},
       {"random", "surrogate = \"random\""},

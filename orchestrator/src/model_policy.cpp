@@ -18,6 +18,7 @@
 #include "lbo/surrogate/lbo.hpp"
 #include "lbo/surrogate/linalg.hpp"
 #include "lbo/surrogate/maximizer.hpp"
+#include "lbo/surrogate/residual.hpp"
 #include "lbo/surrogate/surrogate.hpp"
 
 namespace lbo::orchestrator {
@@ -95,20 +96,28 @@ struct FitRequest {
   std::uint64_t seed = 0;
 };
 
-std::unique_ptr<surrogate::Surrogate> make_surrogate(const jobs::JobSpec& job, int dimension) {
+std::unique_ptr<surrogate::Surrogate> make_feature_model(const jobs::JobSpec& job, int dimension) {
   const std::vector<int> hidden(static_cast<std::size_t>(job.policy.network_depth), job.policy.network_width);
+  if (job.policy.surrogate == jobs::SurrogateKind::ablr) {
+    surrogate::AblrOptions options;
+    options.hidden = hidden;
+    return std::make_unique<surrogate::Ablr>(dimension, options);
+  }
+  surrogate::LboOptions options;
+  options.hidden = hidden;
+  options.networks = job.policy.networks;
+  options.ibp_alpha = job.policy.ibp_alpha;
+  return std::make_unique<surrogate::Lbo>(dimension, options);
+}
+
+std::unique_ptr<surrogate::Surrogate> make_surrogate(const jobs::JobSpec& job, int dimension) {
   switch (job.policy.surrogate) {
-    case jobs::SurrogateKind::ablr: {
-      surrogate::AblrOptions options;
-      options.hidden = hidden;
-      return std::make_unique<surrogate::Ablr>(dimension, options);
-    }
+    case jobs::SurrogateKind::ablr:
     case jobs::SurrogateKind::lbo: {
-      surrogate::LboOptions options;
-      options.hidden = hidden;
-      options.networks = job.policy.networks;
-      options.ibp_alpha = job.policy.ibp_alpha;
-      return std::make_unique<surrogate::Lbo>(dimension, options);
+      const bool residual = job.policy.residual_gp.value_or(job.policy.surrogate == jobs::SurrogateKind::lbo);
+      std::unique_ptr<surrogate::Surrogate> model = make_feature_model(job, dimension);
+      if (residual) return std::make_unique<surrogate::ResidualGp>(std::move(model));
+      return model;
     }
     default: return std::make_unique<surrogate::GpSurrogate>();
   }

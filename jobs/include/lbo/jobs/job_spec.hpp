@@ -54,6 +54,9 @@ struct PolicySpec {
   int network_depth = 3;    ///< ablr, lbo: layers
   int networks = 10;        ///< lbo: M, the most latent feature maps (IBP truncation)
   double ibp_alpha = 2.0;   ///< lbo: the IBP's α, about how many networks a task uses
+  /// lbo, ablr: a GP on the feature model's residuals (see surrogate/residual.hpp); unset:
+  /// on for lbo, off for ablr.
+  std::optional<bool> residual_gp;
 };
 
 struct WorkersSpec {

@@ -1,0 +1,100 @@
+#include "lbo/surrogate/residual.hpp"
+
+#include <utility>
+
+namespace lbo::surrogate {
+
+ResidualPosterior::ResidualPosterior(std::shared_ptr<const TaskPosterior> base,
+                                     std::shared_ptr<const TaskPosterior> residual)
+    : TaskPosterior(base->standardization()), base_(std::move(base)), residual_(std::move(residual)) {}
+
+Posterior ResidualPosterior::predict(const Eigen::MatrixXd& X) const {
+  Posterior b = base_->predict(X);
+  const Posterior r = residual_->predict(X);
+  const Standardization& s = residual_->standardization();
+  b.mean.array() += s.offset + s.scale * r.mean.array();
+  b.var.array() += s.scale * s.scale * r.var.array();
+  return b;
+}
+
+PointPosterior ResidualPosterior::predict_with_gradient(const Eigen::VectorXd& x) const {
+  PointPosterior b = base_->predict_with_gradient(x);
+  const PointPosterior r = residual_->predict_with_gradient(x);
+  const Standardization& s = residual_->standardization();
+  b.mean += s.offset + s.scale * r.mean;
+  b.var += s.scale * s.scale * r.var;
+  b.d_mean += s.scale * r.d_mean;
+  b.d_var += s.scale * s.scale * r.d_var;
+  return b;
+}
+
+std::shared_ptr<const TaskPosterior> ResidualPosterior::condition(const Eigen::MatrixXd& X, const Eigen::VectorXd* y) const {
+  if (y == nullptr) return std::make_shared<ResidualPosterior>(base_, residual_->condition(X, nullptr));
+  const Standardization& s = residual_->standardization();
+  const Eigen::VectorXd r = ((y->array() - base_->predict(X).mean.array() - s.offset) / s.scale).matrix();
+  return std::make_shared<ResidualPosterior>(base_, residual_->condition(X, &r));
+}
+
+ResidualGp::ResidualGp(std::unique_ptr<Surrogate> base, GaussianProcess::Options options)
+    : base_(std::move(base)), residual_(options) {}
+
+TaskData ResidualGp::residuals(const TaskData& data) const {
+  TaskData r;
+  for (std::size_t t = 0; t < data.tasks.size(); ++t) {
+    const Observations& o = data.tasks[t];
+    const auto p = base_->posterior(static_cast<int>(t));
+    if (!p || o.y.size() == 0) {
+      r.tasks.push_back({Eigen::MatrixXd(0, o.X.cols()), Eigen::VectorXd()});
+      continue;
+    }
+    const Standardization& s = p->standardization();
+    const Eigen::VectorXd z = ((o.y.array() - s.offset) / s.scale).matrix();
+    r.tasks.push_back({o.X, z - p->predict(o.X).mean});
+  }
+  return r;
+}
+
+void ResidualGp::combine(std::size_t tasks) {
+  posteriors_.assign(tasks, nullptr);
+  for (std::size_t t = 0; t < tasks; ++t) {
+    const auto base = base_->posterior(static_cast<int>(t));
+    const auto residual = residual_.posterior(static_cast<int>(t));
+    if (base && residual) {
+      posteriors_[t] = std::make_shared<ResidualPosterior>(base, residual);
+    } else {
+      posteriors_[t] = base;
+    }
+  }
+}
+
+void ResidualGp::fit(const TaskData& data, std::uint64_t seed) {
+  base_->fit(data, seed);
+  residual_.fit(residuals(data), seed ^ 0x9e51du);
+  combine(data.tasks.size());
+}
+
+std::shared_ptr<const TaskPosterior> ResidualGp::posterior(int task) const {
+  if (task < 0 || task >= static_cast<int>(posteriors_.size())) return nullptr;
+  return posteriors_[static_cast<std::size_t>(task)];
+}
+
+SurrogateState ResidualGp::state() const {
+  SurrogateState s = base_->state();
+  s.gp = residual_.state().gp;
+  return s;
+}
+
+void ResidualGp::restore(const SurrogateState& state, const TaskData& data) {
+  base_->restore(state, data);
+  const TaskData r = residuals(data);
+  if (state.gp) {
+    SurrogateState gp;
+    gp.gp = state.gp;
+    residual_.restore(gp, r);
+  } else {
+    residual_.fit(r, 0);  // a checkpoint of the bare model: fit the residuals now (cheap)
+  }
+  combine(data.tasks.size());
+}
+
+}  // namespace lbo::surrogate
