@@ -427,3 +427,21 @@ TEST(JobFileTest, dataset_files_name_tasks) {
   EXPECT_FALSE(default_budget_in("name = \"x\"\n").has_value());
   EXPECT_FALSE(default_budget_in("not toml [").has_value());
 }
+
+TEST_F(JobSpecTest, stepwise_objectives_and_the_residual_gp_switch_parse) {
+  const JobSpec stepwise = parse(valid_with("retries = 1", "retries = 1\nstepwise = 4"));
+  EXPECT_EQ(stepwise.objective.stepwise, 4);
+  EXPECT_EQ(parse(kValid).objective.stepwise, 0);
+  EXPECT_NE(error_of(valid_with("retries = 1", "stepwise = 0")).find("objective.stepwise: must be in 1..1000"), std::string::npos);
+  // step_1..step_T are results.csv columns of a stepwise run; step_5 is free when T = 4.
+  const std::string taken = error_of(with(valid_with("retries = 1", "stepwise = 4"), "C     =", "step_2 ="));
+  EXPECT_NE(taken.find("space.step_2: the name is taken by a results.csv column of objective.stepwise"), std::string::npos)
+      << taken;
+  EXPECT_NO_THROW(parse(with(valid_with("retries = 1", "stepwise = 4"), "C     =", "step_5 =")));
+
+  EXPECT_FALSE(parse(kValid).policy.residual_gp.has_value());
+  EXPECT_EQ(parse(valid_with("initial_random = 5", "residual_gp = false")).policy.residual_gp, false);
+  EXPECT_NE(error_of(valid_with("initial_random = 5", "residual_gp = 1")).find("policy.residual_gp: must be true or false"),
+            std::string::npos)
+      << error_of(valid_with("initial_random = 5", "residual_gp = 1"));
+}
