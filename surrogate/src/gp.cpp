@@ -190,7 +190,7 @@ std::shared_ptr<const TaskPosterior> make_gp_posterior(const Eigen::MatrixXd& X,
 }
 
 void GaussianProcess::set(const Observations& data, const Eigen::VectorXd& theta) {
-  const Standardization s = Standardization::of(data.y);
+  const Standardization s = options_.standardize ? Standardization::of(data.y) : Standardization{};
   const Eigen::VectorXd z = (data.y.array() - s.offset) / s.scale;
   theta_ = theta;
   posterior_ = make_gp_posterior(data.X, z, theta_, s);
@@ -198,7 +198,7 @@ void GaussianProcess::set(const Observations& data, const Eigen::VectorXd& theta
 
 void GaussianProcess::fit(const Observations& data, std::uint64_t seed) {
   const int d = static_cast<int>(data.X.cols());
-  const Standardization s = Standardization::of(data.y);
+  const Standardization s = options_.standardize ? Standardization::of(data.y) : Standardization{};
   const Eigen::VectorXd z = (data.y.array() - s.offset) / s.scale;
   const Eigen::VectorXd lower = GpHyperparameters::lower(d), upper = GpHyperparameters::upper(d);
 

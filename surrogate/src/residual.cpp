@@ -35,8 +35,20 @@ std::shared_ptr<const TaskPosterior> ResidualPosterior::condition(const Eigen::M
   return std::make_shared<ResidualPosterior>(base_, residual_->condition(X, &r));
 }
 
+namespace {
+
+// Residuals stay in the task's standardized units: standardized by their own spread (small,
+// as the features fit their data closely), the GP's amplitude would shrink with them and it
+// would again be sure of itself away from the data.
+GaussianProcess::Options unstandardized(GaussianProcess::Options options) {
+  options.standardize = false;
+  return options;
+}
+
+}  // namespace
+
 ResidualGp::ResidualGp(std::unique_ptr<Surrogate> base, GaussianProcess::Options options)
-    : base_(std::move(base)), residual_(options) {}
+    : base_(std::move(base)), residual_(unstandardized(options)) {}
 
 TaskData ResidualGp::residuals(const TaskData& data) const {
   TaskData r;

@@ -41,12 +41,15 @@ class GaussianProcess {
   struct Options {
     int restarts = 3;         ///< starts besides the warm start: the defaults, then random ones
     int max_iterations = 60;  ///< L-BFGS-B iterations per start
+    /// false: y is already in the units the caller wants (the residual GP's, whose amplitude
+    /// must stay comparable to the task's spread, not to the residuals' own).
+    bool standardize = true;
   };
 
   GaussianProcess() = default;
   explicit GaussianProcess(Options options) : options_(options) {}
 
-  /// Standardizes y, fits θ (warm-started from the previous fit when d matches) and builds the
+  /// Standardizes y (unless options say not to), fits θ (warm-started from the previous fit when d matches) and builds the
   /// posterior. Needs at least one observation.
   void fit(const Observations& data, std::uint64_t seed);
   /// Uses θ as given, without optimizing (tests, and restoring a checkpointed fit).
