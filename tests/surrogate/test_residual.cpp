@@ -63,7 +63,7 @@ TEST(ResidualGpTest, the_features_mean_stays_and_the_residual_gp_adds_uncertaint
 TEST(ResidualGpTest, gradients_match_finite_differences) {
   const auto model = fitted(rippled_bowl(20, 2));
   const auto post = model->posterior(0);
-  for (const Eigen::Vector2d x : {Eigen::Vector2d(0.3, 0.7), Eigen::Vector2d(0.85, 0.15)}) {
+  for (const Eigen::Vector2d& x : {Eigen::Vector2d(0.3, 0.7), Eigen::Vector2d(0.85, 0.15)}) {
     const PointPosterior g = post->predict_with_gradient(x);
     const Posterior p = post->predict(x.transpose());
     EXPECT_NEAR(g.mean, p.mean(0), 1e-10);
