@@ -2,8 +2,9 @@
 // the ABLR paper's quadratic family (§3.1). The policies run exactly as in `lbo run --sync`
 // with one slot; objectives are evaluated in-process, since this measures proposals.
 //
-//   build/bench/lifelong [--reps N] [--methods lbo,ablr,gp,random] [--problems branin,quadratic]
-//                        [--budget N] [--quadratic-tasks N] [--sigmas 0.01,0.05,0.1,0.5,1]
+//   build/bench/lifelong [--reps N] [--methods lbo,lbo-pure,lbo-ucb,ablr,gp,gp-ucb,random]
+//                        [--problems branin,quadratic] [--budget N] [--quadratic-tasks N]
+//                        [--sigmas 0.01,0.05,0.1,0.5,1]
 //
 // Branin sequences: for each σ in {0.01, 0.05, 0.1, 0.5, 1}, a sequence of 5 Branin functions
 // whose parameters (a, b, c, r, s, t) each get N(0, σ²) added, minimized on [-5, 10] × [0, 15];
@@ -220,6 +221,8 @@ int main(int argc, char** argv) {
   const std::map<std::string, std::string> policies = {
       {"lbo", "surrogate = \"lbo\"\nacquisition = \"ei\""},
       {"lbo-pure", "surrogate = \"lbo\"\nresidual_gp = false\nacquisition = \"ei\""},
+      {"lbo-ucb", "surrogate = \"lbo\"\nacquisition = \"ucb\""},
+      {"gp-ucb", "surrogate = \"gp\"\nacquisition = \"ucb\""},
       {"ablr", "surrogate = \"ablr\"\nacquisition = \"ei\""},
       {"gp", "surrogate = \"gp\"\nacquisition = \"ei\""},
       {"random", "surrogate = \"random\""},
@@ -236,7 +239,7 @@ int main(int argc, char** argv) {
       "x1 = { type = \"float\", low = -5, high = 10 }\nx2 = { type = \"float\", low = 0, high = 15 }\n";
 
   if (std::find(problems.begin(), problems.end(), "branin") != problems.end()) {
-    std::printf("Branin sequences: 5 tasks x %d trials, 5 initial random points, %d reps, EI, --sync, one slot\n",
+    std::printf("Branin sequences: 5 tasks x %d trials, 5 initial random points, %d reps, EI (UCB for the -ucb methods), --sync, one slot\n",
                 budget, reps);
     std::printf("mean best-so-far regret of tasks 2-5\n");
     const std::string last = "@" + std::to_string(budget);
@@ -310,7 +313,7 @@ int main(int argc, char** argv) {
 
   if (std::find(problems.begin(), problems.end(), "quadratic") != problems.end()) {
     const int qbudget = std::min(budget, 20);
-    std::printf("Quadratic family: %d tasks x %d trials, 3 initial random points, %d reps, EI, --sync, one slot\n",
+    std::printf("Quadratic family: %d tasks x %d trials, 3 initial random points, %d reps, EI (UCB for the -ucb methods), --sync, one slot\n",
                 quadratic_tasks, qbudget, reps);
     std::printf("%-8s %10s %10s %10s\n", "method", "@3", "@5", ("@" + std::to_string(qbudget)).c_str());
     for (const Method& method : methods) {
