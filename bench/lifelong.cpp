@@ -22,32 +22,20 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
-#include <numbers>
 #include <random>
 #include <sstream>
 #include <string>
 #include <vector>
 
-#include "lbo/jobs/job_spec.hpp"
-#include "lbo/orchestrator/policy.hpp"
-#include "lbo/orchestrator/run_state.hpp"
+#include "sequences.hpp"
 
 namespace {
 
 using namespace lbo;
-using Clock = std::chrono::steady_clock;
+using namespace lbo::bench;
 
 std::vector<double> kSigmas = {0.01, 0.05, 0.1, 0.5, 1.0};
 const int kReport[] = {10, 25, 50};
-
-struct Branin {
-  double a = 1, b = 5.1 / (4 * std::numbers::pi * std::numbers::pi), c = 5 / std::numbers::pi, r = 6, s = 10,
-         t = 1 / (8 * std::numbers::pi);
-  double operator()(double x1, double x2) const {
-    const double u = x2 - b * x1 * x1 + c * x1 - r;
-    return a * u * u + s * (1 - t) * std::cos(x1) + s;
-  }
-};
 
 // The minimum on [-5, 10] × [0, 15]: a 600 × 600 grid, then Nelder–Mead from the best 5 points
 // (clamped to the box). Written here because only this benchmark needs it.
@@ -101,70 +89,6 @@ double branin_minimum(const Branin& f) {
     best = std::min(best, simplex[0][0]);
   }
   return best;
-}
-
-struct Quadratic {
-  double a, b, c;
-  double operator()(const std::vector<double>& x) const {
-    double sum = 0, squares = 0;
-    for (double v : x) sum += v, squares += v * v;
-    return 0.5 * a * squares + b * sum + 3 * c;
-  }
-  double minimum() const {
-    const double x = std::clamp(-b / a, -5.0, 5.0);
-    return 3 * (0.5 * a * x * x + b * x) + 3 * c;
-  }
-};
-
-struct Method {
-  std::string name;
-  std::string policy;  // [policy] table body
-};
-
-std::string job_text(const Method& m, int seed, const std::string& space, int tasks, int budget, int initial) {
-  std::string text = "name = \"bench\"\nseed = " + std::to_string(seed) +
-                     "\n[objective]\ncommand = [\"true\"]\ndirection = \"minimize\"\n[policy]\n" + m.policy +
-                     "\ninitial_random = " + std::to_string(initial) + "\n[space]\n" + space;
-  for (int t = 0; t < tasks; ++t) {
-    text += "[[tasks]]\nname = \"t" + std::to_string(t) + "\"\nbudget = " + std::to_string(budget) + "\n";
-  }
-  return text;
-}
-
-// One sequence run: regret[t][i] is task t's best-so-far regret after i + 1 trials;
-// seconds[t] the time the policy took on task t.
-struct SequenceRun {
-  std::vector<std::vector<double>> regret;
-  std::vector<double> seconds;
-};
-
-template <class Objective>
-SequenceRun run(const jobs::JobSpec& job, const Objective& value_of, const std::vector<double>& minima) {
-  orchestrator::RunState state(job);
-  auto policy = orchestrator::make_policy(job, orchestrator::PolicyOptions{true, nullptr});
-  SequenceRun out;
-  out.regret.resize(job.tasks.size());
-  out.seconds.assign(job.tasks.size(), 0.0);
-  for (int t = 0; t < static_cast<int>(job.tasks.size()); ++t) {
-    double best = INFINITY;
-    for (int i = 0; i < job.tasks[t].budget; ++i) {
-      const std::int64_t id = static_cast<std::int64_t>(state.trials().size());
-      const auto start = Clock::now();
-      state.add_trial(t, policy->propose(state, t, id));
-      out.seconds[t] += std::chrono::duration<double>(Clock::now() - start).count();
-      state.start_attempt(id, "local:0");
-      workers::Outcome outcome;
-      outcome.status = workers::TrialStatus::ok;
-      outcome.objective = value_of(t, state.trial(id).config);
-      state.end_attempt(id, outcome, "local:0", true);
-      const auto fit_start = Clock::now();
-      policy->results_committed(state);
-      out.seconds[t] += std::chrono::duration<double>(Clock::now() - fit_start).count();
-      best = std::min(best, outcome.objective);
-      out.regret[t].push_back(std::max(0.0, best - minima[t]));
-    }
-  }
-  return out;
 }
 
 // Mean over `curves` of the regret after `at` trials.
@@ -271,7 +195,7 @@ int main(int argc, char** argv) {
         for (int rep = 0; rep < reps; ++rep) {
           const jobs::JobSpec job = jobs::parse_job(job_text(method, rep + 1, branin_space, 5, budget, 5), "branin.toml");
           const auto& seq = sequences[static_cast<std::size_t>(rep)];
-          const SequenceRun r = run(
+          const SequenceRun r = run_sequence(
               job, [&](int t, const jobs::Config& c) { return seq[static_cast<std::size_t>(t)](*c.values[0], *c.values[1]); },
               minima[static_cast<std::size_t>(rep)]);
           later.insert(later.end(), r.regret.begin() + 1, r.regret.end());
@@ -334,7 +258,7 @@ int main(int argc, char** argv) {
                                                            "x3 = { type = \"float\", low = -5, high = 5 }\n",
                                                            quadratic_tasks, qbudget, 3),
                                                   "quadratic.toml");
-        const SequenceRun r = run(
+        const SequenceRun r = run_sequence(
             job,
             [&](int t, const jobs::Config& c) {
               return tasks[static_cast<std::size_t>(t)]({*c.values[0], *c.values[1], *c.values[2]});

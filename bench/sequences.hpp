@@ -1,0 +1,98 @@
+#pragma once
+// Shared by the in-process benchmarks (sample_efficiency, lifelong): the test functions and a
+// driver that runs a policy exactly as `lbo run --sync` does with one slot, the objective
+// evaluated in-process, since these benchmarks measure proposals.
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <numbers>
+#include <string>
+#include <vector>
+
+#include "lbo/jobs/job_spec.hpp"
+#include "lbo/orchestrator/policy.hpp"
+#include "lbo/orchestrator/run_state.hpp"
+
+namespace lbo::bench {
+
+/// Branin–Hoo with its six parameters (the defaults are the standard function, minimum
+/// 0.397887 on [-5, 10] × [0, 15]).
+struct Branin {
+  double a = 1, b = 5.1 / (4 * std::numbers::pi * std::numbers::pi), c = 5 / std::numbers::pi, r = 6, s = 10,
+         t = 1 / (8 * std::numbers::pi);
+  double operator()(double x1, double x2) const {
+    const double u = x2 - b * x1 * x1 + c * x1 - r;
+    return a * u * u + s * (1 - t) * std::cos(x1) + s;
+  }
+};
+
+/// The ABLR paper's quadratic family: f(x) = ½a‖x‖² + bΣx + 3c on [-5, 5]^d.
+struct Quadratic {
+  double a, b, c;
+  double operator()(const std::vector<double>& x) const {
+    double sum = 0, squares = 0;
+    for (double v : x) sum += v, squares += v * v;
+    return 0.5 * a * squares + b * sum + 3 * c;
+  }
+  /// On [-5, 5]³: separable, each coordinate at clamp(−b/a, −5, 5).
+  double minimum() const {
+    const double x = std::clamp(-b / a, -5.0, 5.0);
+    return 3 * (0.5 * a * x * x + b * x) + 3 * c;
+  }
+};
+
+struct Method {
+  std::string name;
+  std::string policy;  // [policy] table body
+};
+
+/// A minimize job over `space` with `tasks` tasks t0, t1, … of `budget` trials each.
+inline std::string job_text(const Method& m, int seed, const std::string& space, int tasks, int budget, int initial) {
+  std::string text = "name = \"bench\"\nseed = " + std::to_string(seed) +
+                     "\n[objective]\ncommand = [\"true\"]\ndirection = \"minimize\"\n[policy]\n" + m.policy +
+                     "\ninitial_random = " + std::to_string(initial) + "\n[space]\n" + space;
+  for (int t = 0; t < tasks; ++t) {
+    text += "[[tasks]]\nname = \"t" + std::to_string(t) + "\"\nbudget = " + std::to_string(budget) + "\n";
+  }
+  return text;
+}
+
+/// One run of a job's tasks in order: regret[t][i] is task t's best-so-far regret after i + 1
+/// trials (never below 0); seconds[t] the time the policy took on task t (fits and proposals).
+struct SequenceRun {
+  std::vector<std::vector<double>> regret;
+  std::vector<double> seconds;
+};
+
+template <class Objective>
+SequenceRun run_sequence(const jobs::JobSpec& job, const Objective& value_of, const std::vector<double>& minima) {
+  using Clock = std::chrono::steady_clock;
+  orchestrator::RunState state(job);
+  auto policy = orchestrator::make_policy(job, orchestrator::PolicyOptions{true, nullptr});
+  SequenceRun out;
+  out.regret.resize(job.tasks.size());
+  out.seconds.assign(job.tasks.size(), 0.0);
+  for (int t = 0; t < static_cast<int>(job.tasks.size()); ++t) {
+    double best = INFINITY;
+    for (int i = 0; i < job.tasks[t].budget; ++i) {
+      const std::int64_t id = static_cast<std::int64_t>(state.trials().size());
+      const auto start = Clock::now();
+      state.add_trial(t, policy->propose(state, t, id));
+      out.seconds[t] += std::chrono::duration<double>(Clock::now() - start).count();
+      state.start_attempt(id, "local:0");
+      workers::Outcome outcome;
+      outcome.status = workers::TrialStatus::ok;
+      outcome.objective = value_of(t, state.trial(id).config);
+      state.end_attempt(id, outcome, "local:0", true);
+      const auto fit_start = Clock::now();
+      policy->results_committed(state);
+      out.seconds[t] += std::chrono::duration<double>(Clock::now() - fit_start).count();
+      best = std::min(best, outcome.objective);
+      out.regret[t].push_back(std::max(0.0, best - minima[t]));
+    }
+  }
+  return out;
+}
+
+}  // namespace lbo::bench
