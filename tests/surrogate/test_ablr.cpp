@@ -6,32 +6,23 @@
 #include <random>
 
 #include "finite_difference.hpp"
+#include "test_data.hpp"
 #include "lbo/surrogate/linalg.hpp"
 
 using namespace lbo::surrogate;
 using lbo::testing::numerical_gradient;
 using lbo::testing::relative_error;
+using lbo::testing::bowl;
 
 namespace {
 
-Observations task_data(int n, double shift, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(0.0, 1.0);
-  Observations o{Eigen::MatrixXd(n, 2), Eigen::VectorXd(n)};
-  for (int i = 0; i < n; ++i) {
-    o.X(i, 0) = u(rng);
-    o.X(i, 1) = u(rng);
-    o.y(i) = -std::pow(o.X(i, 0) - 0.3 - shift, 2) - 0.5 * std::pow(o.X(i, 1) - 0.6, 2);
-  }
-  return o;
-}
 
 }  // namespace
 
 TEST(AblrTest, objective_gradient_matches_finite_differences) {
   // A small network; one task in dual form (N < D), one in primal form (N > D).
   Ablr ablr(2, AblrOptions{.hidden = {6, 5}});
-  TaskData data{{task_data(3, 0.0, 1), task_data(12, 0.1, 2)}};
+  TaskData data{{bowl(3, 0.0, 1), bowl(12, 0.1, 2)}};
   for (auto& t : data.tasks) t.y = (t.y.array() - t.y.mean()) / 0.1;
   std::mt19937_64 rng(3);
   const int p = ablr.network().parameter_count();
@@ -51,11 +42,11 @@ TEST(AblrTest, objective_gradient_matches_finite_differences) {
 
 TEST(AblrTest, fits_a_task_and_its_posterior_behaves) {
   Ablr ablr(2, AblrOptions{.hidden = {20, 20}, .max_iterations = 300});
-  const Observations train = task_data(40, 0.0, 4);
+  const Observations train = bowl(40, 0.0, 4);
   ablr.fit(TaskData{{train}}, 5);
   const auto post = ablr.posterior(0);
   ASSERT_TRUE(post);
-  const Observations test = task_data(20, 0.0, 6);
+  const Observations test = bowl(20, 0.0, 6);
   const Posterior p = post->predict(test.X);
   double error = 0;
   for (int i = 0; i < 20; ++i) error += std::abs(post->standardization().invert(p.mean(i)) - test.y(i));
@@ -73,7 +64,7 @@ TEST(AblrTest, fits_a_task_and_its_posterior_behaves) {
 
 TEST(AblrTest, hallucination_keeps_the_mean_and_shrinks_the_variance) {
   Ablr ablr(2, AblrOptions{.hidden = {10, 10}, .max_iterations = 100});
-  ablr.fit(TaskData{{task_data(15, 0.0, 7)}}, 8);
+  ablr.fit(TaskData{{bowl(15, 0.0, 7)}}, 8);
   const auto post = ablr.posterior(0);
   Eigen::MatrixXd pending(1, 2);
   pending << 0.9, 0.9;
@@ -85,22 +76,22 @@ TEST(AblrTest, hallucination_keeps_the_mean_and_shrinks_the_variance) {
 
 TEST(AblrTest, warm_start_keeps_parameters_and_new_tasks_join) {
   Ablr ablr(2, AblrOptions{.hidden = {8, 8}, .max_iterations = 50, .warm_iterations = 5});
-  ablr.fit(TaskData{{task_data(10, 0.0, 9)}}, 1);
+  ablr.fit(TaskData{{bowl(10, 0.0, 9)}}, 1);
   EXPECT_EQ(ablr.tasks(), 1);
   const Eigen::VectorXd first = ablr.parameters();
-  ablr.fit(TaskData{{task_data(10, 0.0, 9), task_data(6, 0.2, 10)}}, 2);
+  ablr.fit(TaskData{{bowl(10, 0.0, 9), bowl(6, 0.2, 10)}}, 2);
   EXPECT_EQ(ablr.tasks(), 2);
   EXPECT_EQ(ablr.parameters().size(), first.size() + 2);
   ASSERT_TRUE(ablr.posterior(1));
   EXPECT_FALSE(ablr.posterior(2));
   // A task without observations gets no posterior but keeps its slot.
-  ablr.fit(TaskData{{task_data(10, 0.0, 9), Observations{Eigen::MatrixXd(0, 2), Eigen::VectorXd(0)}}}, 3);
+  ablr.fit(TaskData{{bowl(10, 0.0, 9), Observations{Eigen::MatrixXd(0, 2), Eigen::VectorXd(0)}}}, 3);
   EXPECT_FALSE(ablr.posterior(1));
   EXPECT_TRUE(ablr.posterior(0));
 }
 
 TEST(AblrTest, same_seed_same_fit) {
-  const TaskData data{{task_data(12, 0.0, 11)}};
+  const TaskData data{{bowl(12, 0.0, 11)}};
   Ablr a(2, AblrOptions{.hidden = {8, 8}, .max_iterations = 40});
   Ablr b(2, AblrOptions{.hidden = {8, 8}, .max_iterations = 40});
   a.fit(data, 17);
@@ -110,7 +101,7 @@ TEST(AblrTest, same_seed_same_fit) {
 
 TEST(AblrTest, non_finite_observations_are_refused) {
   Ablr ablr(2, AblrOptions{.hidden = {4}});
-  Observations o = task_data(5, 0.0, 12);
+  Observations o = bowl(5, 0.0, 12);
   o.y(2) = std::nan("");
   EXPECT_THROW(ablr.fit(TaskData{{o}}, 1), NumericalError);
   GpSurrogate gp;
@@ -120,7 +111,7 @@ TEST(AblrTest, non_finite_observations_are_refused) {
 TEST(AblrTest, a_fit_on_one_point_does_not_collapse_later_fits) {
   // One point: the network weights would shrink to zero, a saddle later fits cannot leave.
   Ablr ablr(2, AblrOptions{.hidden = {10, 10}, .max_iterations = 200});
-  const Observations all = task_data(30, 0.0, 13);
+  const Observations all = bowl(30, 0.0, 13);
   for (int n : {1, 2, 3, 30}) ablr.fit(TaskData{{Observations{all.X.topRows(n), all.y.head(n)}}}, static_cast<std::uint64_t>(n));
   const int p = ablr.network().parameter_count();
   EXPECT_GT(ablr.parameters().head(p).norm(), 0.1);
@@ -129,10 +120,10 @@ TEST(AblrTest, a_fit_on_one_point_does_not_collapse_later_fits) {
 }
 
 TEST(AblrTest, restored_state_predicts_and_refits_like_the_original) {
-  const TaskData first{{task_data(12, 0.0, 14), task_data(5, 0.2, 15)}};
+  const TaskData first{{bowl(12, 0.0, 14), bowl(5, 0.2, 15)}};
   TaskData second = first;
-  second.tasks[1] = task_data(8, 0.2, 15);
-  second.tasks.push_back(task_data(3, 0.1, 16));  // a task that arrives after the checkpoint
+  second.tasks[1] = bowl(8, 0.2, 15);
+  second.tasks.push_back(bowl(3, 0.1, 16));  // a task that arrives after the checkpoint
   Ablr original(2, AblrOptions{.hidden = {8, 8}, .max_iterations = 60, .warm_iterations = 20});
   original.fit(first, 1);
   Ablr restored(2, AblrOptions{.hidden = {8, 8}, .max_iterations = 60, .warm_iterations = 20});

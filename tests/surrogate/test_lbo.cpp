@@ -7,38 +7,20 @@
 #include <random>
 
 #include "finite_difference.hpp"
+#include "test_data.hpp"
 #include "lbo/surrogate/linalg.hpp"
 
 using namespace lbo::surrogate;
 using lbo::testing::numerical_gradient;
 using lbo::testing::relative_error;
+using lbo::testing::bowl;
+using lbo::testing::sample_unit_square;
 
 namespace {
 
-// A smooth 2-d function family: a bowl whose centre moves with `shift`.
-Observations bowl(int n, double shift, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(0.0, 1.0);
-  Observations o{Eigen::MatrixXd(n, 2), Eigen::VectorXd(n)};
-  for (int i = 0; i < n; ++i) {
-    o.X(i, 0) = u(rng);
-    o.X(i, 1) = u(rng);
-    o.y(i) = -std::pow(o.X(i, 0) - 0.3 - shift, 2) - 0.5 * std::pow(o.X(i, 1) - 0.6, 2);
-  }
-  return o;
-}
-
 // Unlike any bowl: a ripple along the diagonal.
 Observations ripple(int n, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(0.0, 1.0);
-  Observations o{Eigen::MatrixXd(n, 2), Eigen::VectorXd(n)};
-  for (int i = 0; i < n; ++i) {
-    o.X(i, 0) = u(rng);
-    o.X(i, 1) = u(rng);
-    o.y(i) = std::sin(9.0 * (o.X(i, 0) - o.X(i, 1)));
-  }
-  return o;
+  return sample_unit_square(n, seed, [](double x1, double x2) { return std::sin(9.0 * (x1 - x2)); });
 }
 
 double mean_abs_error(const TaskPosterior& post, const Observations& test) {

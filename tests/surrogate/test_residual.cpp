@@ -7,6 +7,7 @@
 #include <random>
 
 #include "finite_difference.hpp"
+#include "test_data.hpp"
 #include "lbo/surrogate/lbo.hpp"
 
 using namespace lbo::surrogate;
@@ -17,15 +18,9 @@ namespace {
 
 // A bowl in [0,1]² with a ripple the few smooth features of a small LBO miss.
 Observations rippled_bowl(int n, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(0.0, 1.0);
-  Observations o{Eigen::MatrixXd(n, 2), Eigen::VectorXd(n)};
-  for (int i = 0; i < n; ++i) {
-    o.X(i, 0) = u(rng);
-    o.X(i, 1) = u(rng);
-    o.y(i) = -std::pow(o.X(i, 0) - 0.4, 2) - std::pow(o.X(i, 1) - 0.6, 2) + 0.1 * std::sin(12 * o.X(i, 0));
-  }
-  return o;
+  return lbo::testing::sample_unit_square(n, seed, [](double x1, double x2) {
+    return -std::pow(x1 - 0.4, 2) - std::pow(x2 - 0.6, 2) + 0.1 * std::sin(12 * x1);
+  });
 }
 
 std::unique_ptr<ResidualGp> fitted(const Observations& data) {
