@@ -415,7 +415,7 @@ class ModelPolicy::Impl {
     std::vector<Eigen::VectorXd> centred(reports.size());
     for (std::size_t k = 0; k < reports.size(); ++k) {
       if (lbo && warm_.size() + k < lbo->tasks.size()) {
-        for (double g : lbo->tasks[warm_.size() + k].log_gamma) reports[k].usage.push_back(1.0 / (1.0 + std::exp(-g)));
+        reports[k].usage = lbo->tasks[warm_.size() + k].usage();
       }
       if (const auto posterior = posterior_at(k); posterior && !adopted_->trials[warm_.size() + k].empty()) {
         const Eigen::VectorXd mean = posterior->predict(X).mean;

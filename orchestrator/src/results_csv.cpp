@@ -81,16 +81,20 @@ void ResultsCsv::flush() {
   if (std::fflush(file_) != 0) throw Error(path_.string() + ": cannot write: " + std::strerror(errno));
 }
 
-void ResultsCsv::rewrite(const RunState& state) {
-  const std::filesystem::path temporary = path_.string() + ".tmp";
+void write_file_atomically(const std::filesystem::path& path, const std::string& text) {
+  const std::filesystem::path temporary = path.string() + ".tmp";
   std::FILE* out = open_or_throw(temporary, "w");
+  const bool ok = std::fwrite(text.data(), 1, text.size(), out) == text.size();
+  if (std::fclose(out) != 0 || !ok) throw Error(temporary.string() + ": cannot write");
+  std::filesystem::rename(temporary, path);
+}
+
+void ResultsCsv::rewrite(const RunState& state) {
   std::string text = header(state.job());
   for (const Trial& t : state.trials()) {
     if (t.finished) text += row(state, t);
   }
-  const bool ok = std::fwrite(text.data(), 1, text.size(), out) == text.size();
-  if (std::fclose(out) != 0 || !ok) throw Error(temporary.string() + ": cannot write");
-  std::filesystem::rename(temporary, path_);
+  write_file_atomically(path_, text);
   std::fclose(file_);
   file_ = open_or_throw(path_, "a");
 }

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <map>
@@ -63,11 +62,8 @@ std::string status_report(const fs::path& run_dir) {
     out << "last checkpoint: none yet (the journal holds everything)\n";
   }
 
-  const bool maximize = run.job.direction == jobs::Direction::maximize;
   struct Row {
     int done = 0, ok = 0, failed = 0, running = 0;
-    std::optional<double> best;
-    std::int64_t best_trial = -1;
   };
   std::vector<Row> rows(run.job.tasks.size());
   std::map<std::string, int> reasons;
@@ -78,10 +74,6 @@ std::string status_report(const fs::path& run_dir) {
     ++r.done;
     if (t.outcome.status == workers::TrialStatus::ok) {
       ++r.ok;
-      if (!r.best || (maximize ? t.outcome.objective > *r.best : t.outcome.objective < *r.best)) {
-        r.best = t.outcome.objective;
-        r.best_trial = t.id;
-      }
     } else {
       ++r.failed;
       std::string reason = std::string(workers::to_string(t.outcome.status)) + ": " + t.outcome.reason;
@@ -98,9 +90,7 @@ std::string status_report(const fs::path& run_dir) {
   const auto networks_of = [&](std::size_t task) -> std::string {
     const std::size_t k = run.policy.warm_sources.size() + task * static_cast<std::size_t>(std::max(1, run.policy.steps));
     if (!lbo || k >= lbo->tasks.size()) return "-";
-    std::vector<double> usage;
-    for (double g : lbo->tasks[k].log_gamma) usage.push_back(1.0 / (1.0 + std::exp(-g)));
-    const std::string used = used_networks(usage);
+    const std::string used = used_networks(lbo->tasks[k].usage());
     return used.empty() ? "-" : used;
   };
   std::size_t width = 4;
@@ -115,7 +105,7 @@ std::string status_report(const fs::path& run_dir) {
         << pad(std::to_string(r.done) + "/" + std::to_string(run.job.tasks[i].budget), 13)
         << pad(std::to_string(r.ok), 6) << pad(std::to_string(r.failed), 8) << pad(std::to_string(r.running), 10)
         << pad(summary.trials_to_95 ? std::to_string(*summary.trials_to_95) : "-", 8) << pad(networks_of(i), 12)
-        << (r.best ? number(*r.best) + " (trial " + std::to_string(r.best_trial) + ")" : "-") << "\n";
+        << (summary.best ? number(*summary.best) + " (trial " + std::to_string(summary.best_trial) + ")" : "-") << "\n";
   }
   if (fs::exists(run_dir / "tasks.csv")) {
     out << "per-task report (best per step, task similarity): " << (run_dir / "tasks.csv").string() << "\n";

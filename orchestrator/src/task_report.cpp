@@ -1,11 +1,8 @@
 #include "lbo/orchestrator/task_report.hpp"
 
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 
-#include "lbo/jobs/error.hpp"
 #include "lbo/orchestrator/results_csv.hpp"
 
 namespace lbo::orchestrator {
@@ -101,13 +98,5 @@ std::string tasks_csv(const RunState& state, const std::vector<TaskModelReport>&
   return text;
 }
 
-void write_file_atomically(const std::filesystem::path& path, const std::string& text) {
-  const std::filesystem::path temporary = path.string() + ".tmp";
-  std::FILE* out = std::fopen(temporary.c_str(), "w");
-  if (out == nullptr) throw Error(temporary.string() + ": cannot write: " + std::strerror(errno));
-  const bool ok = std::fwrite(text.data(), 1, text.size(), out) == text.size();
-  if (std::fclose(out) != 0 || !ok) throw Error(temporary.string() + ": cannot write");
-  std::filesystem::rename(temporary, path);
-}
 
 }  // namespace lbo::orchestrator

@@ -37,4 +37,7 @@ class ResultsCsv {
 /// A CSV field, quoted when it holds a comma, quote or line break.
 std::string csv_field(std::string_view text);
 
+/// Writes `text` to `path` atomically: a temporary file next to it, then a rename.
+void write_file_atomically(const std::filesystem::path& path, const std::string& text);
+
 }  // namespace lbo::orchestrator

@@ -35,7 +35,4 @@ std::string used_networks(const std::vector<double>& usage);
 /// Policy::model_report() (may be empty: a model-free policy).
 std::string tasks_csv(const RunState& state, const std::vector<TaskModelReport>& reports);
 
-/// Writes `text` to `path` atomically (temporary file, rename).
-void write_file_atomically(const std::filesystem::path& path, const std::string& text);
-
 }  // namespace lbo::orchestrator

@@ -2,6 +2,7 @@
 // What a surrogate's fit leaves behind for the next one to start from, in plain vectors so that
 // a checkpoint can hold it (a resumed run then refits warm, and a --sync run resumes exactly).
 
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -39,6 +40,13 @@ struct LboTaskState {
   std::int64_t fitted_size = -1;
   double strength = 0;  ///< graph regularizer
   std::int64_t strength_size = 0;
+
+  /// q(z_m = 1) for each network.
+  std::vector<double> usage() const {
+    std::vector<double> q;
+    for (double g : log_gamma) q.push_back(1.0 / (1.0 + std::exp(-g)));
+    return q;
+  }
 
   template <class Archive>
   void serialize(Archive& archive, std::uint32_t /*version*/) {
