@@ -2,7 +2,7 @@
 // the ABLR paper's quadratic family (§3.1). The policies run exactly as in `lbo run --sync`
 // with one slot; objectives are evaluated in-process, since this measures proposals.
 //
-//   build/bench/lifelong [--reps N] [--methods lbo,lbo-pure,lbo-ucb,ablr,gp,gp-ucb,random]
+//   build/bench/lifelong [--reps N] [--methods lbo,lbo-resid,lbo-pure,lbo-ucb,ablr,gp,gp-ucb,random]
 //                        [--problems branin,quadratic] [--budget N] [--quadratic-tasks N]
 //                        [--sigmas 0.01,0.05,0.1,0.5,1]
 //
@@ -144,7 +144,8 @@ int main(int argc, char** argv) {
   }
   const std::map<std::string, std::string> policies = {
       {"lbo", "surrogate = \"lbo\"\nacquisition = \"ei\""},
-      {"lbo-pure", "surrogate = \"lbo\"\nresidual_gp = false\nacquisition = \"ei\""},
+      {"lbo-pure", "surrogate = \"lbo\"\nresidual_gp = false\ntransfer_gp = false\nacquisition = \"ei\""},
+      {"lbo-resid", "surrogate = \"lbo\"\ntransfer_gp = false\nacquisition = \"ei\""},
       {"lbo-ucb", "surrogate = \"lbo\"\nacquisition = \"ucb\""},
       {"gp-ucb", "surrogate = \"gp\"\nacquisition = \"ucb\""},
       {"ablr", "surrogate = \"ablr\"\nacquisition = \"ei\""},
@@ -200,6 +201,7 @@ int main(int argc, char** argv) {
               minima[static_cast<std::size_t>(rep)]);
           later.insert(later.end(), r.regret.begin() + 1, r.regret.end());
           first[method.name].push_back(r.regret.front());
+          if (r.failed_fits > 0) std::printf("(%s, sigma %g, sequence %d: %d model fits failed)\n", method.name.c_str(), kSigmas[si], rep + 1, r.failed_fits);
           for (int t = 0; t < 5; ++t) seconds[method.name][t] += r.seconds[t];
         }
         std::printf("%-8g %-8s", kSigmas[si], method.name.c_str());

@@ -63,14 +63,18 @@ inline std::string job_text(const Method& m, int seed, const std::string& space,
 struct SequenceRun {
   std::vector<std::vector<double>> regret;
   std::vector<double> seconds;
+  int failed_fits = 0;  ///< model fits that failed (proposals then kept the previous model)
 };
 
 template <class Objective>
 SequenceRun run_sequence(const jobs::JobSpec& job, const Objective& value_of, const std::vector<double>& minima) {
   using Clock = std::chrono::steady_clock;
   orchestrator::RunState state(job);
-  auto policy = orchestrator::make_policy(job, orchestrator::PolicyOptions{true, nullptr});
   SequenceRun out;
+  const auto log = [&out](const std::string& message) {
+    if (message.find("fit failed") != std::string::npos) ++out.failed_fits;
+  };
+  auto policy = orchestrator::make_policy(job, orchestrator::PolicyOptions{true, log, {}});
   out.regret.resize(job.tasks.size());
   out.seconds.assign(job.tasks.size(), 0.0);
   for (int t = 0; t < static_cast<int>(job.tasks.size()); ++t) {

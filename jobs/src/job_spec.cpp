@@ -454,7 +454,8 @@ class JobParser {
     const std::string prefix = "policy";
     check_keys(t, prefix,
                {"surrogate", "acquisition", "initial_random", "ucb_beta", "ucb_scale", "ucb_delta", "xi", "hedge_eta",
-                "candidates", "refine", "network_width", "network_depth", "networks", "ibp_alpha", "warm_start", "residual_gp"});
+                "candidates", "refine", "network_width", "network_depth", "networks", "ibp_alpha", "warm_start", "residual_gp",
+                "transfer_gp"});
     PolicySpec& policy = job.policy;
     if (const auto surrogate = get_string(t, "surrogate", prefix, false)) {
       if (const auto kind = one_of<SurrogateKind>(
@@ -539,6 +540,7 @@ class JobParser {
     if (const auto n = get_int_in(t, "networks", prefix, false, 1, 100, "must be in 1..100")) policy.networks = *n;
     positive(t, prefix, "ibp_alpha", policy.ibp_alpha);
     if (const auto residual = get<bool>(t, "residual_gp", prefix, false, "true or false")) policy.residual_gp = *residual;
+    if (const auto transfer = get<bool>(t, "transfer_gp", prefix, false, "true or false")) policy.transfer_gp = *transfer;
   }
 
   // A number > 0 into `out`; false when absent or reported.

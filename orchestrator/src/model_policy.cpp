@@ -19,6 +19,7 @@
 #include "lbo/surrogate/linalg.hpp"
 #include "lbo/surrogate/maximizer.hpp"
 #include "lbo/surrogate/residual.hpp"
+#include "lbo/surrogate/transfer.hpp"
 #include "lbo/surrogate/surrogate.hpp"
 
 namespace lbo::orchestrator {
@@ -114,9 +115,10 @@ std::unique_ptr<surrogate::Surrogate> make_surrogate(const jobs::JobSpec& job, i
   switch (job.policy.surrogate) {
     case jobs::SurrogateKind::ablr:
     case jobs::SurrogateKind::lbo: {
-      const bool residual = job.policy.residual_gp.value_or(job.policy.surrogate == jobs::SurrogateKind::lbo);
+      const bool lbo = job.policy.surrogate == jobs::SurrogateKind::lbo;
       std::unique_ptr<surrogate::Surrogate> model = make_feature_model(job, dimension);
-      if (residual) return std::make_unique<surrogate::ResidualGp>(std::move(model));
+      if (job.policy.residual_gp.value_or(lbo)) model = std::make_unique<surrogate::ResidualGp>(std::move(model));
+      if (job.policy.transfer_gp.value_or(lbo)) model = std::make_unique<surrogate::TransferGp>(std::move(model));
       return model;
     }
     default: return std::make_unique<surrogate::GpSurrogate>();

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <random>
+#include <string>
 
 #include "lbo/surrogate/linalg.hpp"
 
@@ -25,26 +26,52 @@ Eigen::MatrixXd scaled_sq_dist(const Eigen::MatrixXd& A, const Eigen::MatrixXd& 
   return r2.cwiseMax(0.0);
 }
 
+// The basis part of the kernel, 1 + (s²/k) G_A G_Bᵀ, added to `K` (nothing without a basis).
+void add_basis_kernel(Eigen::MatrixXd& K, const Eigen::MatrixXd& GA, const Eigen::MatrixXd& GB, double basis_scale) {
+  K.array() += 1.0;
+  K.noalias() += basis_scale * GA * GB.transpose();
+}
+
+// s²/k from θ (0 without a basis).
+double basis_scale_of(const Eigen::VectorXd& theta, int dimension, const MeanBasis* basis) {
+  if (basis == nullptr) return 0.0;
+  return std::exp(theta(dimension + 2)) / basis->size();
+}
+
 // The GP posterior: K + σ_n²I = LLᵀ over the training points; new observations extend L.
 class GpPosterior final : public TaskPosterior {
  public:
-  GpPosterior(Eigen::MatrixXd X, Eigen::VectorXd y, Eigen::VectorXd theta, Eigen::MatrixXd L, Standardization s)
-      : TaskPosterior(s), X_(std::move(X)), y_(std::move(y)), theta_(std::move(theta)), L_(std::move(L)) {
+  GpPosterior(Eigen::MatrixXd X, Eigen::VectorXd y, Eigen::VectorXd theta, Eigen::MatrixXd L, Standardization s,
+              std::shared_ptr<const MeanBasis> basis, Eigen::MatrixXd G)
+      : TaskPosterior(s),
+        X_(std::move(X)),
+        y_(std::move(y)),
+        theta_(std::move(theta)),
+        L_(std::move(L)),
+        basis_(std::move(basis)),
+        G_(std::move(G)) {
     const int d = static_cast<int>(X_.cols());
     inv_ls_ = (-theta_.head(d)).array().exp();
     signal_ = std::exp(theta_(d));
     noise_ = std::exp(theta_(d + 1));
+    basis_scale_ = basis_scale_of(theta_, d, basis_.get());
     alpha_ = L_.triangularView<Eigen::Lower>().transpose().solve(L_.triangularView<Eigen::Lower>().solve(y_));
   }
 
   int dimension() const override { return static_cast<int>(X_.cols()); }
 
   Posterior predict(const Eigen::MatrixXd& Xs) const override {
-    const Eigen::MatrixXd Ks = matern52(Xs, X_, theta_);  // m × n
+    Eigen::MatrixXd Ks = matern52(Xs, X_, theta_);  // m × n
+    Eigen::VectorXd prior = Eigen::VectorXd::Constant(Xs.rows(), signal_);
+    if (basis_) {
+      const Eigen::MatrixXd Gs = basis_->values(Xs);
+      add_basis_kernel(Ks, Gs, G_, basis_scale_);
+      prior.array() += 1.0 + basis_scale_ * Gs.rowwise().squaredNorm().array();
+    }
     Posterior p;
     p.mean = Ks * alpha_;
     const Eigen::MatrixXd v = L_.triangularView<Eigen::Lower>().solve(Ks.transpose());
-    p.var = (signal_ - v.colwise().squaredNorm().transpose().array()).cwiseMax(1e-12).matrix();
+    p.var = (prior - v.colwise().squaredNorm().transpose()).cwiseMax(1e-12);
     return p;
   }
 
@@ -53,16 +80,28 @@ class GpPosterior final : public TaskPosterior {
     const Eigen::MatrixXd diff = (-X_).rowwise() + x.transpose();  // n × d: x − X_j
     const Eigen::VectorXd r = (diff * inv_ls_.asDiagonal()).rowwise().norm();
     const Eigen::ArrayXd e = (-kSqrt5 * r.array()).exp();
-    const Eigen::VectorXd k = (signal_ * (1.0 + kSqrt5 * r.array() + 5.0 / 3.0 * r.array().square()) * e).matrix();
+    Eigen::VectorXd k = (signal_ * (1.0 + kSqrt5 * r.array() + 5.0 / 3.0 * r.array().square()) * e).matrix();
     const Eigen::VectorXd g = (-5.0 / 3.0 * signal_ * (1.0 + kSqrt5 * r.array()) * e).matrix();
-    const Eigen::MatrixXd dk = g.asDiagonal() * diff * inv_ls_.array().square().matrix().asDiagonal();  // n × d
+    Eigen::MatrixXd dk = g.asDiagonal() * diff * inv_ls_.array().square().matrix().asDiagonal();  // n × d
+    double prior = signal_;
+    Eigen::VectorXd d_prior = Eigen::VectorXd::Zero(x.size());
+    if (basis_) {
+      // Basis part: k_j += 1 + (s²/k) g(x)ᵀ G_j, prior += 1 + (s²/k) ‖g(x)‖².
+      Eigen::MatrixXd J;
+      const Eigen::VectorXd gx = basis_->value(x, J);
+      k.array() += 1.0;
+      k.noalias() += basis_scale_ * G_ * gx;
+      dk.noalias() += basis_scale_ * G_ * J;
+      prior += 1.0 + basis_scale_ * gx.squaredNorm();
+      d_prior = 2.0 * basis_scale_ * J.transpose() * gx;
+    }
     PointPosterior p;
     p.mean = k.dot(alpha_);
     p.d_mean = dk.transpose() * alpha_;
     const Eigen::VectorXd kinv_k =
         L_.triangularView<Eigen::Lower>().transpose().solve(L_.triangularView<Eigen::Lower>().solve(k));
-    p.var = std::max(signal_ - k.dot(kinv_k), 1e-12);
-    p.d_var = -2.0 * dk.transpose() * kinv_k;
+    p.var = std::max(prior - k.dot(kinv_k), 1e-12);
+    p.d_var = d_prior - 2.0 * dk.transpose() * kinv_k;
     return p;
   }
 
@@ -70,8 +109,13 @@ class GpPosterior final : public TaskPosterior {
     const Eigen::Index n = X_.rows(), m = Xn.rows();
     // Block Cholesky: [[K, B], [Bᵀ, C]] = [[L, 0], [Sᵀ, L₂₂]] [[Lᵀ, S], [0, L₂₂ᵀ]] with
     // S = L⁻¹B and L₂₂ = chol(C − SᵀS).
-    const Eigen::MatrixXd B = matern52(X_, Xn, theta_);
+    const Eigen::MatrixXd Gn = basis_ ? basis_->values(Xn) : Eigen::MatrixXd(m, 0);
+    Eigen::MatrixXd B = matern52(X_, Xn, theta_);
     Eigen::MatrixXd C = matern52(Xn, Xn, theta_);
+    if (basis_) {
+      add_basis_kernel(B, G_, Gn, basis_scale_);
+      add_basis_kernel(C, Gn, Gn, basis_scale_);
+    }
     C.diagonal().array() += noise_;
     const Eigen::MatrixXd S = L_.triangularView<Eigen::Lower>().solve(B);
     const Eigen::LLT<Eigen::MatrixXd> schur = robust_cholesky(C - S.transpose() * S);
@@ -81,9 +125,12 @@ class GpPosterior final : public TaskPosterior {
     L.bottomRightCorner(m, m) = schur.matrixL();
     Eigen::MatrixXd X(n + m, X_.cols());
     X << X_, Xn;
+    Eigen::MatrixXd G(n + m, G_.cols());
+    G << G_, Gn;
     Eigen::VectorXd yy(n + m);
     yy << y_, (y != nullptr ? *y : predict(Xn).mean);
-    return std::make_shared<GpPosterior>(std::move(X), std::move(yy), theta_, std::move(L), standardization());
+    return std::make_shared<GpPosterior>(std::move(X), std::move(yy), theta_, std::move(L), standardization(), basis_,
+                                         std::move(G));
   }
 
  private:
@@ -91,41 +138,68 @@ class GpPosterior final : public TaskPosterior {
   Eigen::VectorXd y_;
   Eigen::VectorXd theta_;
   Eigen::MatrixXd L_;
+  std::shared_ptr<const MeanBasis> basis_;  // null: the plain GP
+  Eigen::MatrixXd G_;                       // the basis at X_ (n × k; n × 0 without one)
   Eigen::VectorXd alpha_;
   Eigen::VectorXd inv_ls_;
-  double signal_ = 1, noise_ = 1e-2;
+  double signal_ = 1, noise_ = 1e-2, basis_scale_ = 0;
 };
 
-Eigen::MatrixXd noisy_kernel(const Eigen::MatrixXd& X, const Eigen::VectorXd& theta) {
+// K + σ_n²I at X, with the basis part when G is given.
+Eigen::MatrixXd noisy_kernel(const Eigen::MatrixXd& X, const Eigen::VectorXd& theta, const Eigen::MatrixXd* G,
+                             double basis_scale) {
   const int d = static_cast<int>(X.cols());
   Eigen::MatrixXd K = matern52(X, X, theta);
+  if (G != nullptr) add_basis_kernel(K, *G, *G, basis_scale);
   K.diagonal().array() += std::exp(theta(d + 1));
   return K;
 }
 
 }  // namespace
 
-Eigen::VectorXd GpHyperparameters::defaults(int dimension) {
-  Eigen::VectorXd theta(size(dimension));
+MeanBasis::MeanBasis(std::vector<std::shared_ptr<const TaskPosterior>> functions) : functions_(std::move(functions)) {}
+
+Eigen::MatrixXd MeanBasis::values(const Eigen::MatrixXd& X) const {
+  Eigen::MatrixXd G(X.rows(), size());
+  for (int j = 0; j < size(); ++j) G.col(j) = functions_[static_cast<std::size_t>(j)]->predict(X).mean;
+  return G;
+}
+
+Eigen::VectorXd MeanBasis::value(const Eigen::VectorXd& x, Eigen::MatrixXd& jacobian) const {
+  Eigen::VectorXd g(size());
+  jacobian.resize(size(), x.size());
+  for (int j = 0; j < size(); ++j) {
+    const PointPosterior p = functions_[static_cast<std::size_t>(j)]->predict_with_gradient(x);
+    g(j) = p.mean;
+    jacobian.row(j) = p.d_mean.transpose();
+  }
+  return g;
+}
+
+Eigen::VectorXd GpHyperparameters::defaults(int dimension, bool basis) {
+  Eigen::VectorXd theta(size(dimension, basis));
   theta.head(dimension).setConstant(std::log(0.5));
   theta(dimension) = 0.0;
   theta(dimension + 1) = std::log(1e-2);
+  if (basis) theta(dimension + 2) = 0.0;
   return theta;
 }
 
-Eigen::VectorXd GpHyperparameters::lower(int dimension) {
-  Eigen::VectorXd b(size(dimension));
+Eigen::VectorXd GpHyperparameters::lower(int dimension, bool basis) {
+  Eigen::VectorXd b(size(dimension, basis));
   b.head(dimension).setConstant(std::log(0.01));
   b(dimension) = std::log(0.01);
   b(dimension + 1) = std::log(1e-6);
+  if (basis) b(dimension + 2) = std::log(1e-3);
   return b;
 }
 
-Eigen::VectorXd GpHyperparameters::upper(int dimension) {
-  Eigen::VectorXd b(size(dimension));
+Eigen::VectorXd GpHyperparameters::upper(int dimension, bool basis) {
+  Eigen::VectorXd b(size(dimension, basis));
   b.head(dimension).setConstant(std::log(100.0));
   b(dimension) = std::log(100.0);
   b(dimension + 1) = std::log(2.0);
+  if (basis) b(dimension + 2) = std::log(100.0);
   return b;
 }
 
@@ -138,7 +212,7 @@ Eigen::MatrixXd matern52(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B, con
 }
 
 GpObjective gp_objective(const Eigen::MatrixXd& X, const Eigen::VectorXd& y, const Eigen::VectorXd& theta,
-                         bool with_prior) {
+                         bool with_prior, const Eigen::MatrixXd* G) {
   const int d = static_cast<int>(X.cols());
   const Eigen::Index n = X.rows();
   const Eigen::VectorXd inv_ls = (-theta.head(d)).array().exp();
@@ -147,6 +221,12 @@ GpObjective gp_objective(const Eigen::MatrixXd& X, const Eigen::VectorXd& y, con
   const Eigen::ArrayXXd e = (-kSqrt5 * r).exp();
   Eigen::MatrixXd K = (signal * (1.0 + kSqrt5 * r + 5.0 / 3.0 * r.square()) * e).matrix();
   const Eigen::MatrixXd Kf = K;
+  Eigen::MatrixXd Kb;  // (s²/k) G Gᵀ, the part that scales with s²
+  if (G != nullptr && G->cols() > 0) {
+    Kb = std::exp(theta(d + 2)) / static_cast<double>(G->cols()) * (*G) * G->transpose();
+    K += Kb;
+    K.array() += 1.0;
+  }
   K.diagonal().array() += noise;
   const Eigen::LLT<Eigen::MatrixXd> llt = robust_cholesky(K);
   const Eigen::VectorXd alpha = llt.solve(y);
@@ -167,6 +247,7 @@ GpObjective gp_objective(const Eigen::MatrixXd& X, const Eigen::VectorXd& y, con
   }
   out.gradient(d) = 0.5 * W.cwiseProduct(Kf).sum();
   out.gradient(d + 1) = 0.5 * noise * W.trace();
+  if (Kb.size() > 0) out.gradient(d + 2) = 0.5 * W.cwiseProduct(Kb).sum();
   if (with_prior) {
     // Gamma(a=3, b=6) on ℓ in log space: log p(log ℓ) = a log ℓ − bℓ (+ const).
     for (int i = 0; i < d; ++i) {
@@ -179,32 +260,49 @@ GpObjective gp_objective(const Eigen::MatrixXd& X, const Eigen::VectorXd& y, con
     const double u = (theta(d + 1) - std::log(1e-2)) / 2.0;
     out.value += -0.5 * u * u;
     out.gradient(d + 1) += -u / 2.0;
+    if (Kb.size() > 0) {
+      out.value += -0.5 * theta(d + 2) * theta(d + 2);
+      out.gradient(d + 2) += -theta(d + 2);
+    }
   }
   return out;
 }
 
 std::shared_ptr<const TaskPosterior> make_gp_posterior(const Eigen::MatrixXd& X, const Eigen::VectorXd& y_standardized,
-                                                       const Eigen::VectorXd& theta, Standardization standardization) {
-  const Eigen::LLT<Eigen::MatrixXd> llt = robust_cholesky(noisy_kernel(X, theta));
-  return std::make_shared<GpPosterior>(X, y_standardized, theta, llt.matrixL().toDenseMatrix(), standardization);
+                                                       const Eigen::VectorXd& theta, Standardization standardization,
+                                                       std::shared_ptr<const MeanBasis> basis) {
+  if (basis && basis->size() == 0) basis.reset();
+  const int d = static_cast<int>(X.cols());
+  if (theta.size() != GpHyperparameters::size(d, basis != nullptr)) {
+    throw NumericalError("gp: " + std::to_string(theta.size()) + " hyperparameters for " + std::to_string(d) +
+                         " dimensions" + (basis ? " and a basis" : ""));
+  }
+  Eigen::MatrixXd G = basis ? basis->values(X) : Eigen::MatrixXd(X.rows(), 0);
+  const Eigen::LLT<Eigen::MatrixXd> llt =
+      robust_cholesky(noisy_kernel(X, theta, basis ? &G : nullptr, basis_scale_of(theta, d, basis.get())));
+  return std::make_shared<GpPosterior>(X, y_standardized, theta, llt.matrixL().toDenseMatrix(), standardization,
+                                       std::move(basis), std::move(G));
 }
 
-void GaussianProcess::set(const Observations& data, const Eigen::VectorXd& theta) {
+void GaussianProcess::set(const Observations& data, const Eigen::VectorXd& theta, std::shared_ptr<const MeanBasis> basis) {
   const Standardization s = options_.standardize ? Standardization::of(data.y) : Standardization{};
   const Eigen::VectorXd z = (data.y.array() - s.offset) / s.scale;
   theta_ = theta;
-  posterior_ = make_gp_posterior(data.X, z, theta_, s);
+  posterior_ = make_gp_posterior(data.X, z, theta_, s, std::move(basis));
 }
 
-void GaussianProcess::fit(const Observations& data, std::uint64_t seed) {
+void GaussianProcess::fit(const Observations& data, std::uint64_t seed, std::shared_ptr<const MeanBasis> basis) {
+  if (basis && basis->size() == 0) basis.reset();
+  const bool with_basis = basis != nullptr;
   const int d = static_cast<int>(data.X.cols());
   const Standardization s = options_.standardize ? Standardization::of(data.y) : Standardization{};
   const Eigen::VectorXd z = (data.y.array() - s.offset) / s.scale;
-  const Eigen::VectorXd lower = GpHyperparameters::lower(d), upper = GpHyperparameters::upper(d);
+  const Eigen::MatrixXd G = with_basis ? basis->values(data.X) : Eigen::MatrixXd(data.X.rows(), 0);
+  const Eigen::VectorXd lower = GpHyperparameters::lower(d, with_basis), upper = GpHyperparameters::upper(d, with_basis);
 
   std::vector<Eigen::VectorXd> starts;
-  if (theta_.size() == GpHyperparameters::size(d)) starts.push_back(theta_);
-  starts.push_back(GpHyperparameters::defaults(d));
+  if (theta_.size() == GpHyperparameters::size(d, with_basis)) starts.push_back(theta_);
+  starts.push_back(GpHyperparameters::defaults(d, with_basis));
   std::mt19937_64 rng(seed);
   for (int i = 1; i < options_.restarts; ++i) {
     Eigen::VectorXd t(lower.size());
@@ -225,7 +323,7 @@ void GaussianProcess::fit(const Observations& data, std::uint64_t seed) {
   for (Eigen::VectorXd theta : starts) {
     auto negative = [&](const Eigen::VectorXd& t, Eigen::VectorXd& grad) {
       try {
-        const GpObjective o = gp_objective(data.X, z, t, true);
+        const GpObjective o = gp_objective(data.X, z, t, true, with_basis ? &G : nullptr);
         grad = -o.gradient;
         return -o.value;
       } catch (const NumericalError&) {
@@ -249,7 +347,7 @@ void GaussianProcess::fit(const Observations& data, std::uint64_t seed) {
     }
   }
   theta_ = best;
-  posterior_ = make_gp_posterior(data.X, z, theta_, s);
+  posterior_ = make_gp_posterior(data.X, z, theta_, s, std::move(basis));
 }
 
 }  // namespace lbo::surrogate

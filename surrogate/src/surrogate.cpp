@@ -7,7 +7,15 @@
 
 namespace lbo::surrogate {
 
-void GpSurrogate::fit(const TaskData& data, std::uint64_t seed) {
+namespace {
+
+std::shared_ptr<const MeanBasis> basis_at(const GpSurrogate::Bases& bases, std::size_t task) {
+  return task < bases.size() ? bases[task] : nullptr;
+}
+
+}  // namespace
+
+void GpSurrogate::fit(const TaskData& data, std::uint64_t seed, const Bases& bases) {
   const auto tasks = data.tasks.size();
   for (std::size_t t = 0; t < tasks; ++t) {
     if (!data.tasks[t].y.allFinite() || !data.tasks[t].X.allFinite()) {
@@ -30,7 +38,7 @@ void GpSurrogate::fit(const TaskData& data, std::uint64_t seed) {
       continue;
     }
     try {
-      gps_[t].fit(data.tasks[t], seed + 7919 * t);
+      gps_[t].fit(data.tasks[t], seed + 7919 * t, basis_at(bases, t));
       posteriors[t] = gps_[t].posterior();
       fitted_sizes_[t] = data.tasks[t].y.size();
     } catch (const std::exception&) {
@@ -59,7 +67,10 @@ SurrogateState GpSurrogate::state() const {
 
 void GpSurrogate::restore(const SurrogateState& state, const TaskData& data) {
   if (!state.gp) throw NumericalError("gp: the saved state is not a GP's");
-  const GpState& saved = *state.gp;
+  restore(*state.gp, data, Bases{});
+}
+
+void GpSurrogate::restore(const GpState& saved, const TaskData& data, const Bases& bases) {
   const auto tasks = std::max(data.tasks.size(), saved.theta.size());
   std::vector<GaussianProcess> gps(tasks, GaussianProcess(options_));
   std::vector<Eigen::Index> sizes(tasks, -1);
@@ -69,7 +80,7 @@ void GpSurrogate::restore(const SurrogateState& state, const TaskData& data) {
     const Eigen::VectorXd theta = Eigen::Map<const Eigen::VectorXd>(saved.theta[t].data(),
                                                                      static_cast<Eigen::Index>(saved.theta[t].size()));
     if (t < data.tasks.size() && data.tasks[t].y.size() > 0) {
-      gps[t].set(data.tasks[t], theta);
+      gps[t].set(data.tasks[t], theta, basis_at(bases, t));
       posteriors[t] = gps[t].posterior();
     } else {
       gps[t].warm_start(theta);
@@ -79,6 +90,11 @@ void GpSurrogate::restore(const SurrogateState& state, const TaskData& data) {
   gps_ = std::move(gps);
   fitted_sizes_ = std::move(sizes);
   posteriors_ = std::move(posteriors);
+}
+
+std::int64_t GpSurrogate::fitted_size(int task) const {
+  if (task < 0 || task >= static_cast<int>(fitted_sizes_.size())) return -1;
+  return fitted_sizes_[static_cast<std::size_t>(task)];
 }
 
 Eigen::VectorXd GpSurrogate::theta(int task) const {

@@ -428,7 +428,7 @@ TEST(JobFileTest, dataset_files_name_tasks) {
   EXPECT_FALSE(default_budget_in("not toml [").has_value());
 }
 
-TEST_F(JobSpecTest, stepwise_objectives_and_the_residual_gp_switch_parse) {
+TEST_F(JobSpecTest, stepwise_objectives_and_the_residual_and_transfer_gp_switches_parse) {
   const JobSpec stepwise = parse(valid_with("retries = 1", "retries = 1\nstepwise = 4"));
   EXPECT_EQ(stepwise.objective.stepwise, 4);
   EXPECT_EQ(parse(kValid).objective.stepwise, 0);
@@ -444,4 +444,8 @@ TEST_F(JobSpecTest, stepwise_objectives_and_the_residual_gp_switch_parse) {
   EXPECT_NE(error_of(valid_with("initial_random = 5", "residual_gp = 1")).find("policy.residual_gp: must be true or false"),
             std::string::npos)
       << error_of(valid_with("initial_random = 5", "residual_gp = 1"));
+  EXPECT_FALSE(parse(kValid).policy.transfer_gp.has_value());
+  EXPECT_EQ(parse(valid_with("initial_random = 5", "transfer_gp = false")).policy.transfer_gp, false);
+  EXPECT_NE(error_of(valid_with("initial_random = 5", "transfer_gp = \"yes\"")).find("policy.transfer_gp: must be true or false"),
+            std::string::npos);
 }

@@ -65,6 +65,11 @@ Checkpoint sample(std::uint64_t sequence) {
   z.strength = 1e-2;
   z.strength_size = 8;
   c.policy.surrogate.lbo = lbo::surrogate::LboState{{z}};
+  lbo::surrogate::TransferState transfer;  // each task's GP over the other tasks' means
+  transfer.gp.theta = {{0.1, -0.2, 0.3, -4.0, 0.5}, {0.2, 0.1, 0.0, -3.0}};
+  transfer.gp.fitted_sizes = {9, 4};
+  transfer.basis = {{1}, {}};
+  c.policy.surrogate.transfer = transfer;
   c.policy.warm_sources = {"runs/older:a"};
   c.policy.steps = 3;
   return c;
@@ -127,6 +132,10 @@ void expect_same(const Checkpoint& a, const Checkpoint& b) {
   EXPECT_EQ(x.fitted_size, y.fitted_size);
   EXPECT_EQ(x.strength, y.strength);
   EXPECT_EQ(x.strength_size, y.strength_size);
+  ASSERT_TRUE(b.policy.surrogate.transfer);
+  EXPECT_EQ(a.policy.surrogate.transfer->gp.theta, b.policy.surrogate.transfer->gp.theta);
+  EXPECT_EQ(a.policy.surrogate.transfer->gp.fitted_sizes, b.policy.surrogate.transfer->gp.fitted_sizes);
+  EXPECT_EQ(a.policy.surrogate.transfer->basis, b.policy.surrogate.transfer->basis);
   EXPECT_EQ(a.policy.warm_sources, b.policy.warm_sources);
   EXPECT_EQ(a.policy.steps, b.policy.steps);
 }

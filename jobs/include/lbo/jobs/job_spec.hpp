@@ -57,6 +57,9 @@ struct PolicySpec {
   /// lbo, ablr: a GP on the feature model's residuals (see surrogate/residual.hpp); unset:
   /// on for lbo, off for ablr.
   std::optional<bool> residual_gp;
+  /// lbo, ablr: each task a GP whose prior spans the other tasks' posterior means (see
+  /// surrogate/transfer.hpp); unset: on for lbo, off for ablr.
+  std::optional<bool> transfer_gp;
 };
 
 struct WorkersSpec {

@@ -6,19 +6,40 @@
 #include <Eigen/Core>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "lbo/surrogate/posterior.hpp"
 
 namespace lbo::surrogate {
 
-/// Packed log-hyperparameters θ = [log ℓ₁ … log ℓ_d, log σ_f², log σ_n²] (length d + 2).
+/// Fixed functions g₁ … g_k of the input whose span a GP takes into its prior (Rasmussen &
+/// Williams §2.7, the coefficients integrated out): y = β₀ + Σ_j β_j g_j(x) + f(x) with
+/// β₀ ~ N(0, 1), β_j ~ N(0, s²/k), f ~ GP(0, Matérn), i.e. the kernel
+/// Matérn(x, x') + 1 + (s²/k) g(x)ᵀ g(x'). The g_j here are other tasks' posterior means (each in
+/// its own standardized units): a task leans on them as far as its own data bear them out, and
+/// keeps the GP's uncertainty where they do not.
+class MeanBasis {
+ public:
+  explicit MeanBasis(std::vector<std::shared_ptr<const TaskPosterior>> functions);
+  int size() const { return static_cast<int>(functions_.size()); }
+  /// n × k.
+  Eigen::MatrixXd values(const Eigen::MatrixXd& X) const;
+  /// g(x) (length k), with its Jacobian (k × d) in `jacobian`.
+  Eigen::VectorXd value(const Eigen::VectorXd& x, Eigen::MatrixXd& jacobian) const;
+
+ private:
+  std::vector<std::shared_ptr<const TaskPosterior>> functions_;
+};
+
+/// Packed log-hyperparameters θ = [log ℓ₁ … log ℓ_d, log σ_f², log σ_n²] (length d + 2), and
+/// log s² last (length d + 3) for a GP with a MeanBasis.
 struct GpHyperparameters {
-  static int size(int dimension) { return dimension + 2; }
-  /// ℓ = 0.5, σ_f² = 1, σ_n² = 1e-2: a middle-of-the-road start for standardized outputs.
-  static Eigen::VectorXd defaults(int dimension);
-  /// Box for the optimizer: ℓ ∈ [0.01, 100], σ_f² ∈ [0.01, 100], σ_n² ∈ [1e-6, 2].
-  static Eigen::VectorXd lower(int dimension);
-  static Eigen::VectorXd upper(int dimension);
+  static int size(int dimension, bool basis = false) { return dimension + 2 + (basis ? 1 : 0); }
+  /// ℓ = 0.5, σ_f² = 1, σ_n² = 1e-2 (s² = 1): a middle-of-the-road start for standardized outputs.
+  static Eigen::VectorXd defaults(int dimension, bool basis = false);
+  /// Box for the optimizer: ℓ ∈ [0.01, 100], σ_f² ∈ [0.01, 100], σ_n² ∈ [1e-6, 2], s² ∈ [1e-3, 100].
+  static Eigen::VectorXd lower(int dimension, bool basis = false);
+  static Eigen::VectorXd upper(int dimension, bool basis = false);
 };
 
 /// Matérn-5/2 ARD: k(x, x') = σ_f² (1 + √5 r + 5r²/3) exp(−√5 r), r² = Σᵢ (xᵢ − x'ᵢ)²/ℓᵢ².
@@ -32,9 +53,10 @@ struct GpObjective {
 
 /// Log marginal likelihood of standardized y at X under θ, plus the log prior when asked:
 /// Gamma(3, 6) on each ℓ (the BoTorch default for unit-cube inputs), log σ_f² ~ N(0, 1),
-/// log σ_n² ~ N(log 1e-2, 2²). Throws NumericalError when K cannot be factorized.
+/// log σ_n² ~ N(log 1e-2, 2²), log s² ~ N(0, 1). G: a MeanBasis's values at X (n × k), or null
+/// for the plain GP. Throws NumericalError when K cannot be factorized.
 GpObjective gp_objective(const Eigen::MatrixXd& X, const Eigen::VectorXd& y, const Eigen::VectorXd& theta,
-                         bool with_prior = true);
+                         bool with_prior = true, const Eigen::MatrixXd* G = nullptr);
 
 class GaussianProcess {
  public:
@@ -49,11 +71,12 @@ class GaussianProcess {
   GaussianProcess() = default;
   explicit GaussianProcess(Options options) : options_(options) {}
 
-  /// Standardizes y (unless options say not to), fits θ (warm-started from the previous fit when d matches) and builds the
-  /// posterior. Needs at least one observation.
-  void fit(const Observations& data, std::uint64_t seed);
+  /// Standardizes y (unless options say not to), fits θ (warm-started from the previous fit when
+  /// its length matches) and builds the posterior. Needs at least one observation. With a basis
+  /// (non-empty), the prior spans it as MeanBasis describes.
+  void fit(const Observations& data, std::uint64_t seed, std::shared_ptr<const MeanBasis> basis = nullptr);
   /// Uses θ as given, without optimizing (tests, and restoring a checkpointed fit).
-  void set(const Observations& data, const Eigen::VectorXd& theta);
+  void set(const Observations& data, const Eigen::VectorXd& theta, std::shared_ptr<const MeanBasis> basis = nullptr);
   /// The next fit starts from θ; no posterior until then.
   void warm_start(const Eigen::VectorXd& theta) {
     theta_ = theta;
@@ -69,8 +92,10 @@ class GaussianProcess {
   std::shared_ptr<const TaskPosterior> posterior_;
 };
 
-/// The exact GP posterior for X (n × d), standardized y and θ (exposed for tests).
+/// The exact GP posterior for X (n × d), standardized y and θ (exposed for tests), with the
+/// prior spanning `basis` when given (θ then has log s² last).
 std::shared_ptr<const TaskPosterior> make_gp_posterior(const Eigen::MatrixXd& X, const Eigen::VectorXd& y_standardized,
-                                                       const Eigen::VectorXd& theta, Standardization standardization);
+                                                       const Eigen::VectorXd& theta, Standardization standardization,
+                                                       std::shared_ptr<const MeanBasis> basis = nullptr);
 
 }  // namespace lbo::surrogate

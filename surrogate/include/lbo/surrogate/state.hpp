@@ -63,16 +63,30 @@ struct LboState {
   }
 };
 
+/// TransferGp's per-task GPs: θ (with log s² when the task had a basis) and the tasks whose
+/// posterior means formed that basis.
+struct TransferState {
+  GpState gp;
+  std::vector<std::vector<int>> basis;
+
+  template <class Archive>
+  void serialize(Archive& archive, std::uint32_t /*version*/) {
+    archive(gp, basis);
+  }
+};
+
 /// The state of whichever surrogate the run uses (none before its first fit).
 struct SurrogateState {
   std::optional<GpState> gp;
   std::optional<AblrState> ablr;
   std::optional<LboState> lbo;
+  std::optional<TransferState> transfer;
 
   template <class Archive>
   void serialize(Archive& archive, std::uint32_t version) {
     archive(gp, ablr);
-    if (version >= 2) archive(lbo);  // version 1 checkpoints predate LBO
+    if (version >= 2) archive(lbo);       // version 1 checkpoints predate LBO
+    if (version >= 3) archive(transfer);  // version 2 ones predate TransferGp
   }
 };
 

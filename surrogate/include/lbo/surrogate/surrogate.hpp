@@ -41,13 +41,21 @@ class Surrogate {
 /// change since the last fit keeps its posterior.
 class GpSurrogate final : public Surrogate {
  public:
+  /// Task t's prior spans bases[t] (see MeanBasis); a null or missing entry: the plain GP.
+  using Bases = std::vector<std::shared_ptr<const MeanBasis>>;
+
   explicit GpSurrogate(GaussianProcess::Options options = {}) : options_(options) {}
-  void fit(const TaskData& data, std::uint64_t seed) override;
+  void fit(const TaskData& data, std::uint64_t seed) override { fit(data, seed, Bases{}); }
+  void fit(const TaskData& data, std::uint64_t seed, const Bases& bases);
   std::shared_ptr<const TaskPosterior> posterior(int task) const override;
   /// Fitted hyperparameters of `task` (empty before its first fit).
   Eigen::VectorXd theta(int task) const;
+  /// Observations of `task` at its last fit (-1 before it).
+  std::int64_t fitted_size(int task) const;
   SurrogateState state() const override;
   void restore(const SurrogateState& state, const TaskData& data) override;
+  /// With each task's basis, which must be the one its saved θ was fitted with.
+  void restore(const GpState& state, const TaskData& data, const Bases& bases);
 
  private:
   GaussianProcess::Options options_;
