@@ -34,7 +34,16 @@ namespace {
 using namespace lbo;
 using namespace lbo::bench;
 
-std::vector<double> kSigmas = {0.01, 0.05, 0.1, 0.5, 1.0};
+const std::vector<double> kDefaultSigmas = {0.01, 0.05, 0.1, 0.5, 1.0};
+std::vector<double> kSigmas = kDefaultSigmas;
+
+// The seed of σ's sequences: the same whichever --sigmas list σ comes in, so runs of parts of the
+// list (in parallel processes) see the same functions as a run of the whole list.
+std::uint64_t sequence_seed(double sigma) {
+  const auto at = std::find(kDefaultSigmas.begin(), kDefaultSigmas.end(), sigma);
+  if (at != kDefaultSigmas.end()) return 1000 * static_cast<std::uint64_t>(at - kDefaultSigmas.begin() + 1);
+  return 1000 * (10 + static_cast<std::uint64_t>(std::llround(sigma * 1e6)));
+}
 const int kReport[] = {10, 25, 50};
 
 // The minimum on [-5, 10] × [0, 15]: a 600 × 600 grid, then Nelder–Mead from the best 5 points
@@ -179,7 +188,7 @@ int main(int argc, char** argv) {
       std::vector<std::vector<Branin>> sequences;
       std::vector<std::vector<double>> minima;
       for (int rep = 0; rep < reps; ++rep) {
-        std::mt19937_64 rng(1000 * (si + 1) + static_cast<std::uint64_t>(rep));
+        std::mt19937_64 rng(sequence_seed(kSigmas[si]) + static_cast<std::uint64_t>(rep));
         std::normal_distribution<double> noise(0.0, kSigmas[si]);
         std::vector<Branin> sequence(5);
         std::vector<double> m;
