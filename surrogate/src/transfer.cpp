@@ -37,21 +37,23 @@ void TransferGp::fit(const TaskData& data, std::uint64_t seed) {
       related.push_back(static_cast<int>(j));
     }
   }
+  // A task whose observations did not change keeps its posterior and the basis it was fitted
+  // with (a finished task of a lifelong run is not refitted with every result of the open one);
+  // GpSurrogate refits exactly the others.
   std::vector<std::vector<int>> candidates(tasks);
+  std::vector<char> refit(tasks, 0);
   GpSurrogate::Bases bases(tasks);
-  std::vector<std::int64_t> before(tasks);
   for (std::size_t t = 0; t < tasks; ++t) {
-    before[t] = gps_.fitted_size(static_cast<int>(t));
-    if (before[t] == static_cast<std::int64_t>(data.tasks[t].y.size())) continue;  // not refitted
+    const auto n = static_cast<std::int64_t>(data.tasks[t].y.size());
+    if (n == 0 || (gps_.fitted_size(static_cast<int>(t)) == n && gps_.posterior(static_cast<int>(t)))) continue;
+    refit[t] = 1;
     candidates[t] = choose_basis(static_cast<int>(t), data.tasks[t], related);
     bases[t] = basis_of(candidates[t]);
   }
-  // A task whose observations did not change keeps its posterior and the basis it was fitted
-  // with (a finished task of a lifelong run is not refitted with every result of the open one).
   gps_.fit(data, seed, bases);
   basis_.resize(std::max(basis_.size(), tasks));
   for (std::size_t t = 0; t < tasks; ++t) {
-    if (gps_.fitted_size(static_cast<int>(t)) != before[t]) basis_[t] = std::move(candidates[t]);
+    if (refit[t] != 0) basis_[t] = std::move(candidates[t]);
   }
 }
 
