@@ -268,20 +268,32 @@ GpObjective gp_objective(const Eigen::MatrixXd& X, const Eigen::VectorXd& y, con
   return out;
 }
 
-std::shared_ptr<const TaskPosterior> make_gp_posterior(const Eigen::MatrixXd& X, const Eigen::VectorXd& y_standardized,
-                                                       const Eigen::VectorXd& theta, Standardization standardization,
-                                                       std::shared_ptr<const MeanBasis> basis) {
-  if (basis && basis->size() == 0) basis.reset();
+namespace {
+
+// The posterior with the basis already evaluated at X (G: n × k, n × 0 without a basis), so a
+// fit that evaluated it for the objective does not evaluate it again.
+std::shared_ptr<const TaskPosterior> posterior_with(const Eigen::MatrixXd& X, const Eigen::VectorXd& y_standardized,
+                                                    const Eigen::VectorXd& theta, Standardization standardization,
+                                                    std::shared_ptr<const MeanBasis> basis, Eigen::MatrixXd G) {
   const int d = static_cast<int>(X.cols());
   if (theta.size() != GpHyperparameters::size(d, basis != nullptr)) {
     throw NumericalError("gp: " + std::to_string(theta.size()) + " hyperparameters for " + std::to_string(d) +
                          " dimensions" + (basis ? " and a basis" : ""));
   }
-  Eigen::MatrixXd G = basis ? basis->values(X) : Eigen::MatrixXd(X.rows(), 0);
   const Eigen::LLT<Eigen::MatrixXd> llt =
       robust_cholesky(noisy_kernel(X, theta, basis ? &G : nullptr, basis_scale_of(theta, d, basis.get())));
   return std::make_shared<GpPosterior>(X, y_standardized, theta, llt.matrixL().toDenseMatrix(), standardization,
                                        std::move(basis), std::move(G));
+}
+
+}  // namespace
+
+std::shared_ptr<const TaskPosterior> make_gp_posterior(const Eigen::MatrixXd& X, const Eigen::VectorXd& y_standardized,
+                                                       const Eigen::VectorXd& theta, Standardization standardization,
+                                                       std::shared_ptr<const MeanBasis> basis) {
+  if (basis && basis->size() == 0) basis.reset();
+  Eigen::MatrixXd G = basis ? basis->values(X) : Eigen::MatrixXd(X.rows(), 0);
+  return posterior_with(X, y_standardized, theta, standardization, std::move(basis), std::move(G));
 }
 
 void GaussianProcess::set(const Observations& data, const Eigen::VectorXd& theta, std::shared_ptr<const MeanBasis> basis) {
@@ -347,7 +359,7 @@ void GaussianProcess::fit(const Observations& data, std::uint64_t seed, std::sha
     }
   }
   theta_ = best;
-  posterior_ = make_gp_posterior(data.X, z, theta_, s, std::move(basis));
+  posterior_ = posterior_with(data.X, z, theta_, s, std::move(basis), G);
 }
 
 }  // namespace lbo::surrogate

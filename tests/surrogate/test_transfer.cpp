@@ -200,6 +200,46 @@ TEST(TransferGpTest, with_room_for_one_basis_function_a_task_takes_the_one_that_
   EXPECT_EQ(early.basis_tasks(3), (std::vector<int>{2}));
 }
 
+// An inner model whose fits fail once `failing` is set (it keeps its last good posteriors).
+class FailingInner final : public Surrogate {
+ public:
+  bool failing = false;
+  void fit(const TaskData& data, std::uint64_t seed) override {
+    if (failing) throw NumericalError("inner: no usable fit");
+    gps_.fit(data, seed);
+  }
+  std::shared_ptr<const TaskPosterior> posterior(int task) const override { return gps_.posterior(task); }
+  SurrogateState state() const override { return gps_.state(); }
+  void restore(const SurrogateState& state, const TaskData& data) override { gps_.restore(state, data); }
+
+ private:
+  GpSurrogate gps_;
+};
+
+TEST(TransferGpTest, a_failed_inner_fit_still_refits_the_tasks_on_the_last_good_bases) {
+  TaskData data = three_tasks();
+  auto owned = std::make_unique<FailingInner>();
+  FailingInner& inner = *owned;
+  TransferGp transfer(std::move(owned));
+  transfer.fit(data, 7);
+  const auto before = transfer.posterior(1);
+  // Task 1 gets a new result; the inner fit fails, the transfer GP of task 1 is refitted.
+  const Eigen::RowVector2d x(0.8, 0.2);
+  const double value = 3 * wavy(x(0), x(1)) + 2;
+  Observations& o = data.tasks[1];
+  o.X.conservativeResize(o.X.rows() + 1, Eigen::NoChange);
+  o.X.bottomRows(1) = x;
+  o.y.conservativeResize(o.y.size() + 1);
+  o.y(o.y.size() - 1) = value;
+  inner.failing = true;
+  ASSERT_NO_THROW(transfer.fit(data, 8));
+  const auto after = transfer.posterior(1);
+  ASSERT_NE(after, before);
+  EXPECT_EQ(transfer.basis_tasks(1), (std::vector<int>{0, 2}));
+  const Standardization& s = after->standardization();
+  EXPECT_NEAR(s.invert(after->predict(x).mean(0)), value, 0.05 * std::abs(value) + 0.05);
+}
+
 TEST(TransferGpTest, restore_rebuilds_the_same_posteriors_and_bases) {
   const TaskData data = three_tasks();
   TransferGp fitted(std::make_unique<GpSurrogate>());

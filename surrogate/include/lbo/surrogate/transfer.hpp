@@ -46,7 +46,6 @@ class TransferGp final : public Surrogate {
   SurrogateState state() const override;
   void restore(const SurrogateState& state, const TaskData& data) override;
 
-  const Surrogate& inner() const { return *inner_; }
   /// The tasks whose inner posterior means span `task`'s prior at its last fit.
   const std::vector<int>& basis_tasks(int task) const;
 
