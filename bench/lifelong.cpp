@@ -4,7 +4,7 @@
 //
 //   build/bench/lifelong [--reps N] [--methods lbo,lbo-resid,lbo-pure,lbo-ucb,ablr,gp,gp-ucb,random]
 //                        [--problems branin,quadratic] [--budget N] [--quadratic-tasks N]
-//                        [--sigmas 0.01,0.05,0.1,0.5,1]
+//                        [--sigmas 0.01,0.05,0.1,0.5,1] [--detail 1]
 //
 // Branin sequences: for each σ in {0.01, 0.05, 0.1, 0.5, 1}, a sequence of 5 Branin functions
 // whose parameters (a, b, c, r, s, t) each get N(0, σ²) added, minimized on [-5, 10] × [0, 15];
@@ -133,6 +133,7 @@ void print_times(const std::string& problem, const std::string& method, const st
 
 int main(int argc, char** argv) {
   int reps = 10, budget = 50, quadratic_tasks = 30;
+  bool detail = false;  // also print every sequence's tasks 2-5 regret @10 / @25
   std::vector<std::string> method_names = {"lbo", "ablr", "gp", "random"};
   std::vector<std::string> problems = {"branin", "quadratic"};
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -142,6 +143,7 @@ int main(int argc, char** argv) {
     else if (key == "--quadratic-tasks") quadratic_tasks = std::max(2, std::atoi(value.c_str()));
     else if (key == "--methods") method_names = split(value);
     else if (key == "--problems") problems = split(value);
+    else if (key == "--detail") detail = value != "0";
     else if (key == "--sigmas") {
       kSigmas.clear();
       for (const std::string& v : split(value)) kSigmas.push_back(std::atof(v.c_str()));
@@ -210,6 +212,14 @@ int main(int argc, char** argv) {
               minima[static_cast<std::size_t>(rep)]);
           later.insert(later.end(), r.regret.begin() + 1, r.regret.end());
           first[method.name].push_back(r.regret.front());
+          if (detail) {
+            std::printf("  (%s, sigma %g, sequence %d: tasks 2-5 @10/@25", method.name.c_str(), kSigmas[si], rep + 1);
+            for (std::size_t t = 1; t < r.regret.size(); ++t) {
+              std::printf(" %.3f/%.3f", r.regret[t][std::min(10, budget) - 1], r.regret[t][std::min(25, budget) - 1]);
+            }
+            std::printf(")\n");
+            std::fflush(stdout);
+          }
           if (r.failed_fits > 0) std::printf("(%s, sigma %g, sequence %d: %d model fits failed)\n", method.name.c_str(), kSigmas[si], rep + 1, r.failed_fits);
           for (int t = 0; t < 5; ++t) seconds[method.name][t] += r.seconds[t];
         }

@@ -299,8 +299,11 @@ std::shared_ptr<const TaskPosterior> make_gp_posterior(const Eigen::MatrixXd& X,
 void GaussianProcess::set(const Observations& data, const Eigen::VectorXd& theta, std::shared_ptr<const MeanBasis> basis) {
   const Standardization s = options_.standardize ? Standardization::of(data.y) : Standardization{};
   const Eigen::VectorXd z = (data.y.array() - s.offset) / s.scale;
+  if (basis && basis->size() == 0) basis.reset();
+  const Eigen::MatrixXd G = basis ? basis->values(data.X) : Eigen::MatrixXd(data.X.rows(), 0);
+  posterior_ = posterior_with(data.X, z, theta, s, basis, G);  // checks θ's length first
   theta_ = theta;
-  posterior_ = make_gp_posterior(data.X, z, theta_, s, std::move(basis));
+  log_evidence_ = gp_objective(data.X, z, theta_, true, basis ? &G : nullptr).value;
 }
 
 void GaussianProcess::fit(const Observations& data, std::uint64_t seed, std::shared_ptr<const MeanBasis> basis) {
@@ -359,6 +362,7 @@ void GaussianProcess::fit(const Observations& data, std::uint64_t seed, std::sha
     }
   }
   theta_ = best;
+  log_evidence_ = best_value;
   posterior_ = posterior_with(data.X, z, theta_, s, std::move(basis), G);
 }
 

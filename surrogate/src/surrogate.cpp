@@ -1,6 +1,7 @@
 #include "lbo/surrogate/surrogate.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <string>
 
 #include "lbo/surrogate/linalg.hpp"
@@ -95,6 +96,11 @@ void GpSurrogate::restore(const GpState& saved, const TaskData& data, const Base
 std::int64_t GpSurrogate::fitted_size(int task) const {
   if (task < 0 || task >= static_cast<int>(fitted_sizes_.size())) return -1;
   return fitted_sizes_[static_cast<std::size_t>(task)];
+}
+
+double GpSurrogate::log_evidence(int task) const {
+  if (task < 0 || task >= static_cast<int>(gps_.size())) return std::numeric_limits<double>::quiet_NaN();
+  return gps_[static_cast<std::size_t>(task)].log_evidence();
 }
 
 Eigen::VectorXd GpSurrogate::theta(int task) const {

@@ -69,6 +69,8 @@ Checkpoint sample(std::uint64_t sequence) {
   transfer.gp.theta = {{0.1, -0.2, 0.3, -4.0, 0.5}, {0.2, 0.1, 0.0, -3.0}};
   transfer.gp.fitted_sizes = {9, 4};
   transfer.basis = {{1}, {}};
+  transfer.gp_basis = {{1}, {0}};
+  transfer.plain = lbo::surrogate::GpState{{{0.3, 0.2, 0.1, -5.0}, {0.4, 0.3, 0.2, -6.0}}, {9, 4}};
   c.policy.surrogate.transfer = transfer;
   c.policy.warm_sources = {"runs/older:a"};
   c.policy.steps = 3;
@@ -136,6 +138,10 @@ void expect_same(const Checkpoint& a, const Checkpoint& b) {
   EXPECT_EQ(a.policy.surrogate.transfer->gp.theta, b.policy.surrogate.transfer->gp.theta);
   EXPECT_EQ(a.policy.surrogate.transfer->gp.fitted_sizes, b.policy.surrogate.transfer->gp.fitted_sizes);
   EXPECT_EQ(a.policy.surrogate.transfer->basis, b.policy.surrogate.transfer->basis);
+  EXPECT_EQ(a.policy.surrogate.transfer->gp_basis, b.policy.surrogate.transfer->gp_basis);
+  ASSERT_TRUE(b.policy.surrogate.transfer->plain);
+  EXPECT_EQ(a.policy.surrogate.transfer->plain->theta, b.policy.surrogate.transfer->plain->theta);
+  EXPECT_EQ(a.policy.surrogate.transfer->plain->fitted_sizes, b.policy.surrogate.transfer->plain->fitted_sizes);
   EXPECT_EQ(a.policy.warm_sources, b.policy.warm_sources);
   EXPECT_EQ(a.policy.steps, b.policy.steps);
 }

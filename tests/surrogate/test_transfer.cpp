@@ -258,3 +258,79 @@ TEST(TransferGpTest, restore_rebuilds_the_same_posteriors_and_bases) {
   bare.transfer.reset();
   EXPECT_THROW(restored.restore(bare, data), NumericalError);
 }
+
+namespace {
+
+// Two GPs of the same data: one with the basis and a smooth kernel, one plain and rough.
+std::pair<std::shared_ptr<const TaskPosterior>, std::shared_ptr<const TaskPosterior>> two_models(const Observations& o) {
+  const Eigen::VectorXd rough = (Eigen::VectorXd(4) << std::log(0.15), std::log(0.25), std::log(2.0), std::log(1e-2)).finished();
+  return {make_gp_posterior(o.X, o.y, theta_with_basis(0.6, 1.0, 1e-3, 1.5), Standardization{}, two_functions()),
+          make_gp_posterior(o.X, o.y, rough, Standardization{})};
+}
+
+}  // namespace
+
+TEST(ModelAverageTest, moments_are_the_mixtures_and_gradients_match_finite_differences) {
+  const Observations o = sample_unit_square(9, 51, [](double x1, double x2) { return wavy(x1, x2) + x1 * x2; });
+  const auto [a, b] = two_models(o);
+  const double w = 0.3;
+  const ModelAverage average(a, b, w);
+  const Eigen::MatrixXd T = test_points();
+  const Posterior p = average.predict(T), pa = a->predict(T), pb = b->predict(T);
+  for (int i = 0; i < T.rows(); ++i) {
+    // The mixture's mean and variance (law of total variance), written out.
+    const double mean = w * pa.mean(i) + (1 - w) * pb.mean(i);
+    const double var = w * pa.var(i) + (1 - w) * pb.var(i) +
+                       w * (1 - w) * (pa.mean(i) - pb.mean(i)) * (pa.mean(i) - pb.mean(i));
+    EXPECT_NEAR(p.mean(i), mean, 1e-12);
+    EXPECT_NEAR(p.var(i), var, 1e-10);
+  }
+  const Eigen::Vector2d x(0.37, 0.61);
+  const PointPosterior q = average.predict_with_gradient(x);
+  EXPECT_NEAR(q.mean, average.predict(x.transpose()).mean(0), 1e-10);
+  EXPECT_NEAR(q.var, average.predict(x.transpose()).var(0), 1e-10);
+  const auto mean_at = [&](const Eigen::VectorXd& v) { return average.predict(v.transpose()).mean(0); };
+  const auto var_at = [&](const Eigen::VectorXd& v) { return average.predict(v.transpose()).var(0); };
+  EXPECT_LT(relative_error(q.d_mean, numerical_gradient(mean_at, x)), 1e-6);
+  EXPECT_LT(relative_error(q.d_var, numerical_gradient(var_at, x)), 1e-6);
+}
+
+TEST(ModelAverageTest, conditioning_conditions_both_models_and_hallucinating_keeps_the_mean) {
+  const Observations o = sample_unit_square(10, 52, [](double x1, double x2) { return wavy(x1, x2) - x2; });
+  const Observations first{o.X.topRows(7), o.y.head(7)};
+  const auto [a, b] = two_models(first);
+  const ModelAverage average(a, b, 0.6);
+  const Eigen::VectorXd rest = o.y.tail(3);
+  const auto extended = average.condition(o.X.bottomRows(3), &rest);
+  const ModelAverage direct(a->condition(o.X.bottomRows(3), &rest), b->condition(o.X.bottomRows(3), &rest), 0.6);
+  const Eigen::MatrixXd T = test_points();
+  EXPECT_LT((extended->predict(T).mean - direct.predict(T).mean).cwiseAbs().maxCoeff(), 1e-10);
+  EXPECT_LT((extended->predict(T).var - direct.predict(T).var).cwiseAbs().maxCoeff(), 1e-10);
+  const auto hallucinated = average.condition(o.X.bottomRows(3), nullptr);
+  EXPECT_LT((hallucinated->predict(T).mean - average.predict(T).mean).cwiseAbs().maxCoeff(), 1e-9);
+  EXPECT_TRUE((hallucinated->predict(o.X.bottomRows(3)).var.array() < average.predict(o.X.bottomRows(3)).var.array()).all());
+}
+
+TEST(TransferGpTest, a_basis_the_data_bear_out_gets_the_weight_one_they_do_not_loses_it) {
+  // Task 0: the wavy surface; task 1: it rescaled (the basis explains it); task 2: an unrelated
+  // rough surface seen at many points (the basis only adds spurious structure).
+  TaskData data;
+  data.tasks.push_back(sample_unit_square(40, 53, wavy));
+  data.tasks.push_back(sample_unit_square(12, 54, [](double x1, double x2) { return 3 * wavy(x1, x2) + 2; }));
+  data.tasks.push_back(sample_unit_square(30, 55, [](double x1, double x2) { return std::cos(9 * x1 * x2) + x1; }));
+  TransferGp transfer(std::make_unique<GpSurrogate>());
+  transfer.fit(data, 9);
+  EXPECT_GT(transfer.basis_weight(1), 0.9);
+  EXPECT_LT(transfer.basis_weight(2), 0.5);
+  // The posterior is the average with that weight.
+  const auto* average = dynamic_cast<const ModelAverage*>(transfer.posterior(2).get());
+  if (average != nullptr) {
+    EXPECT_NEAR(average->weight(), transfer.basis_weight(2), 1e-12);
+  }
+  // Without a basis there is nothing to weigh.
+  TaskData lone;
+  lone.tasks.push_back(data.tasks[2]);
+  TransferGp one(std::make_unique<GpSurrogate>());
+  one.fit(lone, 9);
+  EXPECT_EQ(one.basis_weight(0), 0.0);
+}

@@ -5,6 +5,7 @@
 
 #include <Eigen/Core>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <vector>
 
@@ -85,11 +86,15 @@ class GaussianProcess {
 
   const Eigen::VectorXd& theta() const { return theta_; }
   std::shared_ptr<const TaskPosterior> posterior() const { return posterior_; }
+  /// The objective the fit maximized (log marginal likelihood plus log prior) at θ, for the
+  /// data and basis of the last fit or set (NaN before one): models of the same data compare by it.
+  double log_evidence() const { return log_evidence_; }
 
  private:
   Options options_;
   Eigen::VectorXd theta_;
   std::shared_ptr<const TaskPosterior> posterior_;
+  double log_evidence_ = std::numeric_limits<double>::quiet_NaN();
 };
 
 /// The exact GP posterior for X (n × d), standardized y and θ (exposed for tests), with the

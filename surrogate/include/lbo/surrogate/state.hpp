@@ -63,15 +63,19 @@ struct LboState {
   }
 };
 
-/// TransferGp's per-task GPs: θ (with log s² when the task had a basis) and the tasks whose
-/// posterior means formed that basis.
+/// TransferGp's per-task GPs: θ (with log s² when the task had a basis), the tasks whose inner
+/// posterior means (`basis`) and plain-GP means (`gp_basis`) formed that basis, and the plain GP
+/// of every task (`plain`, the other model each task averages over).
 struct TransferState {
   GpState gp;
   std::vector<std::vector<int>> basis;
+  std::vector<std::vector<int>> gp_basis;
+  std::optional<GpState> plain;  ///< absent in version 1 states (before model averaging)
 
   template <class Archive>
-  void serialize(Archive& archive, std::uint32_t /*version*/) {
+  void serialize(Archive& archive, std::uint32_t version) {
     archive(gp, basis);
+    if (version >= 2) archive(gp_basis, plain);
   }
 };
 

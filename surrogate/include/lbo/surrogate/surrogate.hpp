@@ -50,6 +50,8 @@ class GpSurrogate final : public Surrogate {
   std::shared_ptr<const TaskPosterior> posterior(int task) const override;
   /// Fitted hyperparameters of `task` (empty before its first fit).
   Eigen::VectorXd theta(int task) const;
+  /// GaussianProcess::log_evidence of `task`'s last fit (NaN before it).
+  double log_evidence(int task) const;
   /// Observations of `task` at its last fit (-1 before it).
   std::int64_t fitted_size(int task) const;
   SurrogateState state() const override;
