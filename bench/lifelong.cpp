@@ -133,7 +133,7 @@ void print_times(const std::string& problem, const std::string& method, const st
 
 int main(int argc, char** argv) {
   int reps = 10, budget = 50, quadratic_tasks = 30;
-  bool detail = false;  // also print every sequence's tasks 2-5 regret @10 / @25
+  bool detail = false;  // also print every sequence's tasks 2-5 regret @10 / @25 / at the budget
   std::vector<std::string> method_names = {"lbo", "ablr", "gp", "random"};
   std::vector<std::string> problems = {"branin", "quadratic"};
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -213,9 +213,10 @@ int main(int argc, char** argv) {
           later.insert(later.end(), r.regret.begin() + 1, r.regret.end());
           first[method.name].push_back(r.regret.front());
           if (detail) {
-            std::printf("  (%s, sigma %g, sequence %d: tasks 2-5 @10/@25", method.name.c_str(), kSigmas[si], rep + 1);
+            std::printf("  (%s, sigma %g, sequence %d: tasks 2-5 @10/@25/@%d", method.name.c_str(), kSigmas[si], rep + 1, budget);
             for (std::size_t t = 1; t < r.regret.size(); ++t) {
-              std::printf(" %.3f/%.3f", r.regret[t][std::min(10, budget) - 1], r.regret[t][std::min(25, budget) - 1]);
+              std::printf(" %.3f/%.3f/%.3f", r.regret[t][std::min(10, budget) - 1], r.regret[t][std::min(25, budget) - 1],
+                          r.regret[t].back());
             }
             std::printf(")\n");
             std::fflush(stdout);

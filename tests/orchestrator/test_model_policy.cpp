@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <numeric>
 #include <random>
 #include <set>
@@ -180,6 +181,36 @@ TEST(ModelPolicyTest, failed_trials_stay_out_of_the_model) {
   EXPECT_GT(statuses["ok"], 0);
   EXPECT_GT(statuses["failed"] + statuses["crashed"], 0);
   EXPECT_EQ(out.rows.size(), 25u);
+}
+
+TEST(RandomPolicyTest, among_open_tasks_it_picks_each_alike_reproducibly_and_proposes_as_for_that_task) {
+  lbo::testing::ScratchDir dir;
+  const lbo::jobs::JobSpec job = lbo::testing::job_from(
+      branin_job("surrogate = \"random\"", 3) + "[[tasks]]\nname = \"c\"\nbudget = 40\n[[tasks]]\nname = \"d\"\nbudget = 40\n",
+      dir.path());
+  ASSERT_EQ(job.tasks.size(), 3u);
+  RunState state(job);
+  RandomPolicy policy(job.space, job.seed);
+  const std::vector<int> open = {0, 2};  // task 1 has no budget left
+  std::map<int, int> picks;
+  for (std::int64_t trial = 0; trial < 400; ++trial) {
+    const Proposal p = policy.propose_among(state, open, trial);
+    ASSERT_TRUE(p.task == 0 || p.task == 2) << "picked task " << p.task;
+    ++picks[p.task];
+    EXPECT_EQ(p.config, policy.propose(state, p.task, trial));
+    const Proposal again = RandomPolicy(job.space, job.seed).propose_among(state, open, trial);
+    EXPECT_EQ(again.task, p.task);
+    EXPECT_EQ(again.config, p.config);
+  }
+  // Uniform over the two: 200 expected, standard deviation 10.
+  EXPECT_GT(picks[0], 150);
+  EXPECT_GT(picks[2], 150);
+  // A different seed picks differently.
+  int differ = 0;
+  for (std::int64_t trial = 0; trial < 50; ++trial) {
+    differ += RandomPolicy(job.space, job.seed + 1).propose_among(state, open, trial).task != policy.propose_among(state, open, trial).task;
+  }
+  EXPECT_GT(differ, 5);
 }
 
 TEST(ModelPolicyTest, first_trials_of_each_task_are_random_then_the_model_proposes_and_hedge_learns) {
