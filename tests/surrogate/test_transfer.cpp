@@ -257,6 +257,9 @@ TEST(TransferGpTest, restore_rebuilds_the_same_posteriors_and_bases) {
   SurrogateState bare = state;
   bare.transfer.reset();
   EXPECT_THROW(restored.restore(bare, data), NumericalError);
+  SurrogateState before_averaging = state;  // a version 1 TransferState: no plain GPs
+  before_averaging.transfer->plain.reset();
+  EXPECT_THROW(restored.restore(before_averaging, data), NumericalError);
 }
 
 namespace {
