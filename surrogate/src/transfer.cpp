@@ -83,12 +83,19 @@ void TransferGp::fit(const TaskData& data, std::uint64_t seed) {
     candidates[t] = choose_basis(static_cast<int>(t), data.tasks[t], related);
     bases[t] = basis_of(candidates[t]);
   }
-  gps_.fit(data, seed, bases);
+  // A task without a basis is its plain GP alone: gps_ does not fit that again (such a task is
+  // looked at anew at every fit, and gets a basis once a related task has enough trials).
+  TaskData with_basis;
+  with_basis.tasks.reserve(tasks);
+  for (std::size_t t = 0; t < tasks; ++t) {
+    with_basis.tasks.push_back(refit[t] != 0 && candidates[t].empty() ? Observations{} : data.tasks[t]);
+  }
+  gps_.fit(with_basis, seed, bases);
   basis_.resize(std::max(basis_.size(), tasks));
   for (std::size_t t = 0; t < tasks; ++t) {
     if (refit[t] != 0) basis_[t] = std::move(candidates[t]);
   }
-  average();
+  average(refit);
 }
 
 std::vector<TransferGp::Function> TransferGp::choose_basis(int task, const Observations& data,
@@ -135,10 +142,10 @@ double TransferGp::basis_weight(int task) const {
   return 1.0 / (1.0 + std::exp(std::clamp(without - with, -700.0, 700.0)));
 }
 
-void TransferGp::average() {
-  const std::size_t tasks = std::max(basis_.size(), posteriors_.size());
-  posteriors_.assign(tasks, nullptr);
-  for (std::size_t t = 0; t < tasks; ++t) {
+void TransferGp::average(const std::vector<char>& changed) {
+  posteriors_.resize(std::max(posteriors_.size(), changed.size()));
+  for (std::size_t t = 0; t < changed.size(); ++t) {
+    if (changed[t] == 0) continue;
     const int task = static_cast<int>(t);
     auto plain = plain_.posterior(task), with = gps_.posterior(task);
     const double w = basis_weight(task);
@@ -204,7 +211,8 @@ void TransferGp::restore(const SurrogateState& state, const TaskData& data) {
   for (std::size_t t = 0; t < basis.size(); ++t) bases[t] = basis_of(basis[t]);
   gps_.restore(saved.gp, data, bases);
   basis_ = std::move(basis);
-  average();
+  posteriors_.clear();
+  average(std::vector<char>(basis_.size(), 1));
 }
 
 }  // namespace lbo::surrogate

@@ -240,6 +240,39 @@ TEST(TransferGpTest, a_failed_inner_fit_still_refits_the_tasks_on_the_last_good_
   EXPECT_NEAR(s.invert(after->predict(x).mean(0)), value, 0.05 * std::abs(value) + 0.05);
 }
 
+// An inner model with no posteriors at all (one that could not fit any task).
+class EmptyInner final : public Surrogate {
+ public:
+  void fit(const TaskData&, std::uint64_t) override {}
+  std::shared_ptr<const TaskPosterior> posterior(int) const override { return nullptr; }
+  SurrogateState state() const override { return {}; }
+  void restore(const SurrogateState&, const TaskData&) override {}
+};
+
+TEST(TransferGpTest, other_tasks_plain_gp_means_are_basis_functions_and_a_task_without_one_is_fitted_once) {
+  const TaskData data = three_tasks();
+  TransferGp transfer(std::make_unique<EmptyInner>());
+  transfer.fit(data, 10);
+  EXPECT_EQ(transfer.basis_tasks(1), (std::vector<int>{0, 2}));
+  const SurrogateState state = transfer.state();
+  ASSERT_TRUE(state.transfer);
+  EXPECT_EQ(state.transfer->gp_basis[1], (std::vector<int>{0, 2}));
+  EXPECT_TRUE(state.transfer->basis[1].empty());
+  EXPECT_GT(transfer.basis_weight(1), 0.5);
+
+  // Only task 0 has data: it has no basis, so only its plain GP is fitted.
+  TaskData lone = data;
+  lone.tasks[1] = Observations{Eigen::MatrixXd(0, 2), Eigen::VectorXd(0)};
+  lone.tasks[2] = Observations{Eigen::MatrixXd(0, 2), Eigen::VectorXd(0)};
+  TransferGp one(std::make_unique<EmptyInner>());
+  one.fit(lone, 11);
+  const SurrogateState alone = one.state();
+  ASSERT_TRUE(alone.transfer && alone.transfer->plain);
+  EXPECT_FALSE(alone.transfer->plain->theta.at(0).empty());
+  EXPECT_TRUE(alone.transfer->gp.theta.empty() || alone.transfer->gp.theta[0].empty());
+  ASSERT_TRUE(one.posterior(0));
+}
+
 TEST(TransferGpTest, restore_rebuilds_the_same_posteriors_and_bases) {
   const TaskData data = three_tasks();
   TransferGp fitted(std::make_unique<GpSurrogate>());

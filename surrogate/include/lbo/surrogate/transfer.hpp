@@ -88,7 +88,7 @@ class TransferGp final : public Surrogate {
   std::shared_ptr<const TaskPosterior> function(const Function& f) const;
   std::shared_ptr<const MeanBasis> basis_of(const std::vector<Function>& functions) const;
   std::vector<Function> choose_basis(int task, const Observations& data, const std::vector<int>& related) const;
-  void average();  // posteriors_ from gps_, plain_ and basis_
+  void average(const std::vector<char>& changed);  // posteriors_ of the changed tasks from gps_, plain_, basis_
 
   std::unique_ptr<Surrogate> inner_;
   Options options_;
