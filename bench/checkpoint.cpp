@@ -101,7 +101,7 @@ void append_trials(JournalWriter& journal, const std::vector<Trial>& trials, std
   for (std::size_t i = from; i < to; ++i) {
     const Trial& t = trials[i];
     journal.append(TrialStarted{t.id, 0, 1, t.config, t.worker, 0});
-    journal.append(TrialFinished{t.id, 1, true, t.outcome, t.worker, 0});
+    journal.append(TrialFinished{t.id, 1, true, t.outcome, t.worker, 0, 0, t.config});
   }
   journal.sync();
 }
@@ -119,9 +119,8 @@ void resume(benchmark::State& state) {
   write_checkpoint_file(dir.path(), 1, encode_checkpoint(c));
   append_trials(journal, trials, at_checkpoint, n);
   for (auto _ : state) {
-    RecoveredRun run = recover_run(dir.path());
-    const RunState rebuilt(job(), std::move(run.trials));
-    benchmark::DoNotOptimize(rebuilt.tasks()[0].finished);
+    const RecoveredRun run = recover_run(dir.path());
+    benchmark::DoNotOptimize(run.state.tasks()[0].finished);
   }
 }
 
@@ -132,9 +131,8 @@ void journal_only(benchmark::State& state) {
   journal.append(RunStarted{"bench", 0, 1, JobIdentity::of(job())});
   append_trials(journal, trials, 0, trials.size());
   for (auto _ : state) {
-    RecoveredRun run = recover_run(dir.path());
-    const RunState rebuilt(job(), std::move(run.trials));
-    benchmark::DoNotOptimize(rebuilt.tasks()[0].finished);
+    const RecoveredRun run = recover_run(dir.path());
+    benchmark::DoNotOptimize(run.state.tasks()[0].finished);
   }
 }
 

@@ -69,7 +69,8 @@ struct SequenceRun {
 template <class Objective>
 SequenceRun run_sequence(const jobs::JobSpec& job, const Objective& value_of, const std::vector<double>& minima) {
   using Clock = std::chrono::steady_clock;
-  orchestrator::RunState state(job);
+  orchestrator::RunState state;
+  state.apply(orchestrator::RunStarted{"bench", 0, 1, orchestrator::JobIdentity::of(job)});
   SequenceRun out;
   const auto log = [&out](const std::string& message) {
     if (message.find("fit failed") != std::string::npos) ++out.failed_fits;
@@ -82,13 +83,13 @@ SequenceRun run_sequence(const jobs::JobSpec& job, const Objective& value_of, co
     for (int i = 0; i < job.tasks[t].budget; ++i) {
       const std::int64_t id = static_cast<std::int64_t>(state.trials().size());
       const auto start = Clock::now();
-      state.add_trial(t, policy->propose(state, t, id));
+      const jobs::Config config = policy->propose(state, t, id);
       out.seconds[t] += std::chrono::duration<double>(Clock::now() - start).count();
-      state.start_attempt(id, "local:0");
+      state.apply(orchestrator::TrialStarted{id, t, 1, config, "local:0", 0});
       workers::Outcome outcome;
       outcome.status = workers::TrialStatus::ok;
-      outcome.objective = value_of(t, state.trial(id).config);
-      state.end_attempt(id, outcome, "local:0", true);
+      outcome.objective = value_of(t, config);
+      state.apply(orchestrator::TrialFinished{id, 1, true, outcome, "local:0", 0, t, config});
       const auto fit_start = Clock::now();
       policy->results_committed(state);
       out.seconds[t] += std::chrono::duration<double>(Clock::now() - fit_start).count();

@@ -18,6 +18,11 @@ LocalTransport::LocalTransport(boost::asio::io_context& io, int slots, Completio
       on_completion_(std::move(on_completion)),
       pool_(std::make_unique<workers::LocalPool>(io, slots, options)) {}
 
+WorkerSlot LocalTransport::next_slot() const {
+  if (!pool_) throw std::logic_error("LocalTransport::next_slot after shutdown");
+  return WorkerSlot{0, pool_->free_slot()};
+}
+
 WorkerSlot LocalTransport::submit(workers::WorkOrder order) {
   if (!pool_) throw std::logic_error("LocalTransport::submit after shutdown");
   const std::int64_t trial = order.trial;

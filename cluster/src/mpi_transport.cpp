@@ -169,14 +169,19 @@ class MpiTransport final : public Transport {
     return total;
   }
 
-  WorkerSlot submit(workers::WorkOrder order) override {
-    if (shut_down_) throw std::logic_error("MpiTransport::submit after shutdown");
-    // The least busy rank: spreads attempts over nodes rather than filling one first.
+  // The least busy rank: spreads attempts over nodes rather than filling one first.
+  WorkerSlot next_slot() const override {
+    if (shut_down_) throw std::logic_error("MpiTransport::next_slot after shutdown");
     int rank = 0;
     for (int r = 1; r < static_cast<int>(busy_.size()); ++r) {
       if (busy_[r] < slots_per_rank_ && (rank == 0 || busy_[r] < busy_[rank])) rank = r;
     }
-    if (rank == 0) throw std::logic_error("MpiTransport::submit: every slot is busy");
+    if (rank == 0) throw std::logic_error("MpiTransport: every slot is busy");
+    return WorkerSlot{rank, -1};  // the worker picks the slot; the completion says which
+  }
+
+  WorkerSlot submit(workers::WorkOrder order) override {
+    const int rank = next_slot().rank;
     send_bytes(detail::encode(order), rank, detail::kOrderTag);
     poller_.expect_message();
     ++busy_[rank];

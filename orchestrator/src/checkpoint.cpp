@@ -1,8 +1,5 @@
 #include "lbo/orchestrator/checkpoint.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -12,6 +9,8 @@
 #include <cereal/archives/portable_binary.hpp>
 
 #include "lbo/jobs/error.hpp"
+#include "lbo/orchestrator/files.hpp"
+#include "lbo/orchestrator/run_directory.hpp"
 #include "framing.hpp"
 #include "serialization.hpp"
 
@@ -25,34 +24,11 @@ constexpr char kMagic[4] = {'L', 'B', 'O', 'C'};
 constexpr std::uint32_t kFormatVersion = 1;
 constexpr std::size_t kHeaderBytes = 4 + 4 + 8 + 4;
 
-[[noreturn]] void fail_io(const std::string& what) { throw Error(what + ": " + std::strerror(errno)); }
-
-void fsync_path(const fs::path& path, int flags) {
-  const int fd = ::open(path.c_str(), flags | O_CLOEXEC);
-  if (fd < 0) fail_io("cannot open " + path.string());
-  const int rc = ::fsync(fd);
-  ::close(fd);
-  if (rc != 0) fail_io("cannot fsync " + path.string());
-}
-
-// The n of "checkpoint.<n>.lbo", or 0 for other names.
-std::uint64_t sequence_of(const fs::path& file) {
-  const std::string name = file.filename().string();
-  constexpr std::string_view prefix = "checkpoint.", suffix = ".lbo";
-  if (name.size() <= prefix.size() + suffix.size() || name.rfind(prefix, 0) != 0 ||
-      name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0) {
-    return 0;
-  }
-  const std::string digits = name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
-  if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) return 0;
-  return std::stoull(digits);
-}
-
 std::vector<std::uint64_t> sequences_on_disk(const fs::path& run_dir) {
   std::vector<std::uint64_t> found;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(run_dir, ec)) {
-    if (const std::uint64_t n = sequence_of(entry.path()); n > 0) found.push_back(n);
+    if (const std::uint64_t n = RunPaths::checkpoint_sequence(entry.path()); n > 0) found.push_back(n);
   }
   std::sort(found.begin(), found.end());
   return found;
@@ -102,39 +78,14 @@ Checkpoint decode_checkpoint(std::string_view bytes, const fs::path& file) {
   }
 }
 
-fs::path checkpoint_path(const fs::path& run_dir, std::uint64_t sequence) {
-  return run_dir / ("checkpoint." + std::to_string(sequence) + ".lbo");
-}
-
 void write_checkpoint_file(const fs::path& run_dir, std::uint64_t sequence, const std::string& bytes) {
-  const fs::path target = checkpoint_path(run_dir, sequence);
-  const fs::path temporary = target.string() + ".tmp";
-  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) fail_io("cannot create " + temporary.string());
-  const char* p = bytes.data();
-  std::size_t left = bytes.size();
-  while (left > 0) {
-    const ssize_t n = ::write(fd, p, left);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      ::close(fd);
-      fail_io("cannot write " + temporary.string());
-    }
-    p += n;
-    left -= static_cast<std::size_t>(n);
-  }
-  if (::fsync(fd) != 0) {
-    ::close(fd);
-    fail_io("cannot fsync " + temporary.string());
-  }
-  ::close(fd);
-  if (::rename(temporary.c_str(), target.c_str()) != 0) fail_io("cannot rename " + temporary.string());
-  fsync_path(run_dir, O_RDONLY | O_DIRECTORY);
+  const RunPaths paths(run_dir);
+  write_file_atomically(paths.checkpoint(sequence), bytes, Durability::synced);
   // Keep this one and its predecessor: if this one is damaged later, the other still is whole.
   for (std::uint64_t n : sequences_on_disk(run_dir)) {
     if (n + 1 < sequence) {
       std::error_code ec;
-      fs::remove(checkpoint_path(run_dir, n), ec);
+      fs::remove(paths.checkpoint(n), ec);
     }
   }
 }
@@ -144,7 +95,7 @@ CheckpointSearch load_newest_checkpoint(const fs::path& run_dir) {
   const std::vector<std::uint64_t> found = sequences_on_disk(run_dir);
   if (!found.empty()) search.newest_sequence = found.back();
   for (auto it = found.rbegin(); it != found.rend(); ++it) {
-    const fs::path file = checkpoint_path(run_dir, *it);
+    const fs::path file = RunPaths(run_dir).checkpoint(*it);
     std::ifstream in(file, std::ios::binary);
     std::ostringstream text;
     text << in.rdbuf();

@@ -98,10 +98,19 @@ int run(const RunOptions& options, cluster::MpiSession* mpi) {
   RunDirectory run_dir = RunDirectory::open(options.run_root, job, options.fresh);
   if (!run_dir.moved_aside().empty()) console.log("moved the earlier run to " + run_dir.moved_aside().string());
   std::optional<RecoveredRun> recovered;
+  const JobIdentity identity = JobIdentity::of(job);
   if (run_dir.resuming()) {
-    recovered = recover_run(run_dir.path());
+    recovered = recover_run(run_dir.path(), &identity);
     for (const std::string& w : recovered->warnings) console.warn(w);
-    const std::vector<std::string> why = recovered->job.incompatibilities(JobIdentity::of(job));
+  }
+  if (recovered && recovered->empty()) {
+    // Killed before its first record: nothing ran, so the job file is all there is to go on.
+    console.log(run_dir.journal().string() + " holds no record yet (an earlier start was stopped at once): the run "
+                "starts afresh");
+    run_dir.freeze_job(job.source_text);
+  } else if (recovered) {
+    const JobIdentity& recorded = recovered->state.job();
+    const std::vector<std::string> why = recorded.incompatibilities(identity);
     if (!why.empty()) {
       std::string message = options.job_file + ": cannot continue the run in " + run_dir.path().string() + ":";
       for (const std::string& w : why) message += "\n  " + w;
@@ -110,8 +119,8 @@ int run(const RunOptions& options, cluster::MpiSession* mpi) {
     if (!run_dir.stale_lock_holder().empty()) {
       console.log("took over the lock of " + run_dir.stale_lock_holder() + ", which no longer runs");
     }
-    const std::size_t known = recovered->job.tasks.size();
-    job.tasks = recovered->job.merged_tasks(job);
+    const std::size_t known = recorded.tasks.size();
+    job.tasks = recorded.merged_tasks(job);
     if (job.tasks.size() > known) {
       console.log(std::to_string(job.tasks.size() - known) + " task(s) added to the job file since the last run");
     }
@@ -143,7 +152,9 @@ struct AddTaskOptions {
 // takes it into its journal here, under the run's lock.
 int add_task(const AddTaskOptions& options) {
   const std::filesystem::path run_dir = std::filesystem::absolute(options.run_dir).lexically_normal();
-  if (!has_run_state(run_dir)) throw InputError(options.run_dir + ": not a run directory (no journal.lbo)");
+  if (!has_run_state(run_dir)) {
+    throw InputError(options.run_dir + ": not a run directory (no " + RunPaths(run_dir).journal().filename().string() + ")");
+  }
   TaskRequest request;
   request.name = options.name;
   request.budget = options.budget;
@@ -156,11 +167,17 @@ int add_task(const AddTaskOptions& options) {
   }
   // What is wrong with it on the run as it stands is said now, running or not.
   const RecoveredRun run = recover_run(run_dir);
-  if (const std::string why = task_conflict(task_from_request(request, 1), run.job.tasks, run.job.command); !why.empty()) {
+  if (run.empty()) {
+    throw InputError(options.run_dir + ": the run has not started yet (its journal holds no record); `lbo run` its job "
+                     "file first");
+  }
+  const JobIdentity& job = run.state.job();
+  if (const std::string why = task_conflict(task_from_request(request, 1), job.tasks, job.command); !why.empty()) {
     throw InputError(run_dir.string() + ": cannot add task " + request.name + ": " + why);
   }
   if (std::optional<RunDirectory> locked = RunDirectory::lock_existing(run_dir)) {
-    const jobs::TaskSpec task = add_task_to_stopped_run(run_dir, request);
+    const jobs::TaskSpec task =
+        add_task_to_stopped_run(run_dir, request, [](const std::string& line) { std::cerr << "lbo: warning: " << line << "\n"; });
     std::cout << "task " << task.name << " added to the stopped run in " << run_dir.string() << " with a budget of "
               << task.budget << " trials; `lbo run` on its job file continues with it\n";
     return kExitDone;
@@ -246,6 +263,11 @@ int run_cli(int argc, char** argv, cluster::MpiSession* mpi) {
   } catch (const CorruptStateError& e) {
     std::cerr << "lbo: " << e.what() << "\n";
     return kExitError;
+  } catch (const IoError& e) {
+    // lbo's own files could not be written before anything ran (a full disk, a read-only
+    // filesystem): when that may pass, the same command resumes.
+    std::cerr << "lbo: " << e.what() << (e.may_pass() ? "; when that is fixed, the same command continues" : "") << "\n";
+    return e.may_pass() ? kExitResumable : kExitError;
   } catch (const std::exception& e) {
     std::cerr << "lbo: error: " << e.what() << "\n";
     return kExitError;

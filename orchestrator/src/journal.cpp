@@ -6,13 +6,15 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <utility>
 #include <fstream>
+#include <optional>
 #include <sstream>
+#include <utility>
 
 #include <cereal/archives/portable_binary.hpp>
 
 #include "lbo/jobs/error.hpp"
+#include "lbo/orchestrator/files.hpp"
 #include "framing.hpp"
 #include "serialization.hpp"
 
@@ -25,22 +27,61 @@ constexpr std::uint32_t kFormatVersion = 1;
 constexpr std::size_t kHeaderBytes = 8;
 constexpr std::size_t kFrameBytes = 8;
 constexpr std::uint32_t kMaxRecordBytes = 64u << 20;  // larger lengths are garbage
+// A payload starts with cereal's portable-binary endianness byte (1: little endian) and the
+// record's variant index as a little-endian int32: 01 ii 00 00 00.
+constexpr std::size_t kSignatureBytes = 5;
+constexpr std::size_t kRecordTypes = std::variant_size_v<JournalRecord>;
 
-void write_fully(int fd, const std::string& bytes, const std::string& what) {
-  const char* p = bytes.data();
-  std::size_t left = bytes.size();
-  while (left > 0) {
-    const ssize_t n = ::write(fd, p, left);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      throw Error(what + ": write failed: " + std::strerror(errno));
-    }
-    p += n;
-    left -= static_cast<std::size_t>(n);
-  }
+[[noreturn]] void fail_io(const std::filesystem::path& path, const std::string& what, int error_number = errno) {
+  throw IoError(path.string() + ": " + what + ": " + std::strerror(error_number), error_number);
 }
 
+// The frame starting at `at`, when it is one: a plausible length that fits, and a CRC that
+// matches. `strict` also asks for the payload's signature, for positions found by scanning.
+std::optional<std::uint32_t> frame_at(std::string_view bytes, std::size_t at, bool strict) {
+  if (bytes.size() - at < kFrameBytes) return std::nullopt;
+  const auto length = static_cast<std::uint32_t>(detail::get_le(bytes, at, 4));
+  if (length == 0 || length > kMaxRecordBytes || length > bytes.size() - at - kFrameBytes) return std::nullopt;
+  const std::string_view payload = bytes.substr(at + kFrameBytes, length);
+  if (strict && (length < kSignatureBytes || payload[0] != 1 || payload[2] != 0 || payload[3] != 0 || payload[4] != 0)) {
+    return std::nullopt;
+  }
+  if (detail::crc32(payload) != detail::get_le(bytes, at + 4, 4)) return std::nullopt;
+  return length;
+}
+
+// The next position after `at` where an intact frame starts, or npos. A CRC-32 alone would
+// match some random position in every few GiB of garbage; the 5-byte signature first makes a
+// false resync practically impossible and the scan cheap.
+std::size_t next_frame(std::string_view bytes, std::size_t at) {
+  for (std::size_t p = at + 1; p + kFrameBytes + kSignatureBytes <= bytes.size(); ++p) {
+    if (bytes[p + kFrameBytes] != 1) continue;  // cheap filter before the full check
+    if (frame_at(bytes, p, true)) return p;
+  }
+  return std::string_view::npos;
+}
+
+bool all_zero(std::string_view bytes) {
+  return std::all_of(bytes.begin(), bytes.end(), [](char c) { return c == 0; });
+}
+
+std::string decode_error(const std::filesystem::path& path, std::uint64_t offset, std::string_view payload,
+                         const std::string& why) {
+  const std::uint64_t type = payload.size() >= kSignatureBytes ? detail::get_le(payload, 1, 4) : 0;
+  return path.string() + ": the intact record at byte " + std::to_string(offset) + " (type " + std::to_string(type) +
+         ") cannot be read by this lbo (" + why + "): the run was probably continued by a newer lbo. "
+         "Continue it with that lbo; this one changed nothing";
+}
+
+std::string bytes_text(std::uint64_t n) { return std::to_string(n) + (n == 1 ? " byte" : " bytes"); }
+
 }  // namespace
+
+std::string journal_header() {
+  std::string header(kMagic, sizeof kMagic);
+  detail::put_le(header, kFormatVersion, 4);
+  return header;
+}
 
 std::string frame_record(const JournalRecord& record) {
   std::ostringstream payload_stream(std::ios::binary);
@@ -57,35 +98,143 @@ std::string frame_record(const JournalRecord& record) {
   return framed;
 }
 
+JournalContents read_journal(const std::filesystem::path& path, std::uint64_t from) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw CorruptStateError(path.string() + ": cannot read the journal");
+  std::string bytes;
+  {
+    std::ostringstream text;
+    text << in.rdbuf();
+    bytes = std::move(text).str();
+  }
+  if (in.bad()) throw CorruptStateError(path.string() + ": cannot read the journal");
+  JournalContents contents;
+  contents.file_bytes = bytes.size();
+  const std::string header = journal_header();
+  std::uint32_t version = kFormatVersion;
+  if (bytes.size() < kHeaderBytes) {
+    // Created but killed before its header was written whole: a journal without records.
+    if (header.compare(0, bytes.size(), bytes) == 0) {
+      contents.header_torn = true;
+      contents.from = contents.end_bytes = bytes.size();
+      return contents;
+    }
+    contents.header_damaged = true;
+  } else if (std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0) {
+    contents.header_damaged = true;
+  } else {
+    version = static_cast<std::uint32_t>(detail::get_le(bytes, 4, 4));
+  }
+
+  const std::uint64_t start = std::min<std::uint64_t>(std::max<std::uint64_t>(from, kHeaderBytes), bytes.size());
+  contents.from = start;
+  const std::string_view all(bytes);
+  std::size_t at = start;
+  while (at < all.size()) {
+    if (const auto length = frame_at(all, at, false)) {
+      const std::string_view payload = all.substr(at + kFrameBytes, *length);
+      if (payload.size() >= kSignatureBytes && detail::get_le(payload, 1, 4) >= kRecordTypes) {
+        throw CorruptStateError(decode_error(path, at, payload, "an unknown record type"));
+      }
+      try {
+        std::istringstream payload_stream(std::string(payload), std::ios::binary);
+        cereal::PortableBinaryInputArchive archive(payload_stream);
+        JournalRecord record;
+        archive(record);
+        contents.records.push_back(std::move(record));
+      } catch (const std::exception& e) {
+        throw CorruptStateError(decode_error(path, at, payload, e.what()));
+      }
+      at += kFrameBytes + *length;
+      contents.ends.push_back(at);
+      continue;
+    }
+    const std::size_t next = next_frame(all, at);
+    if (next != std::string_view::npos) {
+      contents.damaged.push_back({at, next - at, contents.records.size(), all_zero(all.substr(at, next - at))});
+      at = next;
+      continue;
+    }
+    // Nothing intact follows. A write cut short (a length beyond the end, or zeros a crash left
+    // where the data should be) is a torn tail; a whole record that fails its CRC is damage,
+    // kept in the file like any other.
+    const std::string_view tail = all.substr(at);
+    const bool incomplete = tail.size() < kFrameBytes || detail::get_le(tail, 0, 4) > tail.size() - kFrameBytes;
+    if (incomplete || all_zero(tail)) {
+      contents.torn_bytes = tail.size();
+    } else {
+      contents.damaged.push_back({at, tail.size(), contents.records.size(), false});
+    }
+    break;
+  }
+  contents.end_bytes = contents.file_bytes - contents.torn_bytes;
+
+  if (version != kFormatVersion) {
+    // A newer format, or one damaged header field: only records that read as format 1 tell.
+    if (contents.records.empty() || !contents.damaged.empty()) {
+      throw CorruptStateError(path.string() + ": journal format " + std::to_string(version) +
+                              " is not supported by this lbo (format " + std::to_string(kFormatVersion) +
+                              "): continue the run with the lbo that wrote it; this one changed nothing");
+    }
+    contents.header_damaged = true;
+  }
+  const std::string file = path.string();
+  if (contents.header_damaged) {
+    contents.warnings.push_back(file + ": the header is damaged (not \"LBOJ\", format 1); the records after it were read "
+                                "as format 1 (" + std::to_string(contents.records.size()) + " intact)");
+  }
+  for (const JournalGap& gap : contents.damaged) {
+    contents.warnings.push_back(
+        file + ": " + bytes_text(gap.bytes) + " at byte " + std::to_string(gap.offset) +
+        (gap.zeros ? " hold only zeros" : " hold no intact record (damaged)") + "; skipped, and the " +
+        std::to_string(contents.records.size() - gap.records_before) + " intact record(s) after them are kept");
+  }
+  if (contents.torn_bytes > 0) {
+    contents.warnings.push_back(file + ": dropped " + bytes_text(contents.torn_bytes) + " of a torn last record at byte " +
+                                std::to_string(contents.end_bytes) + " (a write cut short); kept " +
+                                std::to_string(contents.records.size()) + " records" +
+                                (start > kHeaderBytes ? " after the checkpoint" : ""));
+  }
+  return contents;
+}
+
 JournalWriter JournalWriter::create(const std::filesystem::path& path) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
-  if (fd < 0) throw Error(path.string() + ": cannot create the journal: " + std::strerror(errno));
-  JournalWriter writer(fd, 0);
-  std::string header(kMagic, sizeof kMagic);
-  detail::put_le(header, kFormatVersion, 4);
-  write_fully(fd, header, path.string());
-  writer.size_ = header.size();
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    if (errno == EEXIST) throw Error(path.string() + ": a journal exists already");
+    fail_io(path, "cannot create the journal");
+  }
+  JournalWriter writer(path, fd, 0);
+  writer.write_at(0, journal_header(), "cannot write the journal's header");
+  writer.size_ = kHeaderBytes;
   writer.sync();
+  sync_directory(path.parent_path());
   return writer;
 }
 
-JournalWriter JournalWriter::open_existing(const std::filesystem::path& path, std::uint64_t valid_bytes) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
-  if (fd < 0) throw Error(path.string() + ": cannot open the journal: " + std::strerror(errno));
-  JournalWriter writer(fd, valid_bytes);
-  if (::ftruncate(fd, static_cast<off_t>(valid_bytes)) != 0) {
-    throw Error(path.string() + ": cannot cut the torn tail: " + std::strerror(errno));
+JournalWriter JournalWriter::resume(const std::filesystem::path& path, const JournalContents& read, std::uint64_t min_bytes) {
+  const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0) fail_io(path, "cannot open the journal");
+  JournalWriter writer(path, fd, std::max<std::uint64_t>(read.end_bytes, kHeaderBytes));
+  if (read.header_damaged || read.header_torn) writer.write_at(0, journal_header(), "cannot rewrite the journal's header");
+  if (read.torn_bytes > 0 && ::ftruncate(fd, static_cast<off_t>(read.end_bytes)) != 0) {
+    fail_io(path, "cannot cut the torn last record");
+  }
+  if (writer.size_ < min_bytes) {
+    if (::ftruncate(fd, static_cast<off_t>(min_bytes)) != 0) fail_io(path, "cannot extend the journal to the checkpoint's offset");
+    writer.size_ = min_bytes;
   }
   writer.sync();
   return writer;
 }
 
 JournalWriter::JournalWriter(JournalWriter&& other) noexcept
-    : fd_(std::exchange(other.fd_, -1)), size_(other.size_) {}
+    : path_(std::move(other.path_)), fd_(std::exchange(other.fd_, -1)), size_(other.size_) {}
 
 JournalWriter& JournalWriter::operator=(JournalWriter&& other) noexcept {
   if (this != &other) {
     if (fd_ >= 0) ::close(fd_);
+    path_ = std::move(other.path_);
     fd_ = std::exchange(other.fd_, -1);
     size_ = other.size_;
   }
@@ -96,64 +245,32 @@ JournalWriter::~JournalWriter() {
   if (fd_ >= 0) ::close(fd_);
 }
 
+void JournalWriter::write_at(std::uint64_t offset, const std::string& bytes, const char* what) {
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::pwrite(fd_, bytes.data() + done, bytes.size() - done, static_cast<off_t>(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int error_number = errno;
+      // A partial record must not stay in front of the records written after the disk recovers.
+      if (done > 0) {
+        const int cut = ::ftruncate(fd_, static_cast<off_t>(offset));
+        (void)cut;  // best effort: a reader skips a partial record in any case
+      }
+      fail_io(path_, what, error_number);
+    }
+    done += static_cast<std::size_t>(n);
+  }
+}
+
 void JournalWriter::append(const JournalRecord& record) {
   const std::string framed = frame_record(record);
-  write_fully(fd_, framed, "journal");
+  write_at(size_, framed, "cannot append a record");
   size_ += framed.size();
 }
 
 void JournalWriter::sync() {
-  if (::fdatasync(fd_) != 0) throw Error(std::string("journal: fdatasync failed: ") + std::strerror(errno));
-}
-
-JournalContents read_journal(const std::filesystem::path& path, std::uint64_t from) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw CorruptStateError(path.string() + ": cannot read the journal");
-  std::string header(kHeaderBytes, '\0');
-  in.read(header.data(), kHeaderBytes);
-  if (in.gcount() != static_cast<std::streamsize>(kHeaderBytes) || std::memcmp(header.data(), kMagic, sizeof kMagic) != 0) {
-    throw CorruptStateError(path.string() + ": not an lbo journal (bad header)");
-  }
-  if (const std::uint32_t version = static_cast<std::uint32_t>(detail::get_le(header, 4, 4)); version != kFormatVersion) {
-    throw CorruptStateError(path.string() + ": journal format " + std::to_string(version) +
-                            " is not supported by this lbo (format " + std::to_string(kFormatVersion) + ")");
-  }
-  // Only the part after `from` is read: a checkpoint already holds what comes before.
-  in.seekg(0, std::ios::end);
-  const auto file_size = static_cast<std::uint64_t>(in.tellg());
-  const std::uint64_t start = std::min(std::max<std::uint64_t>(from, kHeaderBytes), file_size);
-  in.seekg(static_cast<std::streamoff>(start));
-  std::string bytes(static_cast<std::size_t>(file_size - start), '\0');
-  in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  JournalContents contents;
-  std::size_t offset = 0;
-  while (offset < bytes.size()) {
-    const std::size_t left = bytes.size() - offset;
-    const std::uint32_t length = left >= kFrameBytes ? static_cast<std::uint32_t>(detail::get_le(bytes, offset, 4)) : 0;
-    const bool complete = left >= kFrameBytes && length <= kMaxRecordBytes && length <= left - kFrameBytes;
-    if (!complete) break;
-    const std::string_view payload(bytes.data() + offset + kFrameBytes, length);
-    if (detail::crc32(payload) != detail::get_le(bytes, offset + 4, 4)) break;
-    try {
-      std::istringstream payload_stream(std::string(payload), std::ios::binary);
-      cereal::PortableBinaryInputArchive archive(payload_stream);
-      JournalRecord record;
-      archive(record);
-      contents.records.push_back(std::move(record));
-    } catch (const std::exception&) {
-      break;  // a CRC-valid record this version cannot decode: treat like a corrupt one
-    }
-    offset += kFrameBytes + length;
-    contents.ends.push_back(start + offset);
-  }
-  contents.valid_bytes = start + offset;
-  contents.dropped_bytes = bytes.size() - offset;
-  if (contents.dropped_bytes > 0) {
-    contents.warning = path.string() + ": dropped " + std::to_string(contents.dropped_bytes) +
-                       " bytes of a torn or corrupt record at offset " + std::to_string(start + offset) + "; kept " +
-                       std::to_string(contents.records.size()) + " records" + (start > kHeaderBytes ? " after the checkpoint" : "");
-  }
-  return contents;
+  if (::fdatasync(fd_) != 0) fail_io(path_, "fdatasync failed");
 }
 
 }  // namespace lbo::orchestrator

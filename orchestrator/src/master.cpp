@@ -11,8 +11,10 @@
 #include <set>
 #include <sstream>
 
+#include "lbo/jobs/error.hpp"
 #include "lbo/jobs/protocol.hpp"
 #include "lbo/orchestrator/checkpoint.hpp"
+#include "lbo/orchestrator/files.hpp"
 #include "lbo/orchestrator/journal.hpp"
 #include "lbo/orchestrator/policy.hpp"
 #include "lbo/orchestrator/results_csv.hpp"
@@ -20,6 +22,7 @@
 #include "lbo/orchestrator/scheduler.hpp"
 #include "lbo/orchestrator/task_report.hpp"
 #include "lbo/orchestrator/task_requests.hpp"
+#include "lbo/workers/runner.hpp"
 
 namespace asio = boost::asio;
 
@@ -41,27 +44,33 @@ std::chrono::steady_clock::duration seconds(double s) {
   return std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(s));
 }
 
-JournalWriter open_journal(const RunDirectory& run_dir, const std::optional<RecoveredRun>& recovered) {
-  if (recovered) return JournalWriter::open_existing(run_dir.journal(), recovered->journal_bytes);
+JournalWriter open_journal(const RunDirectory& run_dir, const std::optional<RecoveredRun>& recovered, Console& console) {
+  if (recovered) return continue_journal(run_dir, *recovered, [&console](const std::string& line) { console.warn(line); });
   return JournalWriter::create(run_dir.journal());
 }
 
-RunState initial_state(const jobs::JobSpec& job, const std::optional<RecoveredRun>& recovered) {
-  if (recovered) return RunState(job, recovered->trials);
-  return RunState(job);
+RunState initial_state(const std::optional<RecoveredRun>& recovered) {
+  if (recovered) return recovered->state;
+  return RunState();
 }
+
+bool resumes(const std::optional<RecoveredRun>& recovered) { return recovered && !recovered->empty(); }
 
 // Tasks added at runtime (add-task, watch) live in the journal, not in the job file: a resumed run
 // continues with the recorded tasks plus any the job file appended. Idempotent, so callers that
 // merged already (the CLI, for its log line) lose nothing.
 jobs::JobSpec with_recorded_tasks(jobs::JobSpec job, const std::optional<RecoveredRun>& recovered) {
-  if (recovered) job.tasks = recovered->job.merged_tasks(job);
+  if (resumes(recovered)) job.tasks = recovered->state.job().merged_tasks(job);
   return job;
 }
 
-Scheduler initial_scheduler(const std::optional<RecoveredRun>& recovered) {
-  if (recovered) return Scheduler(recovered->interrupted, recovered->retries);
-  return Scheduler();
+// Kills what an lbo killed outright left running of this run's trials on this host: nothing of
+// this run may be running now, and a trial that runs again must not share its folder.
+void kill_leftovers(const RunDirectory& run_dir, Console& console) {
+  if (const int groups = workers::kill_leftovers_under(run_dir.trials().string()); groups > 0) {
+    console.log("killed " + std::to_string(groups) + " objective process group(s) that an earlier lbo of this run left "
+                "running on this host");
+  }
 }
 
 }  // namespace
@@ -74,32 +83,38 @@ class Master::Loop {
         run_dir_(run_dir),
         console_(console),
         options_(options),
-        state_(initial_state(job_, recovered)),
+        journal_(open_journal(run_dir, recovered, console)),
+        state_(initial_state(recovered)),
         policy_(make_policy(job_, PolicyOptions{options.sync, [&console](const std::string& line) { console.log(line); },
                                                 std::move(options.warm_start)})),
-        scheduler_(initial_scheduler(recovered)),
+        scheduler_(job_),
         signals_(io_, SIGINT, SIGTERM, SIGUSR1),
         progress_timer_(io_),
         checkpoint_timer_(io_),
         grace_timer_(io_),
         tasks_timer_(io_),
         idle_timer_(io_),
-        journal_(open_journal(run_dir, recovered)),
         csv_(run_dir.results_csv(), job_),
         checkpoints_(run_dir.path()),
         next_checkpoint_(recovered ? recovered->next_checkpoint : 1),
-        resumed_(recovered.has_value()) {
+        resumed_(resumes(recovered)) {
     options_.warm_start.clear();  // the policy has them
-    if (recovered) policy_->restore(recovered->policy, state_);
+    if (resumed_) {
+      kill_leftovers(run_dir, console);
+      policy_->restore(recovered->policy, state_);
+    }
     transport_ = make_transport(io_, [this](cluster::Completion c) { on_completion(std::move(c)); });
   }
 
   int run() {
     started_ = std::chrono::steady_clock::now();
-    journal_.append(RunStarted{LBO_VERSION, unix_now(), transport_->slot_count(), JobIdentity::of(job_)});
+    // Nothing runs yet: a failure to write here ends the run at once (IoError to the caller).
+    const RunStarted started{LBO_VERSION, unix_now(), transport_->slot_count(), JobIdentity::of(job_)};
+    journal_.append(started);
     journal_.sync();
+    state_.apply(started);
     if (resumed_) {
-      csv_.rewrite(state_);
+      guard_report([&] { csv_.rewrite(state_); });
       // An anchor: later recoveries start here, whatever the journal held before.
       write_checkpoint(true);
     }
@@ -110,15 +125,24 @@ class Master::Loop {
     poll_new_tasks();
     schedule_task_poll();
     // A --sync round that ended while the last run was stopping was never refitted on.
-    if (options_.sync && !scheduler_.has_interrupted() && policy_->refit_due(state_) && !state_.all_budgets_done()) {
+    if (options_.sync && state_.interrupted().empty() && policy_->refit_due(state_) && !state_.all_budgets_done()) {
       policy_->results_committed(state_);
     }
     fill_slots();
     check_done();
-    io_.run();
-    csv_.rewrite(state_);
+    // lbo's own I/O may fail in any handler (a full disk, a read-only remount): the run then
+    // stops as after a signal, and the loop goes on until it has.
+    for (;;) {
+      try {
+        io_.run();
+        break;
+      } catch (const IoError& e) {
+        halt(e.what(), e.error_number());
+      }
+    }
+    guard_report([&] { csv_.rewrite(state_); });
     write_task_report();
-    write_checkpoint(true);
+    final_checkpoint_ok_ = try_checkpoint_now();
     console_.clear_status();
     report_end();
     return exit_code_;
@@ -131,7 +155,7 @@ class Master::Loop {
     std::string line = (resumed_ ? "resuming run " : "run ") + job_.name + ": " + std::to_string(job_.tasks.size()) +
                        " task(s), " + std::to_string(job_.total_budget()) + " trials";
     if (resumed_) {
-      line += " (" + std::to_string(finished) + " done, " + std::to_string(scheduler_.interrupted().size()) +
+      line += " (" + std::to_string(finished) + " done, " + std::to_string(state_.interrupted().size()) +
               " interrupted to run again)";
     }
     console_.log(line + " on " + std::to_string(transport_->slot_count()) + " slot(s); results in " +
@@ -150,18 +174,8 @@ class Master::Loop {
     ++signals_received_;
     const std::string name = "SIG" + std::string(sigabbrev_np(signal_number));
     if (signals_received_ == 1) {
-      stopping_ = true;
-      exit_code_ = kExitResumable;
-      write_checkpoint(true);
-      console_.log("received " + name + ": no new trials; " + std::to_string(transport_->busy_count()) +
-                   " running trial(s) have " + format_objective(job_.grace_s) +
-                   " s to finish (signal again to cancel them now)");
-      grace_timer_.expires_after(seconds(job_.grace_s));
-      grace_timer_.async_wait([this](const boost::system::error_code& ec) {
-        if (ec || finished_) return;
-        if (transport_->busy_count() > 0) console_.log("grace period over: cancelling the running trials");
-        transport_->cancel_all();
-      });
+      if (exit_code_ == kExitDone) exit_code_ = kExitResumable;
+      begin_stop("received " + name);
     } else if (signals_received_ == 2) {
       console_.log("received " + name + " again: cancelling the running trials");
       grace_timer_.cancel();
@@ -174,6 +188,59 @@ class Master::Loop {
     }
     wait_for_signal();
     check_done();
+  }
+
+  // No new trials, a checkpoint, and the running ones get grace_s to finish before they are
+  // cancelled. The first cause (a signal, or lbo's own I/O failing) says why; later ones add
+  // nothing.
+  void begin_stop(const std::string& why) {
+    if (stopping_) return;
+    stopping_ = true;
+    try_checkpoint_now();
+    console_.log(why + ": no new trials; " + std::to_string(transport_->busy_count()) + " running trial(s) have " +
+                 format_objective(job_.grace_s) + " s to finish (signal again to cancel them now)");
+    grace_timer_.expires_after(seconds(job_.grace_s));
+    grace_timer_.async_wait([this](const boost::system::error_code& ec) {
+      if (ec || finished_) return;
+      if (transport_->busy_count() > 0) console_.log("grace period over: cancelling the running trials");
+      transport_->cancel_all();
+    });
+    check_done();
+  }
+
+  // lbo's own I/O failed (its journal, run folder or a trial's files): nothing is charged to a
+  // trial for it, and the run stops rather than burn its budget. Exit 75 when the condition may
+  // pass (a full disk, a read-only remount, a quota), so the same command resumes the run.
+  void halt(const std::string& what, int error_number) {
+    if (io_failed_) return;
+    io_failed_ = true;
+    const bool may_pass = IoError::may_pass(error_number);
+    if (exit_code_ == kExitDone || !may_pass) exit_code_ = may_pass ? kExitResumable : kExitError;
+    console_.log("lbo's own I/O failed: " + what);
+    begin_stop(may_pass ? "the run stops until that is fixed; the same command then resumes it" : "the run stops");
+  }
+
+  // Appends `record` to the journal; false when lbo's own I/O failed (the run then halts).
+  bool journal(const JournalRecord& record) {
+    try {
+      journal_.append(record);
+      return true;
+    } catch (const IoError& e) {
+      halt(e.what(), e.error_number());
+      return false;
+    }
+  }
+
+  // results.csv and tasks.csv are reports, rebuilt from the state on every resume: a failure
+  // to write them is said once and does not stop the run (the journal's failures do).
+  template <class Write>
+  void guard_report(Write write) {
+    try {
+      write();
+    } catch (const Error& e) {
+      if (!report_failed_) console_.warn(std::string(e.what()) + " (the report is rewritten when the run resumes)");
+      report_failed_ = true;
+    }
   }
 
   // New tasks: `lbo add-task` requests and new files in the watched folder.
@@ -196,7 +263,10 @@ class Master::Loop {
           answer_task_request(r.file, false, "cannot add task " + task.name + ": " + why);
           continue;
         }
-        add_task(task);
+        if (!add_task(task)) {
+          answer_task_request(r.file, false, "cannot add task " + task.name + ": lbo cannot write the run's journal");
+          continue;
+        }
         answer_task_request(r.file, true,
                             "task " + task.name + " added to the running run " + job_.name + " with a budget of " +
                                 std::to_string(task.budget) + " trials");
@@ -219,11 +289,17 @@ class Master::Loop {
     }
   }
 
-  void add_task(const jobs::TaskSpec& task) {
-    journal_.append(TaskAdded{TaskIdentity::of(task), unix_now()});
-    journal_.sync();
+  bool add_task(const jobs::TaskSpec& task) {
+    const TaskAdded added{TaskIdentity::of(task), unix_now()};
+    if (!journal(added)) return false;
+    try {
+      journal_.sync();
+    } catch (const IoError& e) {
+      halt(e.what(), e.error_number());
+      return false;
+    }
     job_.tasks.push_back(task);
-    state_.extend_tasks();
+    state_.apply(added);
     idle_timer_.cancel();
     idle_ = false;
     console_.log("task " + task.name + " added (" + std::string(jobs::to_string(task.origin)) + "), budget " +
@@ -234,6 +310,7 @@ class Master::Loop {
       policy_->results_committed(state_);
     }
     fill_slots();
+    return true;
   }
 
   void schedule_task_poll() {
@@ -249,21 +326,28 @@ class Master::Loop {
     if (stopping_ || finished_) return;
     if (options_.sync && transport_->busy_count() > 0) return;  // the round is still running
     // A --sync run that was stopped finishes its interrupted round before proposing anything.
-    const bool interrupted_round = options_.sync && scheduler_.has_interrupted();
-    while (transport_->busy_count() < transport_->slot_count()) {
-      const std::optional<std::int64_t> id =
-          interrupted_round ? scheduler_.next_interrupted() : scheduler_.next(state_, *policy_);
-      if (!id) break;
-      dispatch(*id);
+    const bool interrupted_round = options_.sync && !state_.interrupted().empty();
+    while (!stopping_ && transport_->busy_count() < transport_->slot_count()) {
+      std::optional<NextAttempt> next = scheduler_.next(state_, *policy_, interrupted_round);
+      if (!next) break;
+      dispatch(std::move(*next));
     }
   }
 
-  void dispatch(std::int64_t id) {
+  // The attempt is journaled before its process exists, so a resume always knows it may be
+  // running (and kills what it left). Appended, not yet fsynced: the page cache outlives an lbo
+  // killed outright, and a machine crash takes the attempt's process with it.
+  void dispatch(NextAttempt next) {
+    const std::int64_t id = next.trial;
+    const TrialStarted started{id, next.task, next.attempt, std::move(next.config),
+                               cluster::to_string(transport_->next_slot()), unix_now()};
+    if (!journal(started)) return;
+    state_.apply(started);
     const Trial& trial = state_.trial(id);
     const jobs::TaskSpec& task = job_.tasks[trial.task];
     workers::WorkOrder order;
     order.trial = id;
-    order.attempt = trial.attempts + 1;
+    order.attempt = trial.attempts;
     order.workdir = run_dir_.trial_dir(id).string();
     order.params_json = job_.space.to_json(trial.config);
     order.timeout_s = job_.objective.timeout_s.value_or(0);
@@ -274,13 +358,12 @@ class Master::Loop {
     for (const std::string& arg : job_.objective.command) order.argv.push_back(jobs::expand_placeholders(arg, values));
     order.env = {{"LBO_TASK", task.name}, {"LBO_DATASET", dataset}, {"LBO_TRIAL_ID", std::to_string(id)}};
 
-    const cluster::WorkerSlot worker = transport_->submit(std::move(order));
-    state_.start_attempt(id, cluster::to_string(worker));
-    journal_.append(TrialStarted{id, trial.task, trial.attempts, trial.config, trial.worker, unix_now()});
+    transport_->submit(std::move(order));
   }
 
   // A failed attempt is retried while `retries` allows. A cancelled one (lbo stopping, or a
-  // worker rank terminated under it) runs again first without using up a retry.
+  // worker rank terminated under it) runs again first without using up a retry, and so does
+  // one that lbo itself could not run (its own I/O failed), which also stops the run.
   void on_completion(cluster::Completion c) {
     const int steps = job_.objective.stepwise;
     if (steps > 0 && c.outcome.status == workers::TrialStatus::ok && static_cast<int>(c.outcome.steps.size()) != steps) {
@@ -289,16 +372,19 @@ class Master::Loop {
                          std::to_string(steps) + " expects " + std::to_string(steps);
     }
     const workers::TrialStatus status = c.outcome.status;
-    const bool cancelled = status == workers::TrialStatus::cancelled;
+    const bool runs_again_first = status == workers::TrialStatus::cancelled || status == workers::TrialStatus::lbo_error;
+    const Trial& trial = state_.trial(c.trial);
     const bool final = status == workers::TrialStatus::ok ||
-                       (!cancelled && state_.trial(c.trial).failed_attempts >= job_.objective.retries);
-    const std::string worker = cluster::to_string(c.worker);
-    journal_.append(TrialFinished{c.trial, c.attempt, final, c.outcome, worker, unix_now()});
-    state_.end_attempt(c.trial, c.outcome, worker, final);
-    if (cancelled) {
-      scheduler_.interrupted(c.trial);
-    } else if (!final) {
-      scheduler_.retry(c.trial);
+                       (!runs_again_first && trial.failed_attempts >= job_.objective.retries);
+    const TrialFinished finished{c.trial, c.attempt, final, c.outcome, cluster::to_string(c.worker), unix_now(),
+                                 trial.task, trial.config};
+    // Applied even when the journal cannot take it: the final checkpoint may still keep it.
+    journal(finished);
+    state_.apply(finished);
+    if (status == workers::TrialStatus::lbo_error) {
+      halt("trial " + std::to_string(c.trial) + " could not be started on " + finished.worker + ": " + c.outcome.reason +
+               " (it runs again when the run resumes, without using a retry)",
+           c.outcome.error_number);
     }
     uncommitted_.push_back(c.trial);
     if (!flush_posted_) {
@@ -313,21 +399,25 @@ class Master::Loop {
   // One fdatasync commits every result that arrived in this turn of the event loop.
   void commit() {
     flush_posted_ = false;
-    journal_.sync();
+    try {
+      journal_.sync();
+    } catch (const IoError& e) {
+      halt(e.what(), e.error_number());
+    }
     for (std::int64_t id : uncommitted_) {
       const Trial& t = state_.trial(id);
-      if (t.finished) csv_.append(state_, t);
+      if (t.finished) guard_report([&] { csv_.append(t); });
       report_attempt(t);
     }
     uncommitted_.clear();
-    csv_.flush();
+    guard_report([&] { csv_.flush(); });
     const bool more_to_propose = !stopping_ && !state_.all_budgets_done();
     if (!options_.sync) {
       if (more_to_propose) policy_->results_committed(state_);  // a refit in the background
     } else if (transport_->busy_count() == 0 && more_to_propose) {
       // The round is over: refit on everything, then go on. An interrupted round left over
       // from a stop must finish first; the uninterrupted run refit only after all of it.
-      if (!scheduler_.has_interrupted()) policy_->results_committed(state_);
+      if (state_.interrupted().empty()) policy_->results_committed(state_);
       fill_slots();
     }
     check_done();
@@ -335,7 +425,7 @@ class Master::Loop {
 
   void report_attempt(const Trial& t) {
     const jobs::TaskSpec& task = job_.tasks[t.task];
-    if (t.outcome.status == workers::TrialStatus::cancelled) return;
+    if (t.outcome.status == workers::TrialStatus::cancelled || t.outcome.status == workers::TrialStatus::lbo_error) return;
     if (t.outcome.status != workers::TrialStatus::ok && ++failures_ <= options_.failures_logged) {
       std::string what = "trial " + std::to_string(t.id) + " (" + task.name + ") attempt " +
                          std::to_string(t.attempts) + " " + std::string(workers::to_string(t.outcome.status)) +
@@ -390,15 +480,16 @@ class Master::Loop {
 
   // The whole master state, written atomically. `now`: on this thread (a stop, the end);
   // otherwise in the background, skipped while the previous one is still being written.
+  // Throws IoError.
   void write_checkpoint(bool now) {
     journal_.sync();
     Checkpoint c;
     c.sequence = next_checkpoint_;
     c.unix_time = unix_now();
-    c.job = JobIdentity::of(job_);
+    c.job = state_.job();
     c.trials = state_.trials();
-    c.retries = scheduler_.retries();
-    c.interrupted = scheduler_.interrupted();
+    c.retries = state_.retries();
+    c.interrupted = state_.interrupted();
     c.journal_bytes = journal_.size_bytes();
     c.policy = policy_->state();
     if (now) {
@@ -409,14 +500,24 @@ class Master::Loop {
     ++next_checkpoint_;
   }
 
+  // A stop's checkpoint. Its failure is said and does not stop the stop: the journal holds
+  // every committed result (and whatever it could not take is then lost, as after kill -9).
+  bool try_checkpoint_now() {
+    try {
+      write_checkpoint(true);
+      return true;
+    } catch (const IoError& e) {
+      console_.warn(std::string("cannot write a checkpoint: ") + e.what() + "; a resume starts from the journal");
+      return false;
+    }
+  }
+
   // tasks.csv: best, trials to 95%, latent networks and similarity per task. A report, not
   // state: a failure is a warning.
   void write_task_report() {
-    try {
-      write_file_atomically(run_dir_.tasks_csv(), tasks_csv(state_, policy_->model_report()));
-    } catch (const std::exception& e) {
-      console_.warn(std::string("cannot write tasks.csv: ") + e.what());
-    }
+    guard_report([&] {
+      write_file_atomically(run_dir_.tasks_csv(), tasks_csv(job_, state_, policy_->model_report()), Durability::cached);
+    });
   }
 
   void schedule_checkpoint() {
@@ -424,7 +525,11 @@ class Master::Loop {
     checkpoint_timer_.async_wait([this](const boost::system::error_code& ec) {
       if (ec || finished_) return;
       if (const auto error = checkpoints_.take_error()) console_.warn("checkpoint failed: " + *error);
-      write_checkpoint(false);
+      try {
+        write_checkpoint(false);
+      } catch (const IoError& e) {
+        halt(e.what(), e.error_number());
+      }
       write_task_report();
       schedule_checkpoint();
     });
@@ -475,8 +580,10 @@ class Master::Loop {
       console_.log(std::string("done: ") + summary + "; " + run_dir_.results_csv().string());
       return;
     }
-    console_.log(std::string("stopped: ") + summary + "; state saved in " +
-                 checkpoint_path(run_dir_.path(), next_checkpoint_ - 1).string());
+    console_.log(std::string("stopped: ") + summary + "; " +
+                 (final_checkpoint_ok_ ? "state saved in " + run_dir_.checkpoint(next_checkpoint_ - 1).string()
+                                       : "no final checkpoint; the journal " + run_dir_.journal().string() +
+                                             " holds every committed result"));
     if (!options_.resume_command.empty()) console_.log("resume with: " + options_.resume_command);
   }
 
@@ -484,7 +591,8 @@ class Master::Loop {
   RunDirectory& run_dir_;
   Console& console_;
   MasterOptions options_;
-  RunState state_;
+  JournalWriter journal_;
+  RunState state_;  // changes only by records appended to journal_
   std::unique_ptr<Policy> policy_;
   Scheduler scheduler_;
 
@@ -492,7 +600,6 @@ class Master::Loop {
   asio::signal_set signals_;
   asio::steady_timer progress_timer_, checkpoint_timer_, grace_timer_, tasks_timer_, idle_timer_;
   std::unique_ptr<cluster::Transport> transport_;
-  JournalWriter journal_;
   ResultsCsv csv_;
   CheckpointWriter checkpoints_;
   std::uint64_t next_checkpoint_;
@@ -502,6 +609,9 @@ class Master::Loop {
   bool flush_posted_ = false;
   bool stopping_ = false;
   bool finished_ = false;
+  bool io_failed_ = false;           // lbo's own I/O failed: the run is stopping (halt)
+  bool report_failed_ = false;       // results.csv or tasks.csv could not be written (said once)
+  bool final_checkpoint_ok_ = true;
   bool idle_ = false;  // every task done, waiting for a new one
   std::set<std::string> ignored_files_;  // watched files that cannot be tasks, warned about once
   int signals_received_ = 0;

@@ -1,9 +1,11 @@
 #include "lbo/orchestrator/recovery.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <map>
 
 #include "lbo/jobs/error.hpp"
-#include "lbo/orchestrator/journal.hpp"
+#include "lbo/orchestrator/files.hpp"
 
 namespace fs = std::filesystem;
 
@@ -11,131 +13,117 @@ namespace lbo::orchestrator {
 
 namespace {
 
-constexpr const char* kJournal = "journal.lbo";
-
-// Replays journal records on top of a state, as the live master applied them.
-class Replay {
- public:
-  explicit Replay(RecoveredRun& run) : run_(run) {}
-
-  void operator()(const RunStarted& r) {
-    run_.job = r.job;
-    found_job_ = true;
+std::string id_list(const std::vector<std::int64_t>& ids) {
+  std::string text;
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    if (i == 8) return text + " and " + std::to_string(ids.size() - 8) + " more";
+    text += (i == 0 ? "" : ", ") + std::to_string(ids[i]);
   }
+  return text;
+}
 
-  void operator()(const TaskAdded& r) {
-    auto& tasks = run_.job.tasks;
-    if (std::none_of(tasks.begin(), tasks.end(), [&](const TaskIdentity& t) { return t.name == r.task.name; })) {
-      tasks.push_back(r.task);
-    }
+// Trials whose last start precedes a damaged stretch and that never ended: their result (or a
+// later start) may be what was lost, so they run again, as after any stop.
+std::vector<std::int64_t> perhaps_lost_results(const JournalContents& journal, const RunState& state,
+                                               const std::map<std::int64_t, std::size_t>& last_start) {
+  std::vector<std::int64_t> ids;
+  if (journal.damaged.empty()) return ids;
+  const std::size_t last_gap = journal.damaged.back().records_before;
+  for (const auto& [id, record] : last_start) {
+    const Trial& t = state.trial(id);
+    if (t.running && record < last_gap) ids.push_back(id);
   }
-
-  bool found_job() const { return found_job_; }
-
-  void operator()(const TrialStarted& r) {
-    auto& trials = run_.trials;
-    if (r.attempt == 1 && r.trial == static_cast<std::int64_t>(trials.size())) {
-      Trial t;
-      t.id = r.trial;
-      t.task = r.task;
-      t.config = r.config;
-      trials.push_back(std::move(t));
-    }
-    if (r.trial < 0 || r.trial >= static_cast<std::int64_t>(trials.size())) {
-      throw CorruptStateError("journal: trial " + std::to_string(r.trial) + " starts before it was created");
-    }
-    Trial& t = trials[static_cast<std::size_t>(r.trial)];
-    t.attempts = std::max(t.attempts, r.attempt);
-    t.running = true;
-    t.worker = r.worker;
-    erase(run_.retries, r.trial);
-    erase(run_.interrupted, r.trial);
-  }
-
-  void operator()(const TrialFinished& r) {
-    if (r.trial < 0 || r.trial >= static_cast<std::int64_t>(run_.trials.size())) {
-      throw CorruptStateError("journal: trial " + std::to_string(r.trial) + " finishes before it was created");
-    }
-    Trial& t = run_.trials[static_cast<std::size_t>(r.trial)];
-    t.running = false;
-    t.outcome = r.outcome;
-    t.worker = r.worker;
-    const workers::TrialStatus status = r.outcome.status;
-    if (status != workers::TrialStatus::ok && status != workers::TrialStatus::cancelled) ++t.failed_attempts;
-    if (r.final) {
-      t.finished = true;
-    } else if (status == workers::TrialStatus::cancelled) {
-      run_.interrupted.push_back(r.trial);
-    } else {
-      run_.retries.push_back(r.trial);
-    }
-  }
-
- private:
-  static void erase(std::vector<std::int64_t>& ids, std::int64_t id) {
-    ids.erase(std::remove(ids.begin(), ids.end(), id), ids.end());
-  }
-  RecoveredRun& run_;
-  bool found_job_ = false;
-};
+  return ids;
+}
 
 }  // namespace
 
-bool has_run_state(const fs::path& run_dir) {
-  std::error_code ec;
-  return fs::exists(run_dir / kJournal, ec);
-}
+bool has_run_state(const fs::path& run_dir) { return RunPaths(run_dir).holds_run(); }
 
-RecoveredRun recover_run(const fs::path& run_dir) {
+RecoveredRun recover_run(const fs::path& run_dir, const JobIdentity* job_file) {
+  const RunPaths paths(run_dir);
   RecoveredRun run;
   CheckpointSearch search = load_newest_checkpoint(run_dir);
   run.warnings = std::move(search.warnings);
   run.next_checkpoint = search.newest_sequence + 1;
-  std::uint64_t covered = 0;  // journal bytes the checkpoint already includes
-  bool found_job = search.checkpoint.has_value();
   if (search.checkpoint) {
     Checkpoint& c = *search.checkpoint;
-    run.job = std::move(c.job);
-    run.trials = std::move(c.trials);
-    run.retries = std::move(c.retries);
-    run.interrupted = std::move(c.interrupted);
+    run.state = RunState(std::move(c.job), std::move(c.trials), std::move(c.retries), std::move(c.interrupted));
     run.policy = std::move(c.policy);
     run.checkpoint_file = search.file;
     run.checkpoint_time = c.unix_time;
-    covered = c.journal_bytes;
+    run.checkpoint_bytes = c.journal_bytes;
   }
 
-  std::optional<JournalContents> journal;
-  try {
-    journal = read_journal(run_dir / kJournal, covered);
-  } catch (const CorruptStateError& e) {
-    if (!search.checkpoint) {
-      throw CorruptStateError(std::string(e.what()) + ", and no intact checkpoint remains in " + run_dir.string() +
-                              "; nothing to resume from (move the folder aside with --fresh to start anew)");
+  const std::string journal_name = paths.journal().string();
+  run.journal = read_journal(paths.journal(), run.checkpoint_bytes);
+  JournalContents& journal = run.journal;
+  for (const std::string& w : journal.warnings) run.warnings.push_back(w);
+  if (search.checkpoint && journal.file_bytes < run.checkpoint_bytes) {
+    run.warnings.push_back(journal_name + ": shorter than " + search.file.filename().string() +
+                           " expects (" + std::to_string(journal.file_bytes) + " of " + std::to_string(run.checkpoint_bytes) +
+                           " bytes); the checkpoint's state is kept, and new records go after its offset");
+  }
+
+  const bool job_recorded = run.state.has_job() || std::any_of(journal.records.begin(), journal.records.end(), [](const JournalRecord& r) {
+                              return std::holds_alternative<RunStarted>(r);
+                            });
+  if (!job_recorded && !journal.records.empty()) {
+    if (job_file == nullptr) {
+      throw CorruptStateError(run_dir.string() + ": no intact record names the run's job; `lbo run` with its job file "
+                              "resumes it (the job file then stands for the lost record)");
     }
-    run.warnings.push_back(std::string(e.what()) + "; resuming from " + search.file.filename().string() + " alone");
+    run.warnings.push_back(journal_name + ": no intact record names the run's job; resuming under the job file's");
+    run.state.apply(RunStarted{"", 0, 0, *job_file});
   }
-  if (journal) {
-    if (!journal->warning.empty()) run.warnings.push_back(journal->warning);
-    run.journal_bytes = journal->valid_bytes;
-    if (search.checkpoint && covered > journal->valid_bytes) {
-      run.warnings.push_back((run_dir / kJournal).string() + ": shorter than " + search.file.filename().string() +
-                             " expects; the checkpoint's state is kept");
-    }
-    Replay replay(run);
-    for (const JournalRecord& record : journal->records) std::visit(replay, record);
-    found_job = found_job || replay.found_job();
+  const bool no_records = journal.records.empty();
+  std::map<std::int64_t, std::size_t> last_start;
+  for (std::size_t i = 0; i < journal.records.size(); ++i) {
+    if (const auto* s = std::get_if<TrialStarted>(&journal.records[i])) last_start[s->trial] = i;
+    run.state.apply(journal.records[i]);
   }
-  // Trials that were running when the run stopped run again first.
-  for (Trial& t : run.trials) {
-    if (!t.running) continue;
-    t.running = false;
-    run.interrupted.push_back(t.id);
+  journal.records.clear();
+  journal.records.shrink_to_fit();
+
+  const std::vector<std::int64_t> rerun = perhaps_lost_results(journal, run.state, last_start);
+  if (!rerun.empty()) {
+    run.warnings.push_back(journal_name + ": trial(s) " + id_list(rerun) +
+                           " started before the damaged bytes and have no result after them; they run again "
+                           "(a result in the damaged bytes is lost)");
   }
-  std::sort(run.interrupted.begin(), run.interrupted.end());
-  run.interrupted.erase(std::unique(run.interrupted.begin(), run.interrupted.end()), run.interrupted.end());
-  if (!found_job) throw CorruptStateError(run_dir.string() + ": the journal names no job; nothing to resume from");
+  for (const std::string& a : run.state.anomalies()) run.warnings.push_back(journal_name + ": " + a);
+  run.state.stop_running();
+
+  std::vector<std::int64_t> lost;
+  for (const Trial& t : run.state.trials()) {
+    if (t.lost()) lost.push_back(t.id);
+  }
+  if (!lost.empty()) {
+    run.warnings.push_back(journal_name + ": trial(s) " + id_list(lost) +
+                           " have no intact record left that names their task and configuration; their ids are not "
+                           "reused and their tasks run other trials in their place");
+  }
+  run.maybe_running = run.state.interrupted();
+  run.maybe_running.insert(run.maybe_running.end(), lost.begin(), lost.end());
+
+  if (!search.checkpoint && no_records && journal.damage_found()) {
+    throw CorruptStateError(journal_name + ": not an lbo journal, or nothing in it is intact, and no intact checkpoint "
+                            "remains in " + run_dir.string() + "; nothing to resume from (nothing was changed; move the "
+                            "folder aside with --fresh to start anew)");
+  }
   return run;
+}
+
+JournalWriter continue_journal(const RunPaths& run, const RecoveredRun& recovered,
+                               const std::function<void(const std::string&)>& log) {
+  const JournalContents& journal = recovered.journal;
+  if (journal.damage_found()) {
+    const fs::path copy = run.damaged_copy(run.journal(), std::chrono::system_clock::to_time_t(std::chrono::system_clock::now()));
+    copy_file_synced(run.journal(), copy);
+    log("kept the damaged journal as " + copy.string() + "; the run continues in " + run.journal().string() +
+        (journal.header_damaged ? " with its header rewritten" : "") + ", whose damaged bytes are skipped on reading");
+  }
+  return JournalWriter::resume(run.journal(), journal, recovered.checkpoint_bytes);
 }
 
 }  // namespace lbo::orchestrator

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "lbo/jobs/error.hpp"
+#include "lbo/orchestrator/files.hpp"
 
 namespace lbo::orchestrator {
 
@@ -12,7 +13,7 @@ namespace {
 
 std::FILE* open_or_throw(const std::filesystem::path& path, const char* mode) {
   std::FILE* f = std::fopen(path.c_str(), mode);
-  if (f == nullptr) throw Error(path.string() + ": cannot write: " + std::strerror(errno));
+  if (f == nullptr) throw IoError(path.string() + ": cannot write: " + std::strerror(errno), errno);
   return f;
 }
 
@@ -41,8 +42,7 @@ std::string ResultsCsv::header(const jobs::JobSpec& job) {
   return line + "\n";
 }
 
-std::string ResultsCsv::row(const RunState& state, const Trial& trial) {
-  const jobs::JobSpec& job = state.job();
+std::string ResultsCsv::row(const jobs::JobSpec& job, const Trial& trial) {
   const workers::Outcome& o = trial.outcome;
   char duration[32];
   std::snprintf(duration, sizeof duration, "%.3f", o.duration_s);
@@ -62,7 +62,7 @@ std::string ResultsCsv::row(const RunState& state, const Trial& trial) {
 }
 
 ResultsCsv::ResultsCsv(std::filesystem::path path, const jobs::JobSpec& job)
-    : path_(std::move(path)), file_(open_or_throw(path_, "w")) {
+    : path_(std::move(path)), job_(job), file_(open_or_throw(path_, "w")) {
   const std::string h = header(job);
   std::fputs(h.c_str(), file_);
   flush();
@@ -72,29 +72,21 @@ ResultsCsv::~ResultsCsv() {
   if (file_ != nullptr) std::fclose(file_);
 }
 
-void ResultsCsv::append(const RunState& state, const Trial& trial) {
-  const std::string line = row(state, trial);
+void ResultsCsv::append(const Trial& trial) {
+  const std::string line = row(job_, trial);
   std::fputs(line.c_str(), file_);
 }
 
 void ResultsCsv::flush() {
-  if (std::fflush(file_) != 0) throw Error(path_.string() + ": cannot write: " + std::strerror(errno));
-}
-
-void write_file_atomically(const std::filesystem::path& path, const std::string& text) {
-  const std::filesystem::path temporary = path.string() + ".tmp";
-  std::FILE* out = open_or_throw(temporary, "w");
-  const bool ok = std::fwrite(text.data(), 1, text.size(), out) == text.size();
-  if (std::fclose(out) != 0 || !ok) throw Error(temporary.string() + ": cannot write");
-  std::filesystem::rename(temporary, path);
+  if (std::fflush(file_) != 0) throw IoError(path_.string() + ": cannot write: " + std::strerror(errno), errno);
 }
 
 void ResultsCsv::rewrite(const RunState& state) {
-  std::string text = header(state.job());
+  std::string text = header(job_);
   for (const Trial& t : state.trials()) {
-    if (t.finished) text += row(state, t);
+    if (t.finished && !t.lost()) text += row(job_, t);
   }
-  write_file_atomically(path_, text);
+  write_file_atomically(path_, text, Durability::cached);
   std::fclose(file_);
   file_ = open_or_throw(path_, "a");
 }

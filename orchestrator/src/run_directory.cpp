@@ -2,16 +2,17 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <ctime>
 #include <fstream>
 #include <utility>
 
 #include "lbo/jobs/error.hpp"
+#include "lbo/orchestrator/files.hpp"
 
 namespace fs = std::filesystem;
 
@@ -19,39 +20,46 @@ namespace lbo::orchestrator {
 
 namespace {
 
-constexpr const char* kLockFile = "lock";
+// How often open() starts over when another lbo changed the folder under it (a concurrent
+// --fresh or start); each round trip is a few system calls.
+constexpr int kOpenAttempts = 8;
 
-// Takes the run lock (flock: released by the kernel when the holder dies, so a crashed run
-// never leaves a stale lock behind). Returns the descriptor, or -1 when a live run holds it.
-int try_lock(const fs::path& dir) {
-  const fs::path lock = dir / kLockFile;
-  const int fd = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) throw Error(lock.string() + ": cannot open the run lock: " + std::strerror(errno));
-  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
+std::string stamp(std::time_t when) {
+  std::tm local{};
+  localtime_r(&when, &local);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y%m%d-%H%M%S", &local);
+  return text;
 }
 
-std::string lock_text(const fs::path& dir) {
-  std::ifstream in(dir / kLockFile);
+// A name beside `base` that nothing holds yet: "<base><separator><time>[-2, -3, ...]".
+fs::path unused_name(const std::string& base, const std::string& separator, std::time_t when) {
+  fs::path candidate = base + separator + stamp(when);
+  std::error_code ec;
+  for (int n = 2; fs::exists(candidate, ec); ++n) candidate = base + separator + stamp(when) + "-" + std::to_string(n);
+  return candidate;
+}
+
+std::time_t now() { return std::chrono::system_clock::to_time_t(std::chrono::system_clock::now()); }
+
+std::string lock_text(const RunPaths& run) {
+  std::ifstream in(run.lock());
   std::string holder;
   std::getline(in, holder);
   return holder;
 }
 
-std::string holder_or_unknown(const fs::path& dir) {
-  const std::string holder = lock_text(dir);
+std::string holder_or_unknown(const RunPaths& run) {
+  const std::string holder = lock_text(run);
   return holder.empty() ? "another lbo" : holder;
 }
 
-void write_holder(int fd) {
+void write_holder(int fd, const fs::path& lock) {
   char host[256] = "?";
   ::gethostname(host, sizeof host - 1);
   const std::string text = "pid " + std::to_string(::getpid()) + " on " + host + "\n";
   if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, text.data(), text.size(), 0) < 0) {
-    throw Error(std::string("cannot write the run lock: ") + std::strerror(errno));
+    throw IoError(lock.string() + ": cannot write the run lock: " + std::strerror(errno), errno);
   }
 }
 
@@ -60,98 +68,190 @@ bool is_empty_dir(const fs::path& dir) {
   return fs::is_directory(dir, ec) && fs::is_empty(dir, ec);
 }
 
-fs::path aside_name(const fs::path& dir) {
-  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm local{};
-  localtime_r(&now, &local);
-  char stamp[32];
-  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &local);
-  fs::path candidate = dir.string() + "." + stamp;
-  for (int n = 2; fs::exists(candidate); ++n) candidate = dir.string() + "." + stamp + "-" + std::to_string(n);
-  return candidate;
+enum class Lock : std::uint8_t { taken, held_by_another, folder_changed };
+
+// Takes the run lock (flock: released by the kernel when the holder dies, so a crashed run
+// never leaves a stale lock behind) and checks that the file locked is still the folder's: a
+// concurrent --fresh may have moved the folder between the open and the flock.
+Lock try_lock(const RunPaths& run, int& fd_out) {
+  const fs::path lock = run.lock();
+  const int fd = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    if (errno == ENOENT) return Lock::folder_changed;
+    throw IoError(lock.string() + ": cannot open the run lock: " + std::strerror(errno), errno);
+  }
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    ::close(fd);
+    return Lock::held_by_another;
+  }
+  struct stat locked {}, named {};
+  if (::fstat(fd, &locked) != 0 || ::stat(lock.c_str(), &named) != 0 || locked.st_ino != named.st_ino ||
+      locked.st_dev != named.st_dev) {
+    ::close(fd);
+    return Lock::folder_changed;
+  }
+  fd_out = fd;
+  return Lock::taken;
+}
+
+// A new run folder at `dir`, built whole beside it (trials/, job.toml, the lock taken) and then
+// renamed into place, so no other lbo ever sees it half made or unlocked. Returns the lock's
+// descriptor, or -1 when another lbo made a run there first.
+int create_locked(const fs::path& dir, const jobs::JobSpec& job) {
+  const RunPaths staging(unused_name(dir.string(), ".new-" + std::to_string(::getpid()) + "-", now()));
+  std::error_code ec;
+  fs::create_directories(staging.trials(), ec);
+  if (ec) throw IoError("cannot create " + staging.path().string() + ": " + ec.message(), ec.value());
+  int fd = -1;
+  try {
+    if (try_lock(staging, fd) != Lock::taken) throw Error(staging.lock().string() + ": cannot lock a new folder");
+    write_holder(fd, staging.lock());
+    write_file_atomically(staging.job_file(), job.source_text, Durability::synced);
+  } catch (...) {
+    if (fd >= 0) ::close(fd);
+    fs::remove_all(staging.path(), ec);
+    throw;
+  }
+  // rename(2) replaces an empty folder and refuses a non-empty one: a run made there meanwhile.
+  if (::rename(staging.path().c_str(), dir.c_str()) != 0) {
+    const int error_number = errno;
+    ::close(fd);
+    fs::remove_all(staging.path(), ec);
+    if (error_number == ENOTEMPTY || error_number == EEXIST) return -1;
+    throw IoError("cannot create " + dir.string() + ": " + std::strerror(error_number), error_number);
+  }
+  sync_directory(dir.parent_path());
+  return fd;
 }
 
 }  // namespace
 
+std::uint64_t RunPaths::checkpoint_sequence(const fs::path& file) {
+  const std::string name = file.filename().string();
+  constexpr std::string_view prefix = "checkpoint.", suffix = ".lbo";
+  if (name.size() <= prefix.size() + suffix.size() || name.rfind(prefix, 0) != 0 ||
+      name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0) {
+    return 0;
+  }
+  const std::string digits = name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
+  if (digits.empty() || digits.size() > 19 || digits.find_first_not_of("0123456789") != std::string::npos) return 0;
+  return std::stoull(digits);
+}
+
+fs::path RunPaths::damaged_copy(const fs::path& file, std::time_t when) const {
+  return unused_name((dir_ / file.filename()).string(), ".damaged-", when);
+}
+
+bool RunPaths::holds_run() const {
+  std::error_code ec;
+  return fs::exists(journal(), ec);
+}
+
 RunDirectory RunDirectory::open(const fs::path& run_root, const jobs::JobSpec& job, bool fresh) {
   const fs::path dir = fs::absolute(run_root) / job.name;
-  fs::path moved_aside;
+  const RunPaths paths(dir);
   std::error_code ec;
-  bool resume = false;
-  if (fs::exists(dir, ec) && !is_empty_dir(dir)) {
+  fs::create_directories(dir.parent_path(), ec);
+  if (ec) throw IoError("cannot create " + dir.parent_path().string() + ": " + ec.message(), ec.value());
+  fs::path moved_aside;
+  for (int attempt = 0; attempt < kOpenAttempts; ++attempt) {
+    if (!fs::exists(dir, ec) || is_empty_dir(dir)) {
+      const int fd = create_locked(dir, job);
+      if (fd < 0) continue;  // another lbo made a run there first: look at it again
+      RunDirectory run(dir, fd);
+      run.moved_aside_ = moved_aside;
+      return run;
+    }
     if (!fs::is_directory(dir, ec)) throw InputError(dir.string() + " exists and is not a run directory");
-    const int probe = try_lock(dir);
-    if (probe < 0) throw InputError(dir.string() + " is in use by a running lbo (" + holder_or_unknown(dir) + ")");
-    ::close(probe);
-    const bool has_run = fs::exists(dir / "journal.lbo", ec);
-    if (fresh) {
-      moved_aside = aside_name(dir);
-      fs::rename(dir, moved_aside, ec);
-      if (ec) throw Error("cannot move " + dir.string() + " aside: " + ec.message());
-    } else if (has_run) {
-      resume = true;
-    } else {
-      // A failed start leaves only job.toml and the lock; anything else is not ours to overwrite.
-      for (const auto& entry : fs::directory_iterator(dir)) {
-        const std::string name = entry.path().filename().string();
-        const bool ours = name == "job.toml" || name == kLockFile || (name == "trials" && is_empty_dir(entry.path()));
-        if (!ours) {
-          throw InputError(dir.string() + " holds files but no run (no journal.lbo); pass --fresh to move it aside "
-                           "and start a new run, or choose another --run-root");
-        }
+    int fd = -1;
+    switch (try_lock(paths, fd)) {
+      case Lock::held_by_another:
+        throw InputError(dir.string() + " is in use by a running lbo (" + holder_or_unknown(paths) + ")");
+      case Lock::folder_changed:
+        continue;
+      case Lock::taken:
+        break;
+    }
+    RunDirectory run(dir, fd);  // closes the lock on every way out
+    if (fresh && moved_aside.empty()) {
+      // Under the lock: no other lbo can be using or moving this folder now. The lock moves
+      // with it and is released when `run` closes it.
+      moved_aside = unused_name(dir.string(), ".", now());
+      if (::rename(dir.c_str(), moved_aside.c_str()) != 0) {
+        throw IoError("cannot move " + dir.string() + " aside: " + std::strerror(errno), errno);
+      }
+      continue;
+    }
+    run.moved_aside_ = moved_aside;
+    if (paths.holds_run()) {
+      // flock is released by the kernel when its holder dies: a name left in the file is stale.
+      run.stale_holder_ = lock_text(paths);
+      run.resuming_ = true;
+      write_holder(run.lock_fd_, paths.lock());
+      return run;
+    }
+    // A start that failed before its journal existed leaves job.toml, the lock and trials/;
+    // anything else is not ours to overwrite.
+    for (const auto& entry : fs::directory_iterator(dir)) {
+      const std::string name = entry.path().filename().string();
+      const bool ours = entry.path() == paths.job_file() || entry.path() == paths.lock() ||
+                        (entry.path() == paths.trials() && is_empty_dir(entry.path()));
+      if (!ours) {
+        throw InputError(dir.string() + " holds files but no run (no " + paths.journal().filename().string() +
+                         "); pass --fresh to move it aside and start a new run, or choose another --run-root");
       }
     }
+    fs::create_directories(paths.trials(), ec);
+    if (ec) throw IoError("cannot create " + paths.trials().string() + ": " + ec.message(), ec.value());
+    write_holder(run.lock_fd_, paths.lock());
+    run.freeze_job(job.source_text);
+    return run;
   }
-  fs::create_directories(dir / "trials", ec);
-  if (ec) throw Error("cannot create " + dir.string() + ": " + ec.message());
-  const std::string previous_holder = lock_text(dir);
-  const int lock_fd = try_lock(dir);
-  if (lock_fd < 0) throw InputError(dir.string() + " is in use by a running lbo (" + holder_or_unknown(dir) + ")");
-  RunDirectory run(dir, lock_fd);
-  run.moved_aside_ = moved_aside;
-  run.resuming_ = resume;
-  // flock is released by the kernel when its holder dies: a name left in the file is stale.
-  if (resume) run.stale_holder_ = previous_holder;
-  write_holder(lock_fd);
-  if (!resume) run.freeze_job(job.source_text);
-  return run;
+  throw InputError(dir.string() + " keeps changing under this lbo (other lbo processes are starting runs there); "
+                   "try again, or choose another --run-root");
 }
 
 RunDirectory RunDirectory::create(const fs::path& run_root, const jobs::JobSpec& job, bool fresh) {
-  const fs::path dir = fs::absolute(run_root) / job.name;
-  std::error_code ec;
-  if (!fresh && fs::exists(dir / "journal.lbo", ec)) {
-    throw InputError(dir.string() + " holds an earlier run; pass --fresh to move it aside and start a new run, "
+  const RunPaths paths(fs::absolute(run_root) / job.name);
+  if (!fresh && paths.holds_run()) {
+    throw InputError(paths.path().string() + " holds an earlier run; pass --fresh to move it aside and start a new run, "
                      "or choose another --run-root");
   }
   return open(run_root, job, fresh);
 }
 
 std::optional<RunDirectory> RunDirectory::lock_existing(const fs::path& dir) {
-  std::error_code ec;
-  if (!fs::exists(dir / "journal.lbo", ec)) throw InputError(dir.string() + ": not a run directory (no journal.lbo)");
-  const int fd = try_lock(dir);
-  if (fd < 0) return std::nullopt;
-  // The lock file keeps naming the run's last master: this holder is brief (lbo add-task).
-  RunDirectory run(fs::absolute(dir), fd);
-  run.resuming_ = true;
-  return run;
+  const RunPaths paths(fs::absolute(dir));
+  for (int attempt = 0; attempt < kOpenAttempts; ++attempt) {
+    if (!paths.holds_run()) {
+      throw InputError(dir.string() + ": not a run directory (no " + paths.journal().filename().string() + ")");
+    }
+    int fd = -1;
+    switch (try_lock(paths, fd)) {
+      case Lock::held_by_another:
+        return std::nullopt;
+      case Lock::folder_changed:
+        continue;
+      case Lock::taken: {
+        // The lock file keeps naming the run's last master: this holder is brief (lbo add-task).
+        RunDirectory run(paths.path(), fd);
+        run.resuming_ = true;
+        return run;
+      }
+    }
+  }
+  throw InputError(dir.string() + " keeps changing under this lbo; try again");
 }
 
 void RunDirectory::freeze_job(const std::string& text) const {
-  const fs::path target = path_ / "job.toml", temporary = path_ / "job.toml.tmp";
-  {
-    std::ofstream frozen(temporary, std::ios::binary | std::ios::trunc);
-    frozen << text;
-    if (!frozen) throw Error(temporary.string() + ": cannot write");
-  }
-  fs::rename(temporary, target);
+  write_file_atomically(job_file(), text, Durability::synced);
 }
 
 LockHolder lock_holder(const fs::path& run_dir) {
+  const RunPaths paths(run_dir);
   LockHolder h;
-  h.holder = lock_text(run_dir);
-  const int fd = ::open((run_dir / kLockFile).c_str(), O_RDONLY | O_CLOEXEC);
+  h.holder = lock_text(paths);
+  const int fd = ::open(paths.lock().c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return h;
   // A shared lock we can take means no process holds the exclusive one.
   if (::flock(fd, LOCK_SH | LOCK_NB) != 0) {
@@ -164,7 +264,7 @@ LockHolder lock_holder(const fs::path& run_dir) {
 }
 
 RunDirectory::RunDirectory(RunDirectory&& other) noexcept
-    : path_(std::move(other.path_)),
+    : RunPaths(std::move(other)),
       moved_aside_(std::move(other.moved_aside_)),
       stale_holder_(std::move(other.stale_holder_)),
       resuming_(other.resuming_),

@@ -1,90 +1,188 @@
 #include "lbo/orchestrator/run_state.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
+#include <variant>
 
 namespace lbo::orchestrator {
 
-RunState::RunState(const jobs::JobSpec& job)
-    : job_(&job), tasks_(job.tasks.size()), task_trials_(job.tasks.size()) {}
+namespace {
 
-RunState::RunState(const jobs::JobSpec& job, std::vector<Trial> trials) : RunState(job) {
-  trials_ = std::move(trials);
+// Not a result of the objective: the trial runs again first, without using a retry.
+bool runs_again_first(workers::TrialStatus status) {
+  return status == workers::TrialStatus::cancelled || status == workers::TrialStatus::lbo_error;
+}
+
+void erase(std::vector<std::int64_t>& ids, std::int64_t id) { ids.erase(std::remove(ids.begin(), ids.end(), id), ids.end()); }
+
+void push_once(std::vector<std::int64_t>& ids, std::int64_t id) {
+  if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
+}
+
+std::string trial_name(std::int64_t id) { return "trial " + std::to_string(id); }
+
+}  // namespace
+
+RunState::RunState(JobIdentity job, std::vector<Trial> trials, std::vector<std::int64_t> retries,
+                   std::vector<std::int64_t> interrupted)
+    : job_(std::move(job)), has_job_(true), trials_(std::move(trials)), interrupted_(std::move(interrupted)), retries_(std::move(retries)) {
+  track_tasks();
   for (std::size_t i = 0; i < trials_.size(); ++i) {
     const Trial& t = trials_[i];
-    if (t.id != static_cast<std::int64_t>(i) || t.task < 0 || t.task >= static_cast<int>(tasks_.size())) {
+    if (t.id != static_cast<std::int64_t>(i) || t.task >= static_cast<int>(tasks_.size())) {
       throw std::invalid_argument("RunState: trial " + std::to_string(t.id) + " does not fit the job");
     }
-    task_trials_[t.task].push_back(t.id);
-    TaskProgress& task = tasks_[t.task];
-    ++task.created;
     running_ += t.running ? 1 : 0;
-    if (!t.finished) continue;
-    ++task.finished;
-    if (t.outcome.status != workers::TrialStatus::ok) continue;
-    ++task.ok;
-    if (!task.best_trial || better(t.outcome.objective, trials_[*task.best_trial].outcome.objective)) task.best_trial = t.id;
+    if (t.lost()) continue;
+    task_trials_[t.task].push_back(t.id);
+    ++tasks_[t.task].created;
+    if (t.finished) count_final(t);
+  }
+  for (const auto* queue : {&interrupted_, &retries_}) {
+    for (std::int64_t id : *queue) {
+      if (id < 0 || id >= next_trial_id()) throw std::invalid_argument("RunState: queued trial " + std::to_string(id) + " does not exist");
+    }
   }
 }
 
-void RunState::extend_tasks() {
-  if (job_->tasks.size() < tasks_.size()) throw std::logic_error("RunState::extend_tasks: tasks only grow");
-  tasks_.resize(job_->tasks.size());
-  task_trials_.resize(job_->tasks.size());
+void RunState::apply(const JournalRecord& record) {
+  std::visit([this](const auto& r) { on(r); }, record);
 }
 
-void RunState::interrupt(std::int64_t id) {
-  Trial& t = trials_.at(static_cast<std::size_t>(id));
-  if (!t.running) return;
-  t.running = false;
-  --running_;
-}
-
-const Trial& RunState::add_trial(int task, jobs::Config config) {
-  if (task < 0 || task >= static_cast<int>(tasks_.size())) throw std::out_of_range("RunState::add_trial: task");
-  Trial t;
-  t.id = static_cast<std::int64_t>(trials_.size());
-  t.task = task;
-  t.config = std::move(config);
-  task_trials_[task].push_back(t.id);
-  trials_.push_back(std::move(t));
-  ++tasks_[task].created;
-  return trials_.back();
-}
-
-void RunState::start_attempt(std::int64_t id, const std::string& worker) {
-  Trial& t = trials_.at(static_cast<std::size_t>(id));
-  if (t.running || t.finished) throw std::logic_error("RunState::start_attempt: trial is not waiting");
-  t.running = true;
-  ++t.attempts;
-  t.worker = worker;
-  ++running_;
-}
-
-void RunState::end_attempt(std::int64_t id, const workers::Outcome& outcome, const std::string& worker,
-                           bool final) {
-  Trial& t = trials_.at(static_cast<std::size_t>(id));
-  if (!t.running) throw std::logic_error("RunState::end_attempt: trial is not running");
-  t.running = false;
-  --running_;
-  t.outcome = outcome;
-  t.worker = worker;
-  if (outcome.status != workers::TrialStatus::ok && outcome.status != workers::TrialStatus::cancelled) {
-    ++t.failed_attempts;
+void RunState::track_tasks() {
+  // Tasks only grow: a record naming fewer (damage) never drops what trials refer to.
+  if (job_.tasks.size() > tasks_.size()) {
+    tasks_.resize(job_.tasks.size());
+    task_trials_.resize(job_.tasks.size());
   }
-  if (!final) return;
-  t.finished = true;
+}
+
+void RunState::on(const RunStarted& r) {
+  std::vector<TaskIdentity> known = std::move(job_.tasks);
+  job_ = r.job;
+  for (std::size_t i = job_.tasks.size(); i < known.size(); ++i) job_.tasks.push_back(std::move(known[i]));
+  has_job_ = true;
+  track_tasks();
+}
+
+void RunState::on(const TaskAdded& r) {
+  auto& tasks = job_.tasks;
+  if (std::none_of(tasks.begin(), tasks.end(), [&](const TaskIdentity& t) { return t.name == r.task.name; })) {
+    tasks.push_back(r.task);
+  }
+  track_tasks();
+}
+
+Trial* RunState::place(std::int64_t id, int task, const jobs::Config& config) {
+  if (id < 0) return nullptr;
+  while (next_trial_id() < id) {
+    Trial lost;
+    lost.id = next_trial_id();
+    lost.task = -1;
+    trials_.push_back(std::move(lost));
+  }
+  if (id == next_trial_id()) {
+    Trial t;
+    t.id = id;
+    t.task = -1;
+    trials_.push_back(std::move(t));
+  }
+  Trial& t = trials_[static_cast<std::size_t>(id)];
+  if (t.lost() && task >= 0 && task < static_cast<int>(tasks_.size())) {
+    t.task = task;
+    t.config = config;
+    auto& ids = task_trials_[task];
+    ids.insert(std::upper_bound(ids.begin(), ids.end(), id), id);
+    ++tasks_[task].created;
+    if (t.finished) count_final(t);
+  }
+  return &t;
+}
+
+void RunState::on(const TrialStarted& r) {
+  const bool known = r.trial >= 0 && r.trial < next_trial_id() && !trials_[static_cast<std::size_t>(r.trial)].lost();
+  if (!known && (r.task < 0 || r.task >= static_cast<int>(tasks_.size()))) {
+    note(trial_name(r.trial) + " names task #" + std::to_string(r.task) + ", which no intact record defines; it is left out");
+  } else if (!known && r.attempt > 1) {
+    note(trial_name(r.trial) + ": the record of its first attempt is lost; rebuilt from attempt " + std::to_string(r.attempt));
+  }
+  Trial* t = place(r.trial, r.task, r.config);
+  if (t == nullptr) return;
+  if (t->finished) {
+    note(trial_name(r.trial) + ": attempt " + std::to_string(r.attempt) + " starts after its final result; ignored");
+    return;
+  }
+  t->attempts = std::max(t->attempts, r.attempt);
+  t->worker = r.worker;
+  if (!t->running) {
+    t->running = true;
+    ++running_;
+  }
+  erase(interrupted_, r.trial);
+  erase(retries_, r.trial);
+}
+
+void RunState::on(const TrialFinished& r) {
+  const bool known = r.trial >= 0 && r.trial < next_trial_id() && !trials_[static_cast<std::size_t>(r.trial)].lost();
+  if (!known) {
+    if (r.task < 0 || r.task >= static_cast<int>(tasks_.size())) {
+      place(r.trial, -1, {});
+      note(trial_name(r.trial) + ": its result (attempt " + std::to_string(r.attempt) +
+           ") cannot be placed: the records naming its task and configuration are lost");
+      return;
+    }
+    note(trial_name(r.trial) + ": the record that started it is lost; rebuilt from its result");
+  }
+  Trial* t = place(r.trial, r.task, r.config);
+  if (t == nullptr) return;
+  if (t->finished) {
+    note(trial_name(r.trial) + ": a second final result (attempt " + std::to_string(r.attempt) + "); the first is kept");
+    return;
+  }
+  if (t->running) {
+    t->running = false;
+    --running_;
+  }
+  t->attempts = std::max(t->attempts, r.attempt);
+  t->outcome = r.outcome;
+  t->worker = r.worker;
+  const workers::TrialStatus status = r.outcome.status;
+  if (status != workers::TrialStatus::ok && !runs_again_first(status)) ++t->failed_attempts;
+  if (r.final) {
+    t->finished = true;
+    erase(interrupted_, r.trial);
+    erase(retries_, r.trial);
+    count_final(*t);
+  } else if (runs_again_first(status)) {
+    push_once(interrupted_, r.trial);
+  } else {
+    push_once(retries_, r.trial);
+  }
+}
+
+void RunState::count_final(const Trial& t) {
+  if (t.lost()) return;
   TaskProgress& task = tasks_[t.task];
   ++task.finished;
-  if (outcome.status != workers::TrialStatus::ok) return;
+  if (t.outcome.status != workers::TrialStatus::ok) return;
   ++task.ok;
-  if (!task.best_trial || better(outcome.objective, trial(*task.best_trial).outcome.objective)) {
-    task.best_trial = id;
+  if (!task.best_trial || better(t.outcome.objective, trial(*task.best_trial).outcome.objective)) task.best_trial = t.id;
+}
+
+void RunState::stop_running() {
+  for (Trial& t : trials_) {
+    if (!t.running) continue;
+    t.running = false;
+    --running_;
+    if (!t.lost()) interrupted_.push_back(t.id);
   }
+  std::sort(interrupted_.begin(), interrupted_.end());
+  interrupted_.erase(std::unique(interrupted_.begin(), interrupted_.end()), interrupted_.end());
 }
 
 bool RunState::better(double a, double b) const {
-  return job_->objective.direction == jobs::Direction::maximize ? a > b : a < b;
+  return job_.direction == jobs::Direction::maximize ? a > b : a < b;
 }
 
 std::optional<double> RunState::best_objective(int task) const {
@@ -95,7 +193,7 @@ std::optional<double> RunState::best_objective(int task) const {
 
 bool RunState::all_budgets_done() const {
   for (std::size_t i = 0; i < tasks_.size(); ++i) {
-    if (tasks_[i].finished < job_->tasks[i].budget) return false;
+    if (tasks_[i].finished < job_.tasks[i].budget) return false;
   }
   return true;
 }

@@ -42,7 +42,9 @@ std::string pad(std::string s, std::size_t width) {
 }  // namespace
 
 std::string status_report(const fs::path& run_dir) {
-  if (!has_run_state(run_dir)) throw InputError(run_dir.string() + ": not a run directory (no journal.lbo)");
+  if (!has_run_state(run_dir)) {
+    throw InputError(run_dir.string() + ": not a run directory (no " + RunPaths(run_dir).journal().filename().string() + ")");
+  }
   const RecoveredRun run = recover_run(run_dir);
   std::ostringstream out;
   out << "run: " << fs::absolute(run_dir).string() << "\n";
@@ -62,27 +64,19 @@ std::string status_report(const fs::path& run_dir) {
     out << "last checkpoint: none yet (the journal holds everything)\n";
   }
 
-  struct Row {
-    int done = 0, ok = 0, failed = 0, running = 0;
-  };
-  std::vector<Row> rows(run.job.tasks.size());
-  std::map<std::string, int> reasons;
-  for (const Trial& t : run.trials) {
-    if (t.task < 0 || t.task >= static_cast<int>(rows.size())) continue;
-    Row& r = rows[t.task];
-    if (!t.finished) continue;
-    ++r.done;
-    if (t.outcome.status == workers::TrialStatus::ok) {
-      ++r.ok;
-    } else {
-      ++r.failed;
-      std::string reason = std::string(workers::to_string(t.outcome.status)) + ": " + t.outcome.reason;
-      if (reason.size() > 120) reason = reason.substr(0, 117) + "...";
-      ++reasons[reason];
-    }
-  }
+  const RunState& state = run.state;
+  const JobIdentity& job = state.job();
+  if (run.empty()) out << "the run has no record yet (a start stopped at once); `lbo run` starts it\n";
   // The journal's running trials are those a live run has in flight (or a dead one left).
-  for (std::int64_t id : run.interrupted) rows[run.trials[static_cast<std::size_t>(id)].task].running += 1;
+  std::vector<int> running(state.tasks().size(), 0);
+  for (std::int64_t id : state.interrupted()) running[static_cast<std::size_t>(state.trial(id).task)] += 1;
+  std::map<std::string, int> reasons;
+  for (const Trial& t : state.trials()) {
+    if (!t.finished || t.lost() || t.outcome.status == workers::TrialStatus::ok) continue;
+    std::string reason = std::string(workers::to_string(t.outcome.status)) + ": " + t.outcome.reason;
+    if (reason.size() > 120) reason = reason.substr(0, 117) + "...";
+    ++reasons[reason];
+  }
 
   // The latent networks each task uses (lbo), from the checkpointed model: its tasks are the
   // warm-start ones, then each run task's steps.
@@ -94,21 +88,21 @@ std::string status_report(const fs::path& run_dir) {
     return used.empty() ? "-" : used;
   };
   std::size_t width = 4;
-  for (const TaskIdentity& t : run.job.tasks) width = std::max(width, t.name.size());
+  for (const TaskIdentity& t : job.tasks) width = std::max(width, t.name.size());
   out << pad("task", width + 2) << pad("origin", 10) << pad("done/budget", 13) << pad("ok", 6) << pad("failed", 8)
       << pad(lock.held ? "running" : "to rerun", 10) << pad("to 95%", 8) << pad("networks", 12) << "best ("
-      << jobs::to_string(run.job.direction) << ")\n";
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    const Row& r = rows[i];
-    const TaskSummary summary = summarize_task(run.trials, static_cast<int>(i), run.job.direction);
-    out << pad(run.job.tasks[i].name, width + 2) << pad(std::string(jobs::to_string(run.job.tasks[i].origin)), 10)
-        << pad(std::to_string(r.done) + "/" + std::to_string(run.job.tasks[i].budget), 13)
-        << pad(std::to_string(r.ok), 6) << pad(std::to_string(r.failed), 8) << pad(std::to_string(r.running), 10)
+      << jobs::to_string(job.direction) << ")\n";
+  for (std::size_t i = 0; i < state.tasks().size(); ++i) {
+    const TaskProgress& p = state.tasks()[i];
+    const TaskSummary summary = summarize_task(state, static_cast<int>(i));
+    out << pad(job.tasks[i].name, width + 2) << pad(std::string(jobs::to_string(job.tasks[i].origin)), 10)
+        << pad(std::to_string(p.finished) + "/" + std::to_string(job.tasks[i].budget), 13)
+        << pad(std::to_string(p.ok), 6) << pad(std::to_string(p.failed()), 8) << pad(std::to_string(running[i]), 10)
         << pad(summary.trials_to_95 ? std::to_string(*summary.trials_to_95) : "-", 8) << pad(networks_of(i), 12)
         << (summary.best ? number(*summary.best) + " (trial " + std::to_string(summary.best_trial) + ")" : "-") << "\n";
   }
-  if (fs::exists(run_dir / "tasks.csv")) {
-    out << "per-task report (best per step, task similarity): " << (run_dir / "tasks.csv").string() << "\n";
+  if (const RunPaths paths(run_dir); fs::exists(paths.tasks_csv())) {
+    out << "per-task report (best per step, task similarity): " << paths.tasks_csv().string() << "\n";
   }
   if (!reasons.empty()) {
     std::vector<std::pair<int, std::string>> sorted;

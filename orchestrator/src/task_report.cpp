@@ -18,14 +18,14 @@ std::string number(double v) {
 
 }  // namespace
 
-TaskSummary summarize_task(const std::vector<Trial>& trials, int task, jobs::Direction direction, int step) {
-  const double sign = direction == jobs::Direction::maximize ? 1.0 : -1.0;
+TaskSummary summarize_task(const RunState& state, int task, int step) {
+  const double sign = state.job().direction == jobs::Direction::maximize ? 1.0 : -1.0;
   TaskSummary summary;
   // (trials created so far, value) of each ok result, larger is better.
   std::vector<std::pair<int, double>> results;
   int created = 0;
-  for (const Trial& t : trials) {
-    if (t.task != task) continue;
+  for (const std::int64_t id : state.task_trials(task)) {
+    const Trial& t = state.trial(id);
     ++created;
     if (!t.finished || t.outcome.status != workers::TrialStatus::ok) continue;
     if (step >= 0 && step >= static_cast<int>(t.outcome.steps.size())) continue;
@@ -57,8 +57,7 @@ std::string used_networks(const std::vector<double>& usage) {
   return text;
 }
 
-std::string tasks_csv(const RunState& state, const std::vector<TaskModelReport>& reports) {
-  const jobs::JobSpec& job = state.job();
+std::string tasks_csv(const jobs::JobSpec& job, const RunState& state, const std::vector<TaskModelReport>& reports) {
   const int steps = std::max(1, job.objective.stepwise);
   std::vector<std::string> names;
   for (const jobs::TaskSpec& t : job.tasks) {
@@ -72,8 +71,7 @@ std::string tasks_csv(const RunState& state, const std::vector<TaskModelReport>&
     const jobs::TaskSpec& spec = job.tasks[static_cast<std::size_t>(task)];
     for (int s = 0; s < steps; ++s) {
       const std::size_t k = static_cast<std::size_t>(task * steps + s);
-      const TaskSummary summary =
-          summarize_task(state.trials(), task, job.objective.direction, job.objective.stepwise > 0 ? s : -1);
+      const TaskSummary summary = summarize_task(state, task, job.objective.stepwise > 0 ? s : -1);
       const TaskModelReport* report = k < reports.size() ? &reports[k] : nullptr;
       text += csv_field(spec.name) + "," + std::string(jobs::to_string(spec.origin)) + "," +
               (job.objective.stepwise > 0 ? std::to_string(s + 1) : "") + "," + std::to_string(spec.budget) + "," +

@@ -11,8 +11,10 @@
 
 #include "lbo/jobs/error.hpp"
 #include "lbo/jobs/protocol.hpp"
+#include "lbo/orchestrator/files.hpp"
 #include "lbo/orchestrator/journal.hpp"
 #include "lbo/orchestrator/recovery.hpp"
+#include "lbo/orchestrator/run_directory.hpp"
 
 namespace fs = std::filesystem;
 
@@ -28,16 +30,6 @@ bool ends_with(const std::string& s, std::string_view suffix) {
 }
 
 fs::path reply_path(const fs::path& request_file) { return request_file.string() + kReplySuffix; }
-
-void write_atomically(const fs::path& target, const std::string& text) {
-  const fs::path temporary = target.string() + ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out << text;
-    if (!out) throw Error(temporary.string() + ": cannot write");
-  }
-  fs::rename(temporary, target);
-}
 
 }  // namespace
 
@@ -67,10 +59,8 @@ jobs::TaskSpec task_from_request(const TaskRequest& request, int default_budget)
   return task;
 }
 
-fs::path requests_dir(const fs::path& run_dir) { return run_dir / "requests"; }
-
 fs::path write_task_request(const fs::path& run_dir, const TaskRequest& request) {
-  const fs::path dir = requests_dir(run_dir);
+  const fs::path dir = RunPaths(run_dir).requests();
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) throw Error("cannot create " + dir.string() + ": " + ec.message());
@@ -84,14 +74,14 @@ fs::path write_task_request(const fs::path& run_dir, const TaskRequest& request)
   std::snprintf(stamp, sizeof stamp, "%020lld-%d", static_cast<long long>(std::chrono::nanoseconds(now).count()),
                 static_cast<int>(::getpid()));
   const fs::path file = dir / (std::string(stamp) + kRequestSuffix);
-  write_atomically(file, j.dump() + "\n");
+  write_file_atomically(file, j.dump() + "\n", Durability::cached);
   return file;
 }
 
 std::vector<PendingRequest> pending_task_requests(const fs::path& run_dir) {
   std::vector<PendingRequest> pending;
   std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(requests_dir(run_dir), ec)) {
+  for (const auto& entry : fs::directory_iterator(RunPaths(run_dir).requests(), ec)) {
     const std::string name = entry.path().filename().string();
     if (!ends_with(name, kRequestSuffix)) continue;
     PendingRequest p;
@@ -114,7 +104,7 @@ std::vector<PendingRequest> pending_task_requests(const fs::path& run_dir) {
 }
 
 void answer_task_request(const fs::path& request_file, bool ok, const std::string& message) {
-  write_atomically(reply_path(request_file), std::string(ok ? "ok: " : "error: ") + message + "\n");
+  write_file_atomically(reply_path(request_file), std::string(ok ? "ok: " : "error: ") + message + "\n", Durability::cached);
   std::error_code ec;
   fs::remove(request_file, ec);
 }
@@ -162,20 +152,26 @@ std::vector<fs::path> new_watched_files(const fs::path& folder, const std::vecto
   return paths;
 }
 
-jobs::TaskSpec add_task_to_stopped_run(const fs::path& run_dir, const TaskRequest& request) {
+jobs::TaskSpec add_task_to_stopped_run(const fs::path& run_dir, const TaskRequest& request,
+                                       const std::function<void(const std::string&)>& log) {
+  const RunPaths paths(run_dir);
   const RecoveredRun run = recover_run(run_dir);
+  if (run.empty()) {
+    throw InputError(run_dir.string() + ": the run has not started yet (its journal holds no record); `lbo run` its "
+                     "job file first");
+  }
   std::string frozen;
   {
-    std::ifstream in(run_dir / "job.toml", std::ios::binary);
+    std::ifstream in(paths.job_file(), std::ios::binary);
     std::ostringstream text;
     text << in.rdbuf();
     frozen = text.str();
   }
   const jobs::TaskSpec task = task_from_request(request, jobs::default_budget_in(frozen).value_or(jobs::ScheduleSpec{}.default_budget));
-  if (const std::string why = task_conflict(task, run.job.tasks, run.job.command); !why.empty()) {
+  if (const std::string why = task_conflict(task, run.state.job().tasks, run.state.job().command); !why.empty()) {
     throw InputError(run_dir.string() + ": cannot add task " + task.name + ": " + why);
   }
-  JournalWriter journal = JournalWriter::open_existing(run_dir / "journal.lbo", run.journal_bytes);
+  JournalWriter journal = continue_journal(paths, run, log);
   journal.append(TaskAdded{TaskIdentity::of(task),
                            std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count()});
   journal.sync();

@@ -3,6 +3,7 @@
 #include "lbo/jobs/error.hpp"
 #include "lbo/orchestrator/job_identity.hpp"
 #include "lbo/orchestrator/recovery.hpp"
+#include "lbo/orchestrator/run_directory.hpp"
 
 namespace lbo::orchestrator {
 
@@ -11,34 +12,38 @@ std::vector<WarmTask> load_warm_start(const jobs::JobSpec& job) {
   const JobIdentity ours = JobIdentity::of(job);
   for (std::size_t i = 0; i < job.policy.warm_start.size(); ++i) {
     const std::filesystem::path& dir = job.policy.warm_start[i];
-    const std::string where = job.job_file.string() + ": policy.warm_start[" + std::to_string(i) + "]: " + dir.string();
+    const std::string where = job.policy.warm_start_places[i] + ": " + dir.string();
+    if (!RunPaths(dir).holds_run()) {
+      throw InputError(where + ": not a run directory (no " + RunPaths(dir).journal().filename().string() + " in it)");
+    }
     RecoveredRun run;
     try {
       run = recover_run(dir);
     } catch (const std::exception& e) {
       throw InputError(where + ": cannot read the run: " + e.what());
     }
-    const std::vector<std::string> why = run.job.space_differences(ours);
+    if (run.empty()) continue;  // a run stopped before its first record has no finished task
+    const RunState& state = run.state;
+    const std::vector<std::string> why = state.job().space_differences(ours);
     if (!why.empty()) {
       std::string message = where + ": its space differs from this job's, so its trials cannot teach this one:";
       for (const std::string& w : why) message += "\n  " + w;
       throw InputError(message);
     }
-    std::vector<WarmTask> of_run(run.job.tasks.size());
-    std::vector<int> finished(run.job.tasks.size(), 0);
-    for (const Trial& t : run.trials) {
-      if (!t.finished || t.task < 0 || t.task >= static_cast<int>(of_run.size())) continue;
-      ++finished[static_cast<std::size_t>(t.task)];
-      if (t.outcome.status != workers::TrialStatus::ok) continue;
-      WarmTask& w = of_run[static_cast<std::size_t>(t.task)];
-      w.configs.push_back(t.config);
-      w.objectives.push_back(t.outcome.objective);
-    }
-    for (std::size_t t = 0; t < of_run.size(); ++t) {
-      if (finished[t] < run.job.tasks[t].budget || of_run[t].configs.empty()) continue;
-      of_run[t].source = dir.string() + ":" + run.job.tasks[t].name;
-      of_run[t].direction = run.job.direction;
-      tasks.push_back(std::move(of_run[t]));
+    // A task counts once it has used its whole budget, with its ok trials; failed ones stay out.
+    for (std::size_t task = 0; task < state.tasks().size(); ++task) {
+      const TaskIdentity& identity = state.job().tasks[task];
+      if (state.tasks()[task].finished < identity.budget || state.tasks()[task].ok == 0) continue;
+      WarmTask w;
+      for (const std::int64_t id : state.task_trials(static_cast<int>(task))) {
+        const Trial& t = state.trial(id);
+        if (!t.finished || t.outcome.status != workers::TrialStatus::ok) continue;
+        w.configs.push_back(t.config);
+        w.objectives.push_back(t.outcome.objective);
+      }
+      w.source = dir.string() + ":" + identity.name;
+      w.direction = state.job().direction;
+      tasks.push_back(std::move(w));
     }
   }
   return tasks;

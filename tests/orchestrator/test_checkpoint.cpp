@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "lbo/jobs/error.hpp"
+#include "lbo/orchestrator/run_directory.hpp"
 #include "test_support.hpp"
 
 using namespace lbo::orchestrator;
@@ -178,10 +179,10 @@ TEST(CheckpointTest, truncation_and_bit_flips_are_detected) {
 TEST(CheckpointTest, files_are_written_atomically_and_the_newest_two_kept) {
   lbo::testing::ScratchDir dir;
   for (std::uint64_t n = 1; n <= 4; ++n) write_checkpoint_file(dir.path(), n, encode_checkpoint(sample(n)));
-  EXPECT_FALSE(fs::exists(checkpoint_path(dir.path(), 1)));
-  EXPECT_FALSE(fs::exists(checkpoint_path(dir.path(), 2)));
-  EXPECT_TRUE(fs::exists(checkpoint_path(dir.path(), 3)));
-  EXPECT_TRUE(fs::exists(checkpoint_path(dir.path(), 4)));
+  EXPECT_FALSE(fs::exists(RunPaths(dir.path()).checkpoint(1)));
+  EXPECT_FALSE(fs::exists(RunPaths(dir.path()).checkpoint(2)));
+  EXPECT_TRUE(fs::exists(RunPaths(dir.path()).checkpoint(3)));
+  EXPECT_TRUE(fs::exists(RunPaths(dir.path()).checkpoint(4)));
   for (const auto& entry : fs::directory_iterator(dir.path())) {
     EXPECT_EQ(entry.path().extension(), ".lbo") << entry.path() << " left behind";
   }
@@ -195,7 +196,7 @@ TEST(CheckpointTest, a_damaged_newest_checkpoint_falls_back_to_the_previous_one)
   lbo::testing::ScratchDir dir;
   write_checkpoint_file(dir.path(), 1, encode_checkpoint(sample(1)));
   const std::string newest = encode_checkpoint(sample(2));
-  write_raw(checkpoint_path(dir.path(), 2), newest.substr(0, newest.size() - 10));  // torn write
+  write_raw(RunPaths(dir.path()).checkpoint(2), newest.substr(0, newest.size() - 10));  // torn write
   const CheckpointSearch search = load_newest_checkpoint(dir.path());
   ASSERT_TRUE(search.checkpoint);
   EXPECT_EQ(search.checkpoint->sequence, 1u);
@@ -203,7 +204,7 @@ TEST(CheckpointTest, a_damaged_newest_checkpoint_falls_back_to_the_previous_one)
   ASSERT_EQ(search.warnings.size(), 1u);
   EXPECT_NE(search.warnings[0].find("checkpoint.2.lbo: truncated"), std::string::npos) << search.warnings[0];
   // Both damaged: nothing.
-  write_raw(checkpoint_path(dir.path(), 1), "garbage");
+  write_raw(RunPaths(dir.path()).checkpoint(1), "garbage");
   EXPECT_FALSE(load_newest_checkpoint(dir.path()).checkpoint);
 }
 
@@ -216,5 +217,5 @@ TEST(CheckpointTest, a_foreground_write_waits_for_the_background_one) {
     EXPECT_FALSE(writer.take_error());
   }
   EXPECT_EQ(load_newest_checkpoint(dir.path()).checkpoint->sequence, 2u);
-  EXPECT_TRUE(fs::exists(checkpoint_path(dir.path(), 1)));
+  EXPECT_TRUE(fs::exists(RunPaths(dir.path()).checkpoint(1)));
 }

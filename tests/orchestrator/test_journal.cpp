@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <sys/resource.h>
+
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
 
@@ -75,11 +79,24 @@ TEST(JournalTest, round_trip_keeps_every_field) {
   const auto records = sample_records();
   const fs::path path = write_journal(dir.path(), records);
   const JournalContents read = read_journal(path);
-  EXPECT_TRUE(read.warning.empty()) << read.warning;
-  EXPECT_EQ(read.dropped_bytes, 0u);
-  EXPECT_EQ(read.valid_bytes, fs::file_size(path));
+  EXPECT_TRUE(read.warnings.empty());
+  EXPECT_EQ(read.torn_bytes, 0u);
+  EXPECT_FALSE(read.damage_found());
+  EXPECT_EQ(read.end_bytes, fs::file_size(path));
   ASSERT_EQ(read.records.size(), records.size());
   for (std::size_t i = 0; i < records.size(); ++i) expect_equal(read.records[i], records[i]);
+}
+
+TEST(JournalTest, a_result_record_carries_its_task_and_configuration) {
+  lbo::testing::ScratchDir dir;
+  lbo::workers::Outcome ok;
+  ok.status = lbo::workers::TrialStatus::ok;
+  const TrialFinished finished{3, 1, true, ok, "local:0", 5, 2, lbo::jobs::Config{{0.5, std::nullopt}}};
+  const JournalContents read = read_journal(write_journal(dir.path(), {finished}));
+  ASSERT_EQ(read.records.size(), 1u);
+  const auto& back = std::get<TrialFinished>(read.records[0]);
+  EXPECT_EQ(back.task, 2);
+  EXPECT_EQ(back.config, finished.config);
 }
 
 TEST(JournalTest, a_torn_last_record_is_dropped_with_a_warning) {
@@ -95,14 +112,16 @@ TEST(JournalTest, a_torn_last_record_is_dropped_with_a_warning) {
     fs::resize_file(torn, full - cut);
     const JournalContents read = read_journal(torn);
     ASSERT_EQ(read.records.size(), records.size() - 1) << "cut " << cut;
-    EXPECT_EQ(read.valid_bytes, full - last);
-    EXPECT_EQ(read.dropped_bytes, last - cut);
-    EXPECT_NE(read.warning.find("dropped " + std::to_string(last - cut) + " bytes"), std::string::npos) << read.warning;
+    EXPECT_EQ(read.end_bytes, full - last);
+    EXPECT_EQ(read.torn_bytes, last - cut);
+    EXPECT_FALSE(read.damage_found());
+    ASSERT_EQ(read.warnings.size(), 1u);
+    EXPECT_NE(read.warnings[0].find("dropped " + std::to_string(last - cut) + " byte"), std::string::npos) << read.warnings[0];
     for (std::size_t i = 0; i + 1 < records.size(); ++i) expect_equal(read.records[i], records[i]);
   }
 }
 
-TEST(JournalTest, a_bit_flip_in_the_last_record_fails_its_checksum) {
+TEST(JournalTest, a_whole_last_record_that_fails_its_checksum_is_damage_kept_in_the_file) {
   lbo::testing::ScratchDir dir;
   const auto records = sample_records();
   const fs::path path = write_journal(dir.path(), records);
@@ -116,7 +135,10 @@ TEST(JournalTest, a_bit_flip_in_the_last_record_fails_its_checksum) {
   f.close();
   const JournalContents read = read_journal(path);
   EXPECT_EQ(read.records.size(), records.size() - 1);
-  EXPECT_FALSE(read.warning.empty());
+  EXPECT_EQ(read.torn_bytes, 0u);
+  ASSERT_EQ(read.damaged.size(), 1u);
+  EXPECT_EQ(read.damaged[0].bytes, frame_record(records.back()).size());
+  EXPECT_EQ(read.end_bytes, fs::file_size(path)) << "a complete record is not a torn write: nothing is cut";
 }
 
 TEST(JournalTest, garbage_length_does_not_allocate_or_crash) {
@@ -125,13 +147,16 @@ TEST(JournalTest, garbage_length_does_not_allocate_or_crash) {
   std::ofstream(path, std::ios::app | std::ios::binary) << std::string("\xff\xff\xff\x7f\x00\x00\x00\x00junk", 12);
   const JournalContents read = read_journal(path);
   EXPECT_EQ(read.records.size(), sample_records().size());
-  EXPECT_EQ(read.dropped_bytes, 12u);
+  EXPECT_EQ(read.torn_bytes, 12u);
 }
 
-TEST(JournalTest, not_a_journal_is_corrupt_state) {
+TEST(JournalTest, not_a_journal_is_all_damage_and_a_missing_file_is_corrupt_state) {
   lbo::testing::ScratchDir dir;
   std::ofstream(dir.path() / "x.lbo") << "hello world";
-  EXPECT_THROW(read_journal(dir.path() / "x.lbo"), lbo::CorruptStateError);
+  const JournalContents read = read_journal(dir.path() / "x.lbo");
+  EXPECT_TRUE(read.header_damaged);
+  EXPECT_TRUE(read.records.empty());
+  EXPECT_TRUE(read.damage_found());
   EXPECT_THROW(read_journal(dir.path() / "missing.lbo"), lbo::CorruptStateError);
 }
 
@@ -140,4 +165,182 @@ TEST(JournalTest, create_refuses_to_overwrite) {
   write_journal(dir.path(), {});
   EXPECT_THROW(JournalWriter::create(dir.path() / "journal.lbo"), lbo::Error);
   EXPECT_EQ(read_journal(dir.path() / "journal.lbo").records.size(), 0u);
+}
+
+namespace {
+
+// Flips one bit of the file at `offset`.
+void flip(const fs::path& path, std::uint64_t offset, char mask = 0x04) {
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekg(static_cast<std::streamoff>(offset));
+  char c = 0;
+  f.read(&c, 1);
+  f.seekp(static_cast<std::streamoff>(offset));
+  c = static_cast<char>(c ^ mask);
+  f.write(&c, 1);
+}
+
+// Offsets where each record of `records` starts in a journal written from them.
+std::vector<std::uint64_t> starts_of(const std::vector<JournalRecord>& records) {
+  std::vector<std::uint64_t> starts;
+  std::uint64_t at = journal_header().size();
+  for (const JournalRecord& r : records) {
+    starts.push_back(at);
+    at += frame_record(r).size();
+  }
+  return starts;
+}
+
+}  // namespace
+
+TEST(JournalTest, a_damaged_record_in_the_middle_is_skipped_and_every_record_after_it_kept) {
+  lbo::testing::ScratchDir dir;
+  const auto records = sample_records();
+  const auto starts = starts_of(records);
+  // Damage record 1 in its payload, in its CRC, and in its length (small and huge): each time
+  // exactly that record is lost.
+  for (const std::uint64_t at : {starts[1] + 20, starts[1] + 5, starts[1] + 0, starts[1] + 3}) {
+    const fs::path path = dir.path() / ("j-" + std::to_string(at));
+    {
+      JournalWriter writer = JournalWriter::create(path);
+      for (const JournalRecord& r : records) writer.append(r);
+    }
+    flip(path, at, at == starts[1] + 3 ? 0x40 : 0x04);
+    const JournalContents read = read_journal(path);
+    ASSERT_EQ(read.records.size(), records.size() - 1) << "damage at " << at;
+    expect_equal(read.records[0], records[0]);
+    for (std::size_t i = 1; i < read.records.size(); ++i) expect_equal(read.records[i], records[i + 1]);
+    ASSERT_EQ(read.damaged.size(), 1u);
+    EXPECT_EQ(read.damaged[0].offset, starts[1]);
+    EXPECT_EQ(read.damaged[0].bytes, starts[2] - starts[1]);
+    EXPECT_EQ(read.damaged[0].records_before, 1u);
+    EXPECT_EQ(read.torn_bytes, 0u);
+    EXPECT_EQ(read.end_bytes, fs::file_size(path));
+    ASSERT_FALSE(read.warnings.empty());
+    EXPECT_NE(read.warnings[0].find("at byte " + std::to_string(starts[1])), std::string::npos) << read.warnings[0];
+  }
+}
+
+TEST(JournalTest, a_damaged_header_is_reported_and_the_records_after_it_read) {
+  lbo::testing::ScratchDir dir;
+  const auto records = sample_records();
+  const fs::path path = write_journal(dir.path(), records);
+  {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.write("\0\0\0\0", 4);
+  }
+  const JournalContents read = read_journal(path);
+  EXPECT_TRUE(read.header_damaged);
+  EXPECT_TRUE(read.damaged.empty());
+  ASSERT_EQ(read.records.size(), records.size());
+  for (std::size_t i = 0; i < records.size(); ++i) expect_equal(read.records[i], records[i]);
+}
+
+TEST(JournalTest, an_intact_record_of_an_unknown_type_is_refused_and_nothing_changes) {
+  lbo::testing::ScratchDir dir;
+  const fs::path path = write_journal(dir.path(), sample_records());
+  // What a newer lbo would append: a valid frame whose record type this lbo does not know.
+  std::string payload("\x01\x09\x00\x00\x00newer", 10);
+  std::string frame;
+  for (int i = 0; i < 4; ++i) frame.push_back(static_cast<char>((payload.size() >> (8 * i)) & 0xff));
+  std::uint32_t crc = 0xffffffffu;  // CRC-32 (IEEE), the journal's checksum
+  for (unsigned char byte : payload) {
+    crc ^= byte;
+    for (int k = 0; k < 8; ++k) crc = (crc >> 1) ^ (0xedb88320u & (0u - (crc & 1u)));
+  }
+  crc ^= 0xffffffffu;
+  for (int i = 0; i < 4; ++i) frame.push_back(static_cast<char>((crc >> (8 * i)) & 0xff));
+  frame += payload;
+  std::ofstream(path, std::ios::app | std::ios::binary) << frame;
+  const std::string before = lbo::testing::read_text(path);
+  try {
+    read_journal(path);
+    FAIL() << "read a record of an unknown type";
+  } catch (const lbo::CorruptStateError& e) {
+    EXPECT_NE(std::string(e.what()).find("newer lbo"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(lbo::testing::read_text(path), before);
+}
+
+TEST(JournalTest, resume_appends_after_damage_without_cutting_it_and_repairs_the_header_in_place) {
+  lbo::testing::ScratchDir dir;
+  const auto records = sample_records();
+  const auto starts = starts_of(records);
+  const fs::path path = write_journal(dir.path(), records);
+  flip(path, starts[1] + 20);
+  {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.write("XXXX", 4);
+  }
+  const auto size = fs::file_size(path);
+  const JournalContents read = read_journal(path);
+  ASSERT_TRUE(read.header_damaged);
+  ASSERT_EQ(read.damaged.size(), 1u);
+  {
+    JournalWriter writer = JournalWriter::resume(path, read, 0);
+    EXPECT_EQ(writer.size_bytes(), size);
+    writer.append(TaskAdded{TaskIdentity{"later", 3, ""}, 9});
+    writer.sync();
+  }
+  const JournalContents again = read_journal(path);
+  EXPECT_FALSE(again.header_damaged);
+  EXPECT_EQ(again.damaged.size(), 1u) << "the damaged record stays where it was";
+  ASSERT_EQ(again.records.size(), records.size());  // one lost, one added
+  EXPECT_EQ(std::get<TaskAdded>(again.records.back()).task.name, "later");
+  for (std::size_t i = 2; i < records.size(); ++i) expect_equal(again.records[i - 1], records[i]);
+}
+
+TEST(JournalTest, resume_cuts_only_a_torn_tail_and_extends_a_journal_shorter_than_its_checkpoint) {
+  lbo::testing::ScratchDir dir;
+  const auto records = sample_records();
+  const fs::path path = write_journal(dir.path(), records);
+  const auto size = fs::file_size(path);
+  std::ofstream(path, std::ios::app | std::ios::binary) << std::string("\x40\x00\x00\x00torn", 8);
+  {
+    JournalWriter writer = JournalWriter::resume(path, read_journal(path), 0);
+    EXPECT_EQ(writer.size_bytes(), size);
+  }
+  EXPECT_EQ(fs::file_size(path), size);
+  // A checkpoint that covers more than the file holds: new records go after its offset.
+  {
+    JournalWriter writer = JournalWriter::resume(path, read_journal(path), size + 100);
+    writer.append(TaskAdded{TaskIdentity{"after", 1, ""}, 1});
+  }
+  const JournalContents tail = read_journal(path, size + 100);
+  ASSERT_EQ(tail.records.size(), 1u);
+  EXPECT_EQ(std::get<TaskAdded>(tail.records[0]).task.name, "after");
+  const JournalContents all = read_journal(path);
+  EXPECT_EQ(all.records.size(), records.size() + 1);
+  ASSERT_EQ(all.damaged.size(), 1u);
+  EXPECT_TRUE(all.damaged[0].zeros);
+}
+
+TEST(JournalTest, an_append_cut_short_by_the_disk_leaves_no_partial_record) {
+  lbo::testing::ScratchDir dir;
+  const auto records = sample_records();
+  const fs::path path = write_journal(dir.path(), {records[0]});
+  const auto size = fs::file_size(path);
+  // The file size limit stands in for a full disk: the write stops part way, then fails.
+  ::signal(SIGXFSZ, SIG_IGN);
+  rlimit old{};
+  ::getrlimit(RLIMIT_FSIZE, &old);
+  rlimit limit = old;
+  limit.rlim_cur = static_cast<rlim_t>(size + 10);
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &limit), 0);
+  {
+    JournalWriter writer = JournalWriter::resume(path, read_journal(path), 0);
+    try {
+      writer.append(records[2]);
+      FAIL() << "a write past the limit succeeded";
+    } catch (const lbo::IoError& e) {
+      EXPECT_EQ(e.error_number(), EFBIG);
+      EXPECT_NE(std::string(e.what()).find(path.string()), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(writer.size_bytes(), size);
+  }
+  ::setrlimit(RLIMIT_FSIZE, &old);
+  EXPECT_EQ(fs::file_size(path), size) << "the partial record was cut back";
+  const JournalContents read = read_journal(path);
+  EXPECT_EQ(read.records.size(), 1u);
+  EXPECT_TRUE(read.warnings.empty());
 }

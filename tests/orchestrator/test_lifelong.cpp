@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "lbo/jobs/error.hpp"
+#include "lbo/orchestrator/run_directory.hpp"
 #include "lbo/orchestrator/task_requests.hpp"
 #include "lbo/orchestrator/warm_start.hpp"
 #include "run_job.hpp"
@@ -48,7 +49,7 @@ TEST(TaskRequestsTest, request_files_round_trip_and_bad_ones_are_named) {
   lbo::testing::ScratchDir dir;
   const fs::path first = write_task_request(dir.path(), {"year-2004", dir.path() / "d.csv", 7});
   const fs::path second = write_task_request(dir.path(), {"year-2005", std::nullopt, std::nullopt});
-  std::ofstream(requests_dir(dir.path()) / "zzz.request") << "{not json";
+  std::ofstream(RunPaths(dir.path()).requests() / "zzz.request") << "{not json";
   const std::vector<PendingRequest> pending = pending_task_requests(dir.path());
   ASSERT_EQ(pending.size(), 3u);
   ASSERT_TRUE(pending[0].request.has_value());  // oldest first
@@ -118,15 +119,18 @@ TEST(LifelongRunTest, a_task_added_to_a_stopped_run_is_journaled_and_runs_on_res
   {
     std::optional<RunDirectory> locked = RunDirectory::lock_existing(first.run_dir);
     ASSERT_TRUE(locked.has_value());
-    const lbo::jobs::TaskSpec added = add_task_to_stopped_run(first.run_dir, {"later", std::nullopt, 3});
+    std::vector<std::string> said;
+    const auto log = [&said](const std::string& line) { said.push_back(line); };
+    const lbo::jobs::TaskSpec added = add_task_to_stopped_run(first.run_dir, {"later", std::nullopt, 3}, log);
     EXPECT_EQ(added.budget, 3);
-    EXPECT_THROW(add_task_to_stopped_run(first.run_dir, {"later", std::nullopt, 3}), lbo::InputError);
-    EXPECT_THROW(add_task_to_stopped_run(first.run_dir, {"a", std::nullopt, 3}), lbo::InputError);
+    EXPECT_THROW(add_task_to_stopped_run(first.run_dir, {"later", std::nullopt, 3}, log), lbo::InputError);
+    EXPECT_THROW(add_task_to_stopped_run(first.run_dir, {"a", std::nullopt, 3}, log), lbo::InputError);
+    EXPECT_TRUE(said.empty()) << "an undamaged journal needs no repair";
   }
   const RecoveredRun recovered = recover_run(first.run_dir);
-  ASSERT_EQ(recovered.job.tasks.size(), 2u);
-  EXPECT_EQ(recovered.job.tasks[1].name, "later");
-  EXPECT_EQ(recovered.job.tasks[1].origin, lbo::jobs::TaskOrigin::added);
+  ASSERT_EQ(recovered.state.job().tasks.size(), 2u);
+  EXPECT_EQ(recovered.state.job().tasks[1].name, "later");
+  EXPECT_EQ(recovered.state.job().tasks[1].origin, lbo::jobs::TaskOrigin::added);
   // The same job file (which does not name the new task) continues the run with it.
   const RunOutput second = run_job(job, dir);
   ASSERT_EQ(second.exit_code, kExitDone) << second.log;
@@ -199,6 +203,20 @@ TEST(LifelongRunTest, warm_start_reads_the_finished_tasks_of_other_runs_with_the
               std::string::npos)
         << message;
     EXPECT_NE(message.find("space.y: new parameter"), std::string::npos) << message;
+  }
+  // A folder without a run is named with the place in the job file that asks for it.
+  const std::string missing = lbo::testing::test_job("", "[[tasks]]\nname = \"c\"\nbudget = 2\n", "",
+                                                     "surrogate = \"random\"\nwarm_start = [\"nowhere\"]");
+  try {
+    load_warm_start(lbo::testing::job_from(missing, dir.path()));
+    ADD_FAILURE() << "a warm start from a folder without a run was accepted";
+  } catch (const lbo::InputError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("job.toml:"), std::string::npos) << message;
+    EXPECT_NE(message.find(": policy.warm_start[0]: " + (dir.path() / "nowhere").string() +
+                           ": not a run directory (no journal.lbo in it)"),
+              std::string::npos)
+        << message;
   }
 }
 

@@ -64,7 +64,7 @@ TEST(MasterTest, every_trial_appears_once_with_budget_rows_per_task) {
   }
   EXPECT_EQ(per_task["a"], 5);
   EXPECT_EQ(per_task["b"], 7);
-  EXPECT_TRUE(out.journal.warning.empty());
+  EXPECT_TRUE(out.journal.warnings.empty());
   EXPECT_TRUE(std::holds_alternative<RunStarted>(out.journal.records.front()));
   EXPECT_EQ(count_finals(out.journal), 12);
   EXPECT_NE(out.log.find("task a done: 5/5 ok"), std::string::npos) << out.log;
@@ -156,7 +156,7 @@ TEST(MasterTest, a_stop_signal_cancels_after_the_grace_period_checkpoints_and_ex
   EXPECT_NE(out.log.find("grace period over: cancelling the running trials"), std::string::npos) << out.log;
   const RecoveredRun recovered = recover_run(out.run_dir);
   ASSERT_TRUE(recovered.checkpoint_file);
-  EXPECT_EQ(recovered.interrupted, (std::vector<std::int64_t>{0, 1}));
+  EXPECT_EQ(recovered.state.interrupted(), (std::vector<std::int64_t>{0, 1}));
 }
 
 TEST(MasterTest, trials_that_finish_within_the_grace_period_count) {

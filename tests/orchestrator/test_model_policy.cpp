@@ -189,7 +189,7 @@ TEST(RandomPolicyTest, among_open_tasks_it_picks_each_alike_reproducibly_and_pro
       branin_job("surrogate = \"random\"", 3) + "[[tasks]]\nname = \"c\"\nbudget = 40\n[[tasks]]\nname = \"d\"\nbudget = 40\n",
       dir.path());
   ASSERT_EQ(job.tasks.size(), 3u);
-  RunState state(job);
+  RunState state = lbo::testing::started_state(job);
   RandomPolicy policy(job.space, job.seed);
   const std::vector<int> open = {0, 2};  // task 1 has no budget left
   std::map<int, int> picks;
@@ -217,18 +217,17 @@ TEST(ModelPolicyTest, first_trials_of_each_task_are_random_then_the_model_propos
   lbo::testing::ScratchDir dir;
   const lbo::jobs::JobSpec job = lbo::testing::job_from(
       branin_job("surrogate = \"gp\"\nacquisition = \"hedge\"\ninitial_random = 3", 5), dir.path());
-  RunState state(job);
+  RunState state = lbo::testing::started_state(job);
   ModelPolicy policy(job, PolicyOptions{true, nullptr});
   RandomPolicy random(job.space, job.seed);
   // Three random proposals, identical to the random policy's.
   for (std::int64_t id = 0; id < 3; ++id) {
     EXPECT_EQ(policy.propose(state, 0, id), random.propose(state, 0, id));
-    state.add_trial(0, policy.propose(state, 0, id));
-    state.start_attempt(id, "local:0");
+    lbo::testing::start_trial(state, 0, policy.propose(state, 0, id));
     lbo::workers::Outcome o;
     o.status = lbo::workers::TrialStatus::ok;
     o.objective = 10.0 + static_cast<double>(id);
-    state.end_attempt(id, o, "local:0", true);
+    lbo::testing::end_attempt(state, id, o);
   }
   policy.results_committed(state);
   EXPECT_EQ(policy.fits_completed(), 1u);
@@ -237,12 +236,11 @@ TEST(ModelPolicyTest, first_trials_of_each_task_are_random_then_the_model_propos
   EXPECT_TRUE(job.space.is_valid(proposed));
   EXPECT_FALSE(proposed == random.propose(state, 0, 3));
   // After the next fit, every arm has gained the new posterior mean at its nominee.
-  state.add_trial(0, proposed);
-  state.start_attempt(3, "local:0");
+  lbo::testing::start_trial(state, 0, proposed);
   lbo::workers::Outcome o;
   o.status = lbo::workers::TrialStatus::ok;
   o.objective = 5.0;
-  state.end_attempt(3, o, "local:0", true);
+  lbo::testing::end_attempt(state, 3, o);
   policy.results_committed(state);
   policy.propose(state, 0, 4);
   const std::vector<double> gains = policy.hedge_gains(0);
@@ -255,15 +253,14 @@ TEST(ModelPolicyTest, proposals_do_not_wait_for_a_background_refit) {
   // A wide network on 150 points: the first fit takes far longer than a proposal.
   const lbo::jobs::JobSpec job = lbo::testing::job_from(
       branin_job("surrogate = \"ablr\"\ninitial_random = 2\nnetwork_width = 100", 5, 400), dir.path());
-  RunState state(job);
+  RunState state = lbo::testing::started_state(job);
   ModelPolicy policy(job, PolicyOptions{false, nullptr});
   for (std::int64_t id = 0; id < 150; ++id) {
-    state.add_trial(0, RandomPolicy(job.space, 1).propose(state, 0, id));
-    state.start_attempt(id, "local:0");
+    lbo::testing::start_trial(state, 0, RandomPolicy(job.space, 1).propose(state, 0, id));
     lbo::workers::Outcome o;
     o.status = lbo::workers::TrialStatus::ok;
     o.objective = *state.trial(id).config.values[0] * *state.trial(id).config.values[1];
-    state.end_attempt(id, o, "local:0", true);
+    lbo::testing::end_attempt(state, id, o);
   }
   policy.results_committed(state);  // hands the data to the refit thread and returns
   const lbo::jobs::Config during = policy.propose(state, 0, 150);

@@ -6,6 +6,7 @@
 
 #include "lbo/jobs/error.hpp"
 #include "lbo/orchestrator/journal.hpp"
+#include "lbo/orchestrator/run_directory.hpp"
 #include "lbo/orchestrator/status.hpp"
 #include "test_support.hpp"
 
@@ -40,12 +41,12 @@ std::vector<JournalRecord> history() {
   return {RunStarted{"0.1.0", 1.0, 2, two_tasks()},
           TrialStarted{0, 0, 1, at(0.1), "local:0", 2},
           TrialStarted{1, 0, 1, at(0.2), "local:1", 2},
-          TrialFinished{0, 1, true, outcome(TrialStatus::ok, 5.0), "local:0", 3},
+          TrialFinished{0, 1, true, outcome(TrialStatus::ok, 5.0), "local:0", 3, 0, at(0.1)},
           TrialStarted{2, 0, 1, at(0.3), "local:0", 3},
-          TrialFinished{1, 1, true, outcome(TrialStatus::ok, 7.0), "local:1", 4},
-          TrialFinished{2, 1, false, outcome(TrialStatus::failed, 0, "exit status 1"), "local:0", 4},
+          TrialFinished{1, 1, true, outcome(TrialStatus::ok, 7.0), "local:1", 4, 0, at(0.2)},
+          TrialFinished{2, 1, false, outcome(TrialStatus::failed, 0, "exit status 1"), "local:0", 4, 0, at(0.3)},
           TrialStarted{3, 1, 1, at(0.4), "local:1", 4},
-          TrialFinished{3, 1, false, outcome(TrialStatus::cancelled, 0, "cancelled by lbo"), "local:1", 5},
+          TrialFinished{3, 1, false, outcome(TrialStatus::cancelled, 0, "cancelled by lbo"), "local:1", 5, 1, at(0.4)},
           TrialStarted{4, 1, 1, at(0.5), "local:0", 5}};
 }
 
@@ -68,17 +69,19 @@ TEST(RecoveryTest, the_journal_alone_rebuilds_trials_retries_and_interrupted_one
   const RecoveredRun run = recover_run(dir.path());
   EXPECT_TRUE(run.warnings.empty());
   EXPECT_FALSE(run.checkpoint_file);
-  ASSERT_EQ(run.trials.size(), 5u);
-  EXPECT_EQ(run.job.tasks.size(), 2u);
-  EXPECT_TRUE(run.trials[0].finished);
-  EXPECT_EQ(run.trials[1].outcome.objective, 7.0);
-  EXPECT_EQ(run.trials[2].failed_attempts, 1);
-  EXPECT_FALSE(run.trials[2].finished);
-  EXPECT_EQ(run.retries, (std::vector<std::int64_t>{2}));
-  EXPECT_EQ(run.interrupted, (std::vector<std::int64_t>{3, 4}));
-  for (const Trial& t : run.trials) EXPECT_FALSE(t.running);
-  EXPECT_EQ(run.trials[4].config, at(0.5));
+  const RunState& state = run.state;
+  ASSERT_EQ(state.trials().size(), 5u);
+  EXPECT_EQ(state.job().tasks.size(), 2u);
+  EXPECT_TRUE(state.trial(0).finished);
+  EXPECT_EQ(state.trial(1).outcome.objective, 7.0);
+  EXPECT_EQ(state.trial(2).failed_attempts, 1);
+  EXPECT_FALSE(state.trial(2).finished);
+  EXPECT_EQ(state.retries(), (std::vector<std::int64_t>{2}));
+  EXPECT_EQ(state.interrupted(), (std::vector<std::int64_t>{3, 4}));
+  for (const Trial& t : state.trials()) EXPECT_FALSE(t.running);
+  EXPECT_EQ(state.trial(4).config, at(0.5));
   EXPECT_EQ(run.next_checkpoint, 1u);
+  EXPECT_EQ(run.maybe_running, (std::vector<std::int64_t>{3, 4}));
 }
 
 TEST(RecoveryTest, a_checkpoint_plus_the_journal_after_it) {
@@ -92,20 +95,19 @@ TEST(RecoveryTest, a_checkpoint_plus_the_journal_after_it) {
   const RecoveredRun partial = recover_run(dir.path() / "partial");
   Checkpoint c;
   c.sequence = 7;
-  c.job = partial.job;
-  c.trials = partial.trials;
+  c.job = partial.state.job();
+  c.trials = partial.state.trials();
   c.trials[2].running = true;
-  c.interrupted.clear();
   c.trials[0].worker = "from-checkpoint";
   c.journal_bytes = ends[5];
   write_checkpoint_file(dir.path(), 7, encode_checkpoint(c));
   const RecoveredRun run = recover_run(dir.path());
   ASSERT_TRUE(run.checkpoint_file);
   EXPECT_EQ(run.next_checkpoint, 8u);
-  EXPECT_EQ(run.trials[0].worker, "from-checkpoint");
-  ASSERT_EQ(run.trials.size(), 5u);
-  EXPECT_EQ(run.retries, (std::vector<std::int64_t>{2}));
-  EXPECT_EQ(run.interrupted, (std::vector<std::int64_t>{3, 4}));
+  EXPECT_EQ(run.state.trial(0).worker, "from-checkpoint");
+  ASSERT_EQ(run.state.trials().size(), 5u);
+  EXPECT_EQ(run.state.retries(), (std::vector<std::int64_t>{2}));
+  EXPECT_EQ(run.state.interrupted(), (std::vector<std::int64_t>{3, 4}));
 }
 
 TEST(RecoveryTest, a_torn_journal_tail_is_dropped_with_a_warning) {
@@ -116,8 +118,8 @@ TEST(RecoveryTest, a_torn_journal_tail_is_dropped_with_a_warning) {
   const RecoveredRun run = recover_run(dir.path());
   ASSERT_EQ(run.warnings.size(), 1u);
   EXPECT_NE(run.warnings[0].find("journal.lbo: dropped"), std::string::npos) << run.warnings[0];
-  EXPECT_EQ(run.trials.size(), 4u);  // trial 4 never started as far as anyone knows
-  EXPECT_LT(run.journal_bytes, size - 3);
+  EXPECT_EQ(run.state.trials().size(), 4u);  // trial 4 never started as far as anyone knows
+  EXPECT_LT(run.journal.end_bytes, size - 3);
 }
 
 TEST(RecoveryTest, nothing_valid_is_an_error_not_a_fresh_start) {
@@ -137,9 +139,164 @@ TEST(RecoveryTest, nothing_valid_is_an_error_not_a_fresh_start) {
   const RecoveredRun run = recover_run(dir.path());
   EXPECT_TRUE(run.checkpoint_file);
   ASSERT_FALSE(run.warnings.empty());
-  EXPECT_NE(run.warnings.back().find("resuming from checkpoint.1.lbo alone"), std::string::npos) << run.warnings.back();
+  EXPECT_NE(run.warnings.front().find("the header is damaged"), std::string::npos) << run.warnings.front();
 }
 
+namespace {
+
+// Overwrites `bytes` of the file at `offset`.
+void overwrite(const fs::path& path, std::uint64_t offset, const std::string& bytes) {
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekp(static_cast<std::streamoff>(offset));
+  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+void flip_bit(const fs::path& path, std::uint64_t offset, int bit) {
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekg(static_cast<std::streamoff>(offset));
+  char c = 0;
+  f.read(&c, 1);
+  f.seekp(static_cast<std::streamoff>(offset));
+  c = static_cast<char>(c ^ (1 << bit));
+  f.write(&c, 1);
+}
+
+std::vector<std::string> quiet;
+const auto ignore_log = [](const std::string& line) { quiet.push_back(line); };
+
+// Damaged copies kept beside the journal.
+std::vector<fs::path> damaged_copies(const fs::path& dir) {
+  std::vector<fs::path> found;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (e.path().filename().string().rfind("journal.lbo.damaged-", 0) == 0) found.push_back(e.path());
+  }
+  return found;
+}
+
+}  // namespace
+
+// Finding 1: a damaged header with a checkpoint present used to truncate the journal to 0 bytes
+// and append records without a header, so every later commit was unreadable.
+TEST(RecoveryTest, a_damaged_header_is_repaired_in_place_and_later_commits_stay_readable) {
+  lbo::testing::ScratchDir dir;
+  std::vector<JournalRecord> records = history();
+  const std::vector<std::uint64_t> ends = write_journal(dir.path(), records);
+  fs::create_directories(dir.path() / "partial");
+  write_journal(dir.path() / "partial", {records.begin(), records.begin() + 6});
+  Checkpoint c;
+  c.sequence = 1;
+  const RecoveredRun partial = recover_run(dir.path() / "partial");
+  c.job = partial.state.job();
+  c.trials = partial.state.trials();
+  c.journal_bytes = ends[5];
+  write_checkpoint_file(dir.path(), 1, encode_checkpoint(c));
+  const fs::path journal = dir.path() / "journal.lbo";
+  const auto size = fs::file_size(journal);
+  overwrite(journal, 0, std::string(4, '\0'));
+
+  RecoveredRun run = recover_run(dir.path());
+  EXPECT_EQ(run.state.trials().size(), 5u) << "the records after the checkpoint were read";
+  EXPECT_EQ(run.state.interrupted(), (std::vector<std::int64_t>{3, 4}));
+  {
+    JournalWriter writer = continue_journal(RunPaths(dir.path()), run, ignore_log);
+    EXPECT_EQ(writer.size_bytes(), size) << "nothing was cut";
+    writer.append(TrialStarted{3, 1, 2, at(0.4), "local:0", 9});
+    writer.append(TrialFinished{3, 2, true, outcome(TrialStatus::ok, 11.0), "local:0", 10, 1, at(0.4)});
+    writer.sync();
+  }
+  const std::vector<fs::path> copies = damaged_copies(dir.path());
+  ASSERT_EQ(copies.size(), 1u);
+  EXPECT_EQ(lbo::testing::read_text(copies[0]).substr(0, 4), std::string("\0\0\0\0", 4));
+  EXPECT_EQ(fs::file_size(copies[0]), size);
+  // Killed again now: the commit made after the damage is there.
+  const RecoveredRun again = recover_run(dir.path());
+  EXPECT_TRUE(again.state.trial(3).finished);
+  EXPECT_EQ(again.state.trial(3).outcome.objective, 11.0);
+  EXPECT_EQ(again.state.interrupted(), (std::vector<std::int64_t>{4}));
+  EXPECT_FALSE(read_journal(journal).header_damaged);
+}
+
+// Finding 2: one flipped bit in a middle record used to cut every record after it, and their
+// committed trials ran again.
+TEST(RecoveryTest, a_flipped_bit_in_a_middle_record_loses_that_record_only_and_nothing_is_cut) {
+  lbo::testing::ScratchDir dir;
+  std::vector<JournalRecord> records = history();
+  records.push_back(TrialFinished{4, 1, true, outcome(TrialStatus::ok, 9.0), "local:0", 6, 1, at(0.5)});
+  const std::vector<std::uint64_t> ends = write_journal(dir.path(), records);
+  const fs::path journal = dir.path() / "journal.lbo";
+  const auto size = fs::file_size(journal);
+  // Record 2 (TrialStarted of trial 1) loses a bit in its payload.
+  flip_bit(journal, ends[1] + 20, 3);
+
+  RecoveredRun run = recover_run(dir.path());
+  const RunState& state = run.state;
+  // Trial 1's result record carries its task and configuration: nothing of it is lost.
+  ASSERT_EQ(state.trials().size(), 5u);
+  EXPECT_TRUE(state.trial(1).finished);
+  EXPECT_EQ(state.trial(1).config, at(0.2));
+  EXPECT_EQ(state.trial(1).outcome.objective, 7.0);
+  EXPECT_TRUE(state.trial(4).finished) << "the records after the damage are kept";
+  EXPECT_EQ(state.retries(), (std::vector<std::int64_t>{2}));
+  EXPECT_EQ(state.interrupted(), (std::vector<std::int64_t>{3}));
+  const std::string warnings = [&] {
+    std::string all;
+    for (const std::string& w : run.warnings) all += w + "\n";
+    return all;
+  }();
+  EXPECT_NE(warnings.find("at byte " + std::to_string(ends[1])), std::string::npos) << warnings;
+  EXPECT_NE(warnings.find("trial 1: the record that started it is lost; rebuilt from its result"), std::string::npos)
+      << warnings;
+  {
+    JournalWriter writer = continue_journal(RunPaths(dir.path()), run, ignore_log);
+    EXPECT_EQ(writer.size_bytes(), size);
+  }
+  EXPECT_EQ(fs::file_size(journal), size) << "the damaged record and everything after it stay";
+  EXPECT_EQ(damaged_copies(dir.path()).size(), 1u);
+}
+
+TEST(RecoveryTest, a_lost_result_record_makes_its_trial_run_again_and_says_so) {
+  lbo::testing::ScratchDir dir;
+  const std::vector<std::uint64_t> ends = write_journal(dir.path(), history());
+  // Record 6 is trial 2's failed attempt (a retry was due); record 3 trial 0's ok result.
+  flip_bit(dir.path() / "journal.lbo", ends[2] + 30, 1);
+  const RecoveredRun run = recover_run(dir.path());
+  EXPECT_FALSE(run.state.trial(0).finished);
+  EXPECT_EQ(run.state.interrupted(), (std::vector<std::int64_t>{0, 3, 4}));
+  std::string all;
+  for (const std::string& w : run.warnings) all += w + "\n";
+  EXPECT_NE(all.find("trial(s) 0 started before the damaged bytes and have no result after them"), std::string::npos)
+      << all;
+}
+
+// Finding 6: killed in its first milliseconds, a run left a journal with only its header, and
+// the same command then failed ("the journal names no job").
+TEST(RecoveryTest, a_journal_without_records_is_an_empty_run_not_an_error) {
+  lbo::testing::ScratchDir dir;
+  for (const std::string& content : {journal_header(), journal_header().substr(0, 3), std::string()}) {
+    std::ofstream(dir.path() / "journal.lbo", std::ios::binary | std::ios::trunc) << content;
+    const RecoveredRun run = recover_run(dir.path());
+    EXPECT_TRUE(run.empty()) << content.size() << " bytes";
+    EXPECT_TRUE(run.warnings.empty());
+    {
+      JournalWriter writer = continue_journal(RunPaths(dir.path()), run, ignore_log);
+      writer.append(RunStarted{"0.1.0", 1.0, 2, two_tasks()});
+    }
+    const RecoveredRun started = recover_run(dir.path());
+    EXPECT_FALSE(started.empty());
+    EXPECT_EQ(started.state.job().tasks.size(), 2u);
+  }
+}
+
+TEST(RecoveryTest, a_lost_job_record_needs_the_job_file) {
+  lbo::testing::ScratchDir dir;
+  const std::vector<std::uint64_t> ends = write_journal(dir.path(), history());
+  flip_bit(dir.path() / "journal.lbo", 8 + 20, 2);  // the RunStarted record
+  EXPECT_THROW(recover_run(dir.path()), lbo::CorruptStateError);
+  const JobIdentity job_file = two_tasks();
+  const RecoveredRun run = recover_run(dir.path(), &job_file);
+  EXPECT_EQ(run.state.trials().size(), 5u);
+  EXPECT_EQ(run.state.retries(), (std::vector<std::int64_t>{2}));
+}
 TEST(RecoveryTest, status_summarizes_tasks_failures_and_the_lock) {
   lbo::testing::ScratchDir dir;
   std::vector<JournalRecord> records = history();

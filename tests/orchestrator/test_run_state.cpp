@@ -5,17 +5,22 @@
 #include "test_support.hpp"
 
 using namespace lbo::orchestrator;
+using lbo::testing::end_attempt;
+using lbo::testing::start_again;
+using lbo::testing::start_trial;
 using lbo::workers::Outcome;
 using lbo::workers::TrialStatus;
 
 namespace {
 
-Outcome with(TrialStatus status, double objective) {
+Outcome with(TrialStatus status, double objective = 0) {
   Outcome o;
   o.status = status;
   o.objective = objective;
   return o;
 }
+
+const std::string kTwoTasks = "[[tasks]]\nname = \"a\"\nbudget = 2\n[[tasks]]\nname = \"b\"\nbudget = 3\n";
 
 }  // namespace
 
@@ -25,40 +30,122 @@ TEST(RunStateTest, best_follows_the_direction_and_ignores_failures) {
     std::string text = lbo::testing::test_job();
     text.replace(text.find("maximize"), 8, direction);
     const auto job = lbo::testing::job_from(text, dir.path());
-    RunState state(job);
+    RunState state = lbo::testing::started_state(job);
     const double values[] = {0.5, 0.9, 0.1, 0.7};
-    for (int i = 0; i < 4; ++i) {
-      state.add_trial(0, lbo::jobs::Config{{values[i]}});
-      state.start_attempt(i, "local:0");
-    }
-    state.end_attempt(0, with(TrialStatus::ok, 0.5), "local:0", true);
-    state.end_attempt(1, with(TrialStatus::ok, 0.9), "local:0", true);
-    state.end_attempt(2, with(TrialStatus::ok, 0.1), "local:0", true);
-    state.end_attempt(3, with(TrialStatus::failed, 100), "local:0", true);
+    for (double v : values) start_trial(state, 0, lbo::jobs::Config{{v}});
+    end_attempt(state, 0, with(TrialStatus::ok, 0.5));
+    end_attempt(state, 1, with(TrialStatus::ok, 0.9));
+    end_attempt(state, 2, with(TrialStatus::ok, 0.1));
+    end_attempt(state, 3, with(TrialStatus::failed, 100));
     const bool maximize = std::string(direction) == "maximize";
     EXPECT_EQ(*state.best_objective(0), maximize ? 0.9 : 0.1) << direction;
     EXPECT_EQ(*state.tasks()[0].best_trial, maximize ? 1 : 2);
     EXPECT_EQ(state.tasks()[0].ok, 3);
     EXPECT_EQ(state.tasks()[0].finished, 4);
+    EXPECT_EQ(state.tasks()[0].failed(), 1);
   }
 }
 
-TEST(RunStateTest, attempts_that_will_be_retried_do_not_count) {
+TEST(RunStateTest, a_failure_queues_a_retry_and_only_the_final_attempt_counts) {
   lbo::testing::ScratchDir dir;
   const auto job = lbo::testing::job_from(lbo::testing::test_job("", "[[tasks]]\nname = \"a\"\nbudget = 1\n"), dir.path());
-  RunState state(job);
-  state.add_trial(0, lbo::jobs::Config{{0.5}});
-  state.start_attempt(0, "local:0");
+  RunState state = lbo::testing::started_state(job);
+  start_trial(state, 0, lbo::jobs::Config{{0.5}});
   EXPECT_EQ(state.running_count(), 1);
-  state.end_attempt(0, with(TrialStatus::crashed, 0), "local:0", false);
+  end_attempt(state, 0, with(TrialStatus::crashed), "local:0", false);
   EXPECT_EQ(state.running_count(), 0);
+  EXPECT_EQ(state.retries(), std::vector<std::int64_t>{0});
+  EXPECT_EQ(state.trial(0).failed_attempts, 1);
   EXPECT_FALSE(state.all_budgets_done());
   EXPECT_FALSE(state.best_objective(0).has_value());
-  state.start_attempt(0, "local:1");
+  start_again(state, 0, "local:1");
+  EXPECT_TRUE(state.retries().empty()) << "a started attempt leaves the queue";
   EXPECT_EQ(state.trial(0).attempts, 2);
-  state.end_attempt(0, with(TrialStatus::ok, 2), "local:1", true);
+  end_attempt(state, 0, with(TrialStatus::ok, 2), "local:1", true);
   EXPECT_TRUE(state.all_budgets_done());
   EXPECT_EQ(state.trial(0).worker, "local:1");
-  EXPECT_THROW(state.start_attempt(0, "local:0"), std::logic_error);  // finished trials do not run again
-  EXPECT_THROW(state.end_attempt(0, with(TrialStatus::ok, 2), "local:0", true), std::logic_error);
+  EXPECT_TRUE(state.anomalies().empty());
+  // A finished trial never runs again: a record that says otherwise is noted and ignored.
+  start_again(state, 0, "local:0");
+  EXPECT_EQ(state.running_count(), 0);
+  EXPECT_EQ(state.trial(0).attempts, 2);
+  ASSERT_EQ(state.anomalies().size(), 1u);
+  EXPECT_NE(state.anomalies()[0].find("after its final result"), std::string::npos) << state.anomalies()[0];
+}
+
+TEST(RunStateTest, cancelled_attempts_and_lbo_errors_run_again_first_without_using_a_retry) {
+  lbo::testing::ScratchDir dir;
+  const auto job = lbo::testing::job_from(lbo::testing::test_job("", kTwoTasks), dir.path());
+  RunState state = lbo::testing::started_state(job);
+  for (int i = 0; i < 3; ++i) start_trial(state, i < 2 ? 0 : 1, lbo::jobs::Config{{0.1 * i}});
+  end_attempt(state, 2, with(TrialStatus::lbo_error), "local:0", false);
+  end_attempt(state, 0, with(TrialStatus::cancelled), "local:0", false);
+  end_attempt(state, 1, with(TrialStatus::failed), "local:0", false);
+  EXPECT_EQ(state.interrupted(), (std::vector<std::int64_t>{2, 0}));
+  EXPECT_EQ(state.retries(), std::vector<std::int64_t>{1});
+  EXPECT_EQ(state.trial(0).failed_attempts, 0);
+  EXPECT_EQ(state.trial(2).failed_attempts, 0);
+  EXPECT_EQ(state.trial(1).failed_attempts, 1);
+  EXPECT_EQ(state.tasks()[0].created, 2);
+  EXPECT_EQ(state.tasks()[1].created, 1);
+  EXPECT_EQ(state.task_trials(0), (std::vector<std::int64_t>{0, 1}));
+}
+
+TEST(RunStateTest, a_stop_turns_running_attempts_into_interrupted_trials_in_id_order) {
+  lbo::testing::ScratchDir dir;
+  const auto job = lbo::testing::job_from(lbo::testing::test_job("", kTwoTasks), dir.path());
+  RunState state = lbo::testing::started_state(job);
+  for (int i = 0; i < 4; ++i) start_trial(state, 1, lbo::jobs::Config{{0.1 * i}});
+  end_attempt(state, 3, with(TrialStatus::cancelled), "local:0", false);
+  end_attempt(state, 1, with(TrialStatus::ok, 1));
+  state.stop_running();
+  EXPECT_EQ(state.interrupted(), (std::vector<std::int64_t>{0, 2, 3}));
+  EXPECT_EQ(state.running_count(), 0);
+}
+
+TEST(RunStateTest, the_state_a_checkpoint_holds_equals_the_replayed_one) {
+  lbo::testing::ScratchDir dir;
+  const auto job = lbo::testing::job_from(lbo::testing::test_job("", kTwoTasks), dir.path());
+  RunState live = lbo::testing::started_state(job);
+  for (int i = 0; i < 4; ++i) start_trial(live, i % 2, lbo::jobs::Config{{0.2 * i}});
+  end_attempt(live, 0, with(TrialStatus::ok, 3));
+  end_attempt(live, 1, with(TrialStatus::failed), "local:0", false);
+  end_attempt(live, 2, with(TrialStatus::cancelled), "local:0", false);
+  const RunState restored(live.job(), live.trials(), live.retries(), live.interrupted());
+  for (int task = 0; task < 2; ++task) {
+    EXPECT_EQ(restored.tasks()[task].created, live.tasks()[task].created);
+    EXPECT_EQ(restored.tasks()[task].finished, live.tasks()[task].finished);
+    EXPECT_EQ(restored.tasks()[task].ok, live.tasks()[task].ok);
+    EXPECT_EQ(restored.tasks()[task].best_trial, live.tasks()[task].best_trial);
+    EXPECT_EQ(restored.task_trials(task), live.task_trials(task));
+  }
+  EXPECT_EQ(restored.retries(), live.retries());
+  EXPECT_EQ(restored.interrupted(), live.interrupted());
+  EXPECT_EQ(restored.running_count(), 1);
+}
+
+TEST(RunStateTest, a_result_whose_start_record_is_lost_still_counts) {
+  lbo::testing::ScratchDir dir;
+  const auto job = lbo::testing::job_from(lbo::testing::test_job("", kTwoTasks), dir.path());
+  RunState state = lbo::testing::started_state(job);
+  start_trial(state, 0, lbo::jobs::Config{{0.1}});
+  // Trial 1's TrialStarted is lost; trial 2's survives; so does trial 1's result.
+  state.apply(TrialStarted{2, 1, 1, lbo::jobs::Config{{0.3}}, "local:1", 0});
+  EXPECT_TRUE(state.trial(1).lost()) << "a gap in the ids is a lost trial until a record names it";
+  EXPECT_EQ(state.tasks()[0].created, 1);
+  state.apply(TrialFinished{1, 1, true, with(TrialStatus::ok, 7), "local:0", 0, 0, lbo::jobs::Config{{0.2}}});
+  EXPECT_FALSE(state.trial(1).lost());
+  EXPECT_TRUE(state.trial(1).finished);
+  EXPECT_EQ(state.trial(1).config, (lbo::jobs::Config{{0.2}}));
+  EXPECT_EQ(state.task_trials(0), (std::vector<std::int64_t>{0, 1}));
+  EXPECT_EQ(state.tasks()[0].ok, 1);
+  EXPECT_EQ(*state.tasks()[0].best_trial, 1);
+  EXPECT_EQ(state.anomalies().size(), 1u);
+  // An old result record (no task) of a trial nothing else names cannot be placed.
+  state.apply(TrialFinished{5, 1, true, with(TrialStatus::ok, 1), "local:0", 0});
+  EXPECT_TRUE(state.trial(5).lost());
+  EXPECT_TRUE(state.trial(3).lost());
+  EXPECT_FALSE(state.trial(5).finished);
+  EXPECT_EQ(state.next_trial_id(), 6) << "a lost trial's id is never reused";
+  EXPECT_EQ(state.tasks()[0].finished + state.tasks()[1].finished, 1);
 }

@@ -20,10 +20,15 @@ class FixedPolicy final : public Policy {
   lbo::jobs::Config config_;
 };
 
-// A new trial of the first task with budget left, as the scheduler would create it.
-void scheduler_add(RunState& state, Policy& policy) {
-  Scheduler fresh;
-  fresh.next(state, policy);
+// Starts the attempt the scheduler asks for, as the master does after journaling it.
+void start(RunState& state, const NextAttempt& next) {
+  state.apply(TrialStarted{next.trial, next.task, next.attempt, next.config, "local:0", 0});
+}
+
+lbo::workers::Outcome outcome(lbo::workers::TrialStatus status) {
+  lbo::workers::Outcome o;
+  o.status = status;
+  return o;
 }
 
 }  // namespace
@@ -31,33 +36,41 @@ void scheduler_add(RunState& state, Policy& policy) {
 TEST(SchedulerTest, tasks_take_slots_in_file_order_until_their_budget_is_handed_out) {
   lbo::testing::ScratchDir dir;
   const auto job = lbo::testing::job_from(lbo::testing::test_job("", kTwoTasks), dir.path());
-  RunState state(job);
+  RunState state = lbo::testing::started_state(job);
   auto policy = make_policy(job);
-  Scheduler scheduler;
+  const Scheduler scheduler(job);
   std::vector<int> task_of;
-  while (const auto id = scheduler.next(state, *policy)) task_of.push_back(state.trial(*id).task);
+  while (const auto next = scheduler.next(state, *policy)) {
+    EXPECT_EQ(next->trial, state.next_trial_id());
+    EXPECT_EQ(next->attempt, 1);
+    task_of.push_back(next->task);
+    start(state, *next);
+  }
   EXPECT_EQ(task_of, (std::vector<int>{0, 0, 1, 1, 1}));
   EXPECT_EQ(state.trials().size(), 5u);
-  for (std::size_t i = 0; i < state.trials().size(); ++i) EXPECT_EQ(state.trials()[i].id, static_cast<std::int64_t>(i));
 }
 
-TEST(SchedulerTest, retries_go_first) {
+TEST(SchedulerTest, retries_go_first_as_the_next_attempt_of_the_same_configuration) {
   lbo::testing::ScratchDir dir;
   const auto job = lbo::testing::job_from(lbo::testing::test_job("", kTwoTasks), dir.path());
-  RunState state(job);
+  RunState state = lbo::testing::started_state(job);
   auto policy = make_policy(job);
-  Scheduler scheduler;
-  const auto first = scheduler.next(state, *policy);
-  scheduler.retry(*first);
-  EXPECT_EQ(scheduler.retries(), std::vector<std::int64_t>{*first});
-  EXPECT_EQ(scheduler.next(state, *policy), first);
-  EXPECT_EQ(scheduler.next(state, *policy), 1);
+  const Scheduler scheduler(job);
+  start(state, *scheduler.next(state, *policy));
+  lbo::testing::end_attempt(state, 0, outcome(lbo::workers::TrialStatus::failed), "local:0", false);
+  const auto retry = scheduler.next(state, *policy);
+  ASSERT_TRUE(retry);
+  EXPECT_EQ(retry->trial, 0);
+  EXPECT_EQ(retry->attempt, 2);
+  EXPECT_EQ(retry->config, state.trial(0).config);
+  start(state, *retry);
+  EXPECT_EQ(scheduler.next(state, *policy)->trial, 1);
 }
 
 TEST(SchedulerTest, random_proposals_depend_on_seed_and_trial_only) {
   lbo::testing::ScratchDir dir;
   const auto job = lbo::testing::job_from(lbo::testing::test_job("", kTwoTasks), dir.path());
-  RunState a(job), b(job);
+  const RunState a = lbo::testing::started_state(job), b = lbo::testing::started_state(job);
   auto policy = make_policy(job);
   EXPECT_EQ(policy->propose(a, 0, 4), policy->propose(b, 1, 4));
   EXPECT_FALSE(policy->propose(a, 0, 4) == policy->propose(a, 0, 5));
@@ -66,25 +79,25 @@ TEST(SchedulerTest, random_proposals_depend_on_seed_and_trial_only) {
 TEST(SchedulerTest, an_invalid_proposal_is_refused_before_dispatch) {
   lbo::testing::ScratchDir dir;
   const auto job = lbo::testing::job_from(lbo::testing::test_job(), dir.path());
-  RunState state(job);
+  const RunState state = lbo::testing::started_state(job);
   FixedPolicy out_of_bounds(lbo::jobs::Config{{1.5}});
-  Scheduler scheduler;
-  EXPECT_THROW(scheduler.next(state, out_of_bounds), std::logic_error);
-  EXPECT_TRUE(state.trials().empty());
+  EXPECT_THROW(Scheduler(job).next(state, out_of_bounds), std::logic_error);
 }
 
 TEST(SchedulerTest, interrupted_trials_run_before_retries_and_new_trials) {
   lbo::testing::ScratchDir dir;
   const auto job = lbo::testing::job_from(lbo::testing::test_job("", kTwoTasks), dir.path());
-  RunState state(job);
+  RunState state = lbo::testing::started_state(job);
   auto policy = make_policy(job);
-  for (int i = 0; i < 3; ++i) scheduler_add(state, *policy);
-  Scheduler scheduler({2}, {0});
-  EXPECT_TRUE(scheduler.has_interrupted());
-  EXPECT_EQ(scheduler.next(state, *policy), 2);
-  EXPECT_EQ(scheduler.next(state, *policy), 0);
-  EXPECT_EQ(scheduler.next(state, *policy), 3);  // a new trial
-  scheduler.interrupted(1);
-  EXPECT_EQ(scheduler.next_interrupted(), 1);
-  EXPECT_FALSE(scheduler.next_interrupted().has_value());
+  const Scheduler scheduler(job);
+  for (int i = 0; i < 3; ++i) start(state, *scheduler.next(state, *policy));
+  lbo::testing::end_attempt(state, 0, outcome(lbo::workers::TrialStatus::failed), "local:0", false);
+  lbo::testing::end_attempt(state, 2, outcome(lbo::workers::TrialStatus::cancelled), "local:0", false);
+  EXPECT_EQ(scheduler.next(state, *policy, true)->trial, 2);
+  start(state, *scheduler.next(state, *policy));
+  EXPECT_FALSE(scheduler.next(state, *policy, true)) << "only interrupted trials, and none is left";
+  const auto retry = scheduler.next(state, *policy);
+  EXPECT_EQ(retry->trial, 0);
+  start(state, *retry);
+  EXPECT_EQ(scheduler.next(state, *policy)->trial, 3);  // a new trial
 }

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "lbo/jobs/job_spec.hpp"
+#include "lbo/orchestrator/run_state.hpp"
 
 namespace lbo::testing {
 
@@ -49,6 +50,34 @@ inline std::string test_job(const std::string& extra_space = "", const std::stri
   return std::string("name = \"t\"\nseed = 3\n[objective]\ncommand = [\"") + LBO_TEST_OBJECTIVE +
          "\"]\ndirection = \"maximize\"\n" + objective_extra + "\n[policy]\n" + policy +
          "\n[space]\nx = { type = \"float\", low = 0, high = 1 }\n" + extra_space + "\n" + tasks;
+}
+
+/// A run state that has started `job`: its RunStarted record applied.
+inline orchestrator::RunState started_state(const jobs::JobSpec& job) {
+  orchestrator::RunState state;
+  state.apply(orchestrator::RunStarted{"test", 0, 1, orchestrator::JobIdentity::of(job)});
+  return state;
+}
+
+/// A new trial of `task` evaluating `config`, its first attempt started on `worker`: its id.
+inline std::int64_t start_trial(orchestrator::RunState& state, int task, jobs::Config config,
+                                const std::string& worker = "local:0") {
+  const std::int64_t id = state.next_trial_id();
+  state.apply(orchestrator::TrialStarted{id, task, 1, std::move(config), worker, 0});
+  return id;
+}
+
+/// The next attempt of trial `id` starts on `worker`.
+inline void start_again(orchestrator::RunState& state, std::int64_t id, const std::string& worker = "local:0") {
+  const orchestrator::Trial& t = state.trial(id);
+  state.apply(orchestrator::TrialStarted{id, t.task, t.attempts + 1, t.config, worker, 0});
+}
+
+/// The running attempt of trial `id` ends with `outcome`; `final`: no retry follows.
+inline void end_attempt(orchestrator::RunState& state, std::int64_t id, const workers::Outcome& outcome,
+                        const std::string& worker = "local:0", bool final = true) {
+  const orchestrator::Trial& t = state.trial(id);
+  state.apply(orchestrator::TrialFinished{id, t.attempts, final, outcome, worker, 0, t.task, t.config});
 }
 
 }  // namespace lbo::testing

@@ -1,8 +1,10 @@
 #include "lbo/workers/runner.hpp"
 
 #include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <gtest/gtest.h>
 
 #include <boost/asio/io_context.hpp>
@@ -261,12 +263,32 @@ TEST_F(RunnerTest, missing_program_fails_to_start) {
   EXPECT_NE(o.reason.find("cannot start /nonexistent/objective"), std::string::npos) << o.reason;
 }
 
-TEST_F(RunnerTest, unusable_workdir_fails) {
+// The trial's folder and files are lbo's: failing to make them is lbo's error (the trial is not
+// charged and the run stops), never the objective's, and the objective is not started.
+TEST_F(RunnerTest, an_unusable_workdir_is_lbos_error_and_starts_nothing) {
   fs::create_directories(dir_);
   std::ofstream(dir_ / "trials") << "a file, not a folder";
-  const Outcome o = run(shell("true"));
-  EXPECT_EQ(o.status, TrialStatus::failed);
-  EXPECT_NE(o.reason.find("cannot create the trial directory"), std::string::npos) << o.reason;
+  const Outcome o = run(shell("touch " + (dir_ / "ran").string()));
+  EXPECT_EQ(o.status, TrialStatus::lbo_error);
+  EXPECT_NE(o.error_number, 0);
+  EXPECT_NE(o.reason.find("cannot create the trial directory " + trial_dir().string()), std::string::npos) << o.reason;
+  EXPECT_FALSE(fs::exists(dir_ / "ran"));
+}
+
+TEST_F(RunnerTest, a_params_file_that_cannot_be_written_whole_starts_nothing) {
+  // The file size limit stands in for a full disk: params.json would be cut short.
+  ::signal(SIGXFSZ, SIG_IGN);
+  rlimit old{};
+  ::getrlimit(RLIMIT_FSIZE, &old);
+  rlimit limit = old;
+  limit.rlim_cur = 4;
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &limit), 0);
+  const Outcome o = run(shell("touch " + (dir_ / "ran").string()));
+  ::setrlimit(RLIMIT_FSIZE, &old);
+  EXPECT_EQ(o.status, TrialStatus::lbo_error);
+  EXPECT_EQ(o.error_number, EFBIG);
+  EXPECT_NE(o.reason.find("cannot write " + (trial_dir() / "params.json").string()), std::string::npos) << o.reason;
+  EXPECT_FALSE(fs::exists(dir_ / "ran")) << "an objective never starts on a short params file";
 }
 
 TEST_F(RunnerTest, stdin_is_empty) {

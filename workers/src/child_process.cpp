@@ -1,5 +1,7 @@
 #include "child_process.hpp"
 
+#include "lbo/workers/runner.hpp"
+
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -10,6 +12,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <sstream>
 #include <string_view>
@@ -54,6 +57,15 @@ bool is_launcher_variable(std::string_view entry) {
 
 }  // namespace
 
+bool SpawnResult::host_limit() const {
+  switch (error_number) {
+    case EAGAIN: case ENOMEM: case EMFILE: case ENFILE: case ENOSPC: case EIO:
+      return true;
+    default:
+      return false;
+  }
+}
+
 SpawnResult spawn_child(const SpawnRequest& request) {
   SpawnResult result;
   if (request.argv.empty()) {
@@ -66,6 +78,7 @@ SpawnResult spawn_child(const SpawnRequest& request) {
     if (code != 0 && rc == 0) {
       rc = code;
       result.error = errno_text(what, code);
+      result.error_number = code;
     }
   };
   check(posix_spawn_file_actions_addopen(&setup.actions, 0, "/dev/null", O_RDONLY, 0), "stdin");
@@ -96,6 +109,7 @@ SpawnResult spawn_child(const SpawnRequest& request) {
   rc = posix_spawnp(&pid, argv[0], &setup.actions, &setup.attributes, argv.data(), envp.data());
   if (rc != 0) {
     result.error = "cannot start " + request.argv[0] + ": " + std::strerror(rc);
+    result.error_number = rc;
     return result;
   }
   result.pid = pid;
@@ -117,8 +131,8 @@ int open_pidfd(pid_t pid) {
 
 namespace {
 
-// Process groups (other than ours) of live processes whose environment holds `entry`.
-std::vector<pid_t> groups_with_environment(const std::string& entry) {
+// Process groups (other than ours) of live processes with an environment entry that `matches`.
+std::vector<pid_t> groups_with_environment(const std::function<bool(const std::string&)>& matches) {
   std::vector<pid_t> groups;
   std::error_code ec;
   for (const auto& dir : std::filesystem::directory_iterator("/proc", ec)) {
@@ -127,7 +141,7 @@ std::vector<pid_t> groups_with_environment(const std::string& entry) {
     std::ifstream environ_file(dir.path() / "environ", std::ios::binary);
     std::string variable;
     bool found = false;
-    while (!found && std::getline(environ_file, variable, '\0')) found = variable == entry;
+    while (!found && std::getline(environ_file, variable, '\0')) found = matches(variable);
     if (!found) continue;
     std::ifstream stat(dir.path() / "stat");
     std::string line;
@@ -148,13 +162,34 @@ std::vector<pid_t> groups_with_environment(const std::string& entry) {
 
 }  // namespace
 
-int kill_leftovers(const std::string& workdir) {
-  const std::string entry = "LBO_WORKDIR=" + workdir;
-  const std::vector<pid_t> groups = groups_with_environment(entry);
+}  // namespace lbo::workers::detail
+
+namespace lbo::workers {
+
+namespace {
+
+int kill_groups(const std::function<bool(const std::string&)>& matches) {
+  const std::vector<pid_t> groups = detail::groups_with_environment(matches);
   for (pid_t g : groups) ::killpg(g, SIGKILL);
-  for (int i = 0; i < 100 && !groups.empty() && !groups_with_environment(entry).empty(); ++i) ::usleep(20'000);
+  for (int i = 0; i < 100 && !groups.empty() && !detail::groups_with_environment(matches).empty(); ++i) ::usleep(20'000);
   return static_cast<int>(groups.size());
 }
+
+}  // namespace
+
+int kill_leftovers(const std::string& workdir) {
+  const std::string entry = "LBO_WORKDIR=" + workdir;
+  return kill_groups([&](const std::string& variable) { return variable == entry; });
+}
+
+int kill_leftovers_under(const std::string& folder) {
+  const std::string prefix = "LBO_WORKDIR=" + folder + "/";
+  return kill_groups([&](const std::string& variable) { return variable.rfind(prefix, 0) == 0; });
+}
+
+}  // namespace lbo::workers
+
+namespace lbo::workers::detail {
 
 std::string signal_name(int signal_number) {
   const char* abbrev = sigabbrev_np(signal_number);

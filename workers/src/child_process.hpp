@@ -19,6 +19,10 @@ struct SpawnRequest {
 struct SpawnResult {
   pid_t pid = -1;  ///< also the child's process group id; -1 on failure
   std::string error;
+  int error_number = 0;  ///< the failure's errno
+  /// The failure is this host's (out of processes, memory or descriptors), not the command's:
+  /// a missing or unusable program is the objective's failure, a process limit is lbo's.
+  bool host_limit() const;
 };
 
 /// Starts the child with stdin from /dev/null, default signal dispositions, an empty signal
@@ -29,12 +33,6 @@ SpawnResult spawn_child(const SpawnRequest& request);
 
 /// A pidfd for `pid` (readable once the process exits), or -1 where the kernel lacks pidfd_open.
 int open_pidfd(pid_t pid);
-
-/// Kills what an earlier attempt in `workdir` left running on this host (an lbo killed outright
-/// cannot reap its objectives): every process group holding a process whose environment has
-/// LBO_WORKDIR=<workdir>, read from /proc. Waits up to 2 s for them to go; returns how many
-/// groups it killed.
-int kill_leftovers(const std::string& workdir);
 
 /// "SIGSEGV" etc.
 std::string signal_name(int signal_number);

@@ -20,18 +20,22 @@ int LocalPool::busy_count() const {
   return busy;
 }
 
-int LocalPool::submit(WorkOrder order, DoneHandler done) {
+int LocalPool::free_slot() const {
   for (int i = 0; i < slot_count(); ++i) {
-    Slot& slot = slots_[i];
-    if (slot.runner->busy()) continue;
-    slot.trial = order.trial;
-    slot.runner->start(std::move(order), [this, i, done = std::move(done)](Outcome outcome) {
-      slots_[i].trial = -1;
-      done(i, std::move(outcome));
-    });
-    return i;
+    if (!slots_[i].runner->busy()) return i;
   }
-  throw std::logic_error("LocalPool::submit: every slot is busy");
+  throw std::logic_error("LocalPool: every slot is busy");
+}
+
+int LocalPool::submit(WorkOrder order, DoneHandler done) {
+  const int i = free_slot();
+  Slot& slot = slots_[i];
+  slot.trial = order.trial;
+  slot.runner->start(std::move(order), [this, i, done = std::move(done)](Outcome outcome) {
+    slots_[i].trial = -1;
+    done(i, std::move(outcome));
+  });
+  return i;
 }
 
 void LocalPool::cancel(std::int64_t trial) {

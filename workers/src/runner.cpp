@@ -36,6 +36,7 @@ std::string_view to_string(TrialStatus status) {
     case TrialStatus::timeout: return "timeout";
     case TrialStatus::crashed: return "crashed";
     case TrialStatus::cancelled: return "cancelled";
+    case TrialStatus::lbo_error: return "lbo-error";
   }
   return "?";
 }
@@ -66,7 +67,9 @@ class UniqueFd {
   int fd_ = -1;
 };
 
-std::string system_error_text(const std::string& what) { return what + ": " + std::strerror(errno); }
+std::string system_error_text(const std::string& what, int error_number = errno) {
+  return what + ": " + std::strerror(error_number);
+}
 
 // Writes all of `data`; false on error (the output file is best effort, the trial goes on).
 bool write_all(int fd, const char* data, std::size_t size) {
@@ -131,13 +134,14 @@ class Runner::Attempt : public std::enable_shared_from_this<Runner::Attempt> {
 
   void start() {
     started_ = Clock::now();
-    std::string error;
-    if (!prepare_workdir(error)) return fail_before_start(error);
+    if (!prepare_workdir()) return;
 
     std::array<int, 2> out{-1, -1}, err{-1, -1};
     if (::pipe2(out.data(), O_CLOEXEC) != 0 || ::pipe2(err.data(), O_CLOEXEC) != 0) {
+      const int error_number = errno;
       ::close(out[0]), ::close(out[1]);
-      return fail_before_start(system_error_text("pipe"));
+      fail_before_start(system_error_text("pipe", error_number), error_number);
+      return;
     }
     UniqueFd out_write(out[1]), err_write(err[1]);
     stdout_pipe_.assign(out[0]);
@@ -150,7 +154,10 @@ class Runner::Attempt : public std::enable_shared_from_this<Runner::Attempt> {
     request.stderr_fd = err_write.get();
     request.env = environment();
     const detail::SpawnResult spawned = detail::spawn_child(request);
-    if (spawned.pid < 0) return fail_before_start(spawned.error);
+    if (spawned.pid < 0) {
+      fail_before_start(spawned.error, spawned.host_limit() ? spawned.error_number : 0);
+      return;
+    }
     pid_ = spawned.pid;
     out_write.reset();  // the child holds the write ends now
     err_write.reset();
@@ -202,16 +209,15 @@ class Runner::Attempt : public std::enable_shared_from_this<Runner::Attempt> {
 
   fs::path file(std::string_view name) const { return fs::path(order_.workdir) / name; }
 
-  bool prepare_workdir(std::string& error) {
+  // The trial's folder and files are lbo's to make: a failure here (a full disk, a read-only
+  // remount, a quota) is lbo's error, never the objective's, and the objective is not started.
+  bool prepare_workdir() {
     std::error_code ec;
     fs::create_directories(order_.workdir, ec);
-    if (ec) {
-      error = "cannot create the trial directory " + order_.workdir + ": " + ec.message();
-      return false;
-    }
+    if (ec) return fail_before_start("cannot create the trial directory " + order_.workdir + ": " + ec.message(), ec.value());
     if (order_.attempt > 1) {
       // An earlier lbo killed outright may have left this trial's objective running.
-      detail::kill_leftovers(order_.workdir);
+      kill_leftovers(order_.workdir);
       // Keep the previous attempt's output beside the new one: stdout.1, stderr.1, ...
       const std::string suffix = "." + std::to_string(order_.attempt - 1);
       for (std::string_view name : {kStdoutFile, kStderrFile, kResultFile}) {
@@ -219,22 +225,28 @@ class Runner::Attempt : public std::enable_shared_from_this<Runner::Attempt> {
       }
     }
     fs::remove(file(kResultFile), ec);
-    {
-      std::ofstream params(file(kParamsFile), std::ios::binary | std::ios::trunc);
-      params << order_.params_json << '\n';
-      if (!params) {
-        error = "cannot write " + file(kParamsFile).string();
-        return false;
-      }
+    if (const int error_number = write_params(); error_number != 0) {
+      return fail_before_start(system_error_text("cannot write " + file(kParamsFile).string(), error_number), error_number);
     }
     for (auto [name, fd] : {std::pair{kStdoutFile, &stdout_file_}, std::pair{kStderrFile, &stderr_file_}}) {
       fd->reset(::open(file(name).c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
       if (fd->get() < 0) {
-        error = system_error_text("cannot create " + file(name).string());
-        return false;
+        const int error_number = errno;
+        return fail_before_start(system_error_text("cannot create " + file(name).string(), error_number), error_number);
       }
     }
     return true;
+  }
+
+  // params.json, every byte checked (close included: a network filesystem may report a full
+  // disk only there), so an objective never starts on an empty or short file. 0 or an errno.
+  int write_params() const {
+    UniqueFd fd(::open(file(kParamsFile).c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+    if (fd.get() < 0) return errno;
+    const std::string text = order_.params_json + "\n";
+    if (!write_all(fd.get(), text.data(), text.size())) return errno;
+    if (::close(fd.release()) != 0 && errno != EINTR) return errno;
+    return 0;
   }
 
   std::vector<std::string> environment() const {
@@ -251,11 +263,15 @@ class Runner::Attempt : public std::enable_shared_from_this<Runner::Attempt> {
     return env;
   }
 
-  void fail_before_start(const std::string& reason) {
+  // Always false, for `return fail_before_start(...)`. `lbo_error_number`: the errno of lbo's
+  // own failure, or 0 when the objective's command is at fault.
+  bool fail_before_start(const std::string& reason, int lbo_error_number = 0) {
     stdout_state_.eof = stderr_state_.eof = true;
     start_error_ = reason;
+    start_error_number_ = lbo_error_number;
     reaped_ = true;
     asio::post(io_, [self = shared_from_this()] { self->finish(); });
+    return false;
   }
 
   void read_stream(asio::posix::stream_descriptor& pipe, UniqueFd& out, StreamState& state) {
@@ -399,8 +415,9 @@ class Runner::Attempt : public std::enable_shared_from_this<Runner::Attempt> {
   Outcome make_outcome() const {
     Outcome o;
     if (!start_error_.empty()) {
-      o.status = TrialStatus::failed;
+      o.status = start_error_number_ != 0 ? TrialStatus::lbo_error : TrialStatus::failed;
       o.reason = start_error_;
+      o.error_number = start_error_number_;
       return o;
     }
     if (stop_ == Stop::cancel) {
@@ -484,6 +501,7 @@ class Runner::Attempt : public std::enable_shared_from_this<Runner::Attempt> {
   bool finished_ = false;
   Stop stop_ = Stop::none;
   std::string start_error_;
+  int start_error_number_ = 0;
   Clock::time_point started_, ended_;
 };
 

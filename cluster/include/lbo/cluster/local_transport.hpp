@@ -15,6 +15,7 @@ class LocalTransport final : public Transport {
 
   int slot_count() const override { return slots_; }
   int busy_count() const override { return pool_ ? pool_->busy_count() : 0; }
+  WorkerSlot next_slot() const override;
   WorkerSlot submit(workers::WorkOrder order) override;
   void cancel(std::int64_t trial) override;
   void cancel_all() override;

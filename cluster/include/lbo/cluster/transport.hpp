@@ -37,7 +37,10 @@ class Transport {
   virtual int slot_count() const = 0;
   /// Attempts submitted and not yet completed.
   virtual int busy_count() const = 0;
-  /// Sends `order` to a free slot. Precondition: busy_count() < slot_count().
+  /// Where the next submit() sends its order (the master journals an attempt before it
+  /// starts). Precondition: busy_count() < slot_count().
+  virtual WorkerSlot next_slot() const = 0;
+  /// Sends `order` to next_slot(). Precondition: busy_count() < slot_count().
   virtual WorkerSlot submit(workers::WorkOrder order) = 0;
   /// Stops the attempt of `trial` wherever it runs; its completion (`cancelled`) still arrives.
   virtual void cancel(std::int64_t trial) = 0;

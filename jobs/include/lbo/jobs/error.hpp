@@ -1,6 +1,7 @@
 #pragma once
 // The exception root of lbo (STYLE.md, "Errors").
 
+#include <cerrno>
 #include <stdexcept>
 #include <string>
 
@@ -22,6 +23,31 @@ class InputError : public Error {
 class CorruptStateError : public Error {
  public:
   using Error::Error;
+};
+
+/// lbo's own I/O failed (its run directory, journal, checkpoint or a trial's files), not the
+/// objective: disk full, read-only filesystem, quota, I/O error. The message names the path and
+/// the system's reason. A run stops on it rather than charging trials for it.
+class IoError : public Error {
+ public:
+  IoError(const std::string& what, int error_number) : Error(what), error_number_(error_number) {}
+  int error_number() const { return error_number_; }
+  /// Whether the condition may pass without a change to the run (space freed, filesystem
+  /// remounted, quota raised, a storage hiccup): a run stopped by it resumes with the same
+  /// command, so it exits 75.
+  bool may_pass() const { return may_pass(error_number_); }
+  static bool may_pass(int error_number) {
+    switch (error_number) {
+      case ENOSPC: case EDQUOT: case EROFS: case EIO: case ENOMEM: case EAGAIN: case EMFILE: case ENFILE:
+      case ETIMEDOUT: case ESTALE: case EINTR: case EBUSY:
+        return true;
+      default:
+        return false;
+    }
+  }
+
+ private:
+  int error_number_;
 };
 
 }  // namespace lbo

@@ -42,6 +42,8 @@ struct PolicySpec {
   bool libo_exploration = false;
   /// Run directories whose finished tasks join the model as earlier tasks (absolute).
   std::vector<std::filesystem::path> warm_start;
+  /// Where each warm_start entry is written ("job.toml:14:9: policy.warm_start[0]"), for errors.
+  std::vector<std::string> warm_start_places;
   /// UCB: a constant β, or none for the GP-UCB schedule β_t = ucb_scale · 2 log(t^{d/2+2}π²/(3 ucb_delta)).
   std::optional<double> ucb_beta;
   double ucb_scale = 0.2;

@@ -44,8 +44,7 @@ std::string encode_checkpoint(const Checkpoint& checkpoint);
 /// do not decode.
 Checkpoint decode_checkpoint(std::string_view bytes, const std::filesystem::path& file);
 
-std::filesystem::path checkpoint_path(const std::filesystem::path& run_dir, std::uint64_t sequence);
-/// Atomically writes checkpoint `sequence`, then removes those older than its predecessor.
+/// Atomically and durably writes checkpoint `sequence`, then removes those older than its predecessor.
 void write_checkpoint_file(const std::filesystem::path& run_dir, std::uint64_t sequence, const std::string& bytes);
 
 struct CheckpointSearch {

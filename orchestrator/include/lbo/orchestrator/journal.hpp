@@ -4,7 +4,8 @@
 //
 // File: the 8-byte header "LBOJ" + u32 format version (little endian), then records, each
 // u32 payload length, u32 CRC-32 of the payload, payload (cereal portable binary of one
-// JournalRecord). A torn or corrupt tail is detected by length and CRC and dropped.
+// JournalRecord). Each record stands alone: a damaged one is skipped and the ones after it are
+// read; only an incomplete last record (a torn write) is ever cut off.
 
 #include <cstdint>
 #include <filesystem>
@@ -46,7 +47,9 @@ struct TrialStarted {
   }
 };
 
-/// An attempt ended. `final`: no retry follows and the trial counts against its budget.
+/// An attempt ended. `final`: no retry follows and the trial counts against its budget. The
+/// trial's task and configuration come along (format version 2), so a committed result can be
+/// placed even when the records that started its trial are damaged.
 struct TrialFinished {
   std::int64_t trial = 0;
   int attempt = 1;
@@ -54,10 +57,13 @@ struct TrialFinished {
   workers::Outcome outcome;
   std::string worker;
   double unix_time = 0;
+  int task = -1;  ///< -1 in records from before version 2
+  jobs::Config config;
 
   template <class Archive>
-  void serialize(Archive& archive, std::uint32_t /*version*/) {
+  void serialize(Archive& archive, std::uint32_t version) {
     archive(trial, attempt, final, outcome, worker, unix_time);
+    if (version >= 2) archive(task, config);
   }
 };
 
@@ -75,43 +81,74 @@ struct TaskAdded {
 // New record types go at the end: a record's type is its index here.
 using JournalRecord = std::variant<RunStarted, TrialStarted, TrialFinished, TaskAdded>;
 
-class JournalWriter {
- public:
-  /// Creates a new journal at `path`; throws lbo::Error if it exists or cannot be written.
-  static JournalWriter create(const std::filesystem::path& path);
-  /// Continues the journal at `path` after its first `valid_bytes` (what read_journal kept);
-  /// a torn tail beyond them is cut off first, so new records follow intact ones.
-  static JournalWriter open_existing(const std::filesystem::path& path, std::uint64_t valid_bytes);
-
-  JournalWriter(JournalWriter&& other) noexcept;
-  JournalWriter& operator=(JournalWriter&& other) noexcept;
-  ~JournalWriter();
-
-  /// Appends one record with a single write(2): in the page cache, not yet durable.
-  void append(const JournalRecord& record);
-  /// Makes every appended record durable (fdatasync); one call covers a batch of appends.
-  void sync();
-  std::uint64_t size_bytes() const { return size_; }
-
- private:
-  explicit JournalWriter(int fd, std::uint64_t size) : fd_(fd), size_(size) {}
-  int fd_ = -1;
-  std::uint64_t size_ = 0;
+/// A stretch of the journal that holds no intact record: read past, never cut off.
+struct JournalGap {
+  std::uint64_t offset = 0;
+  std::uint64_t bytes = 0;
+  std::size_t records_before = 0;  ///< intact records read before it
+  bool zeros = false;              ///< only zero bytes (left by a crash, or by a repair)
 };
 
 struct JournalContents {
   std::vector<JournalRecord> records;
   std::vector<std::uint64_t> ends;  ///< byte offset just past each record
-  std::uint64_t valid_bytes = 0;    ///< header and every record read
-  std::uint64_t dropped_bytes = 0;  ///< a torn or corrupt tail after them
-  std::string warning;              ///< says what was dropped, or empty
+  std::uint64_t from = 0;           ///< where reading started
+  std::uint64_t file_bytes = 0;     ///< the file's size
+  std::uint64_t end_bytes = 0;      ///< where the next record goes: the file less a torn tail
+  bool header_damaged = false;      ///< not lbo's header; the records after it were read anyway
+  bool header_torn = false;         ///< empty, or a header cut short: a journal without records
+  std::vector<JournalGap> damaged;  ///< stretches skipped between records (their records are lost)
+  std::uint64_t torn_bytes = 0;     ///< an incomplete last record (a write cut short), dropped
+  std::vector<std::string> warnings;  ///< what was skipped or dropped, naming file and offsets
+
+  /// Whether anything but a torn tail was found: the file is kept aside before it is continued.
+  bool damage_found() const { return header_damaged || !damaged.empty(); }
 };
 
 /// Reads every intact record from byte `from` on (a record boundary, such as a checkpoint's
-/// journal_bytes; 0 for all). Throws CorruptStateError when the file is not a journal.
+/// journal_bytes; 0 for all). A damaged record is skipped and reading resumes at the next
+/// intact one (each has its own length and CRC; a damaged length is passed by scanning for the
+/// next valid frame); only an incomplete last record counts as a torn tail. A damaged header is
+/// reported and the records after it are read as format 1. Throws CorruptStateError when the
+/// file cannot be read, or holds an intact record this lbo cannot decode (a newer lbo's): such
+/// a journal must not be continued by this lbo.
 JournalContents read_journal(const std::filesystem::path& path, std::uint64_t from = 0);
+
+class JournalWriter {
+ public:
+  /// Creates a new journal at `path` (header written and fsynced, the folder too); throws
+  /// lbo::Error if it exists, IoError if it cannot be written.
+  static JournalWriter create(const std::filesystem::path& path);
+  /// Continues the journal `read` describes, without destroying any intact record: a torn tail
+  /// is cut, a damaged or torn header rewritten in place (the records keep their offsets), and a
+  /// file shorter than `min_bytes` (the offset a checkpoint covers) is extended with zeros, so
+  /// every record appended lands after what that checkpoint holds. Keep a copy of a damaged
+  /// journal before calling this. Throws IoError.
+  static JournalWriter resume(const std::filesystem::path& path, const JournalContents& read, std::uint64_t min_bytes);
+
+  JournalWriter(JournalWriter&& other) noexcept;
+  JournalWriter& operator=(JournalWriter&& other) noexcept;
+  ~JournalWriter();
+
+  /// Appends one record: in the page cache, not yet durable, but it survives the death of this
+  /// process. Throws IoError (disk full, read-only, ...); the file is then cut back to where it
+  /// was, so no partial record stays in front of later ones.
+  void append(const JournalRecord& record);
+  /// Makes every appended record durable (fdatasync); one call covers a batch. Throws IoError.
+  void sync();
+  std::uint64_t size_bytes() const { return size_; }
+
+ private:
+  JournalWriter(std::filesystem::path path, int fd, std::uint64_t size) : path_(std::move(path)), fd_(fd), size_(size) {}
+  void write_at(std::uint64_t offset, const std::string& bytes, const char* what);
+  std::filesystem::path path_;
+  int fd_ = -1;
+  std::uint64_t size_ = 0;
+};
 
 /// The framed bytes of one record (exposed for tests that tear or corrupt a journal).
 std::string frame_record(const JournalRecord& record);
+/// The journal's 8-byte header.
+std::string journal_header();
 
 }  // namespace lbo::orchestrator

@@ -14,30 +14,30 @@ namespace lbo::orchestrator {
 
 class ResultsCsv {
  public:
-  /// Creates (truncates) `path` and writes the header for the job's space.
+  /// Creates (truncates) `path` and writes the header for the job's space. `job` must outlive
+  /// this (its tasks may grow). Every failure is an IoError naming the file.
   ResultsCsv(std::filesystem::path path, const jobs::JobSpec& job);
   ~ResultsCsv();
   ResultsCsv(const ResultsCsv&) = delete;
   ResultsCsv& operator=(const ResultsCsv&) = delete;
 
   /// Appends the row of a finished trial (buffered until flush()).
-  void append(const RunState& state, const Trial& trial);
+  void append(const Trial& trial);
   void flush();
   /// Rewrites the whole file, one row per finished trial in id order (atomic rename).
   void rewrite(const RunState& state);
 
   static std::string header(const jobs::JobSpec& job);
-  static std::string row(const RunState& state, const Trial& trial);
+  static std::string row(const jobs::JobSpec& job, const Trial& trial);
 
  private:
   std::filesystem::path path_;
+  const jobs::JobSpec& job_;
   std::FILE* file_ = nullptr;
 };
 
 /// A CSV field, quoted when it holds a comma, quote or line break.
 std::string csv_field(std::string_view text);
 
-/// Writes `text` to `path` atomically: a temporary file next to it, then a rename.
-void write_file_atomically(const std::filesystem::path& path, const std::string& text);
 
 }  // namespace lbo::orchestrator

@@ -1,7 +1,10 @@
 #pragma once
-// The run directory `<run-root>/<name>/`: frozen job, journal, results, trial folders, lock.
+// The run directory `<run-root>/<name>/`: frozen job, journal, checkpoints, results, trial
+// folders, lock. RunPaths is the one place that names its files; RunDirectory is one locked
+// for this process.
 
 #include <cstdint>
+#include <ctime>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -10,12 +13,45 @@
 
 namespace lbo::orchestrator {
 
-class RunDirectory {
+/// Where each file of a run directory lives. Nothing is touched on disk.
+class RunPaths {
+ public:
+  explicit RunPaths(std::filesystem::path dir) : dir_(std::move(dir)) {}
+
+  const std::filesystem::path& path() const { return dir_; }
+  std::filesystem::path journal() const { return dir_ / "journal.lbo"; }
+  std::filesystem::path checkpoint(std::uint64_t sequence) const {
+    return dir_ / ("checkpoint." + std::to_string(sequence) + ".lbo");
+  }
+  /// n of a "checkpoint.<n>.lbo" file name, or 0 for any other name.
+  static std::uint64_t checkpoint_sequence(const std::filesystem::path& file);
+  std::filesystem::path job_file() const { return dir_ / "job.toml"; }
+  std::filesystem::path lock() const { return dir_ / "lock"; }
+  std::filesystem::path results_csv() const { return dir_ / "results.csv"; }
+  std::filesystem::path tasks_csv() const { return dir_ / "tasks.csv"; }
+  std::filesystem::path trials() const { return dir_ / "trials"; }
+  std::filesystem::path trial_dir(std::int64_t trial) const { return trials() / std::to_string(trial); }
+  /// `lbo add-task` requests to a running master, and its replies.
+  std::filesystem::path requests() const { return dir_ / "requests"; }
+  /// Where a damaged `file` of this folder is kept before lbo repairs it: "<file>.damaged-<time>",
+  /// never an existing name.
+  std::filesystem::path damaged_copy(const std::filesystem::path& file, std::time_t when) const;
+
+  /// Whether the folder holds a run (a journal).
+  bool holds_run() const;
+
+ private:
+  std::filesystem::path dir_;
+};
+
+class RunDirectory : public RunPaths {
  public:
   /// `<run_root>/<job.name>/`, locked for this process. A folder that holds a run (a journal)
   /// is resumed, or with `fresh` renamed aside with a timestamp suffix (never deleted) and
-  /// started anew. A live run's folder is refused (InputError), as is a folder with other
-  /// content that is not a run. A new run gets the job frozen into job.toml.
+  /// started anew: the move happens under the old run's lock, and the new folder appears whole
+  /// and locked (built beside it, then renamed into place), so two lbo processes never move or
+  /// share each other's live run. A live run's folder is refused (InputError), as is a folder
+  /// with other content that is not a run. A new run gets the job frozen into job.toml.
   static RunDirectory open(const std::filesystem::path& run_root, const jobs::JobSpec& job, bool fresh);
   /// The same for a new run only: an existing run is refused unless `fresh` (tests, benchmarks).
   static RunDirectory create(const std::filesystem::path& run_root, const jobs::JobSpec& job, bool fresh);
@@ -27,23 +63,18 @@ class RunDirectory {
   RunDirectory& operator=(RunDirectory&&) = delete;
   ~RunDirectory();
 
-  const std::filesystem::path& path() const { return path_; }
-  std::filesystem::path journal() const { return path_ / "journal.lbo"; }
-  std::filesystem::path results_csv() const { return path_ / "results.csv"; }
-  std::filesystem::path tasks_csv() const { return path_ / "tasks.csv"; }
-  std::filesystem::path trial_dir(std::int64_t trial) const { return path_ / "trials" / std::to_string(trial); }
   /// Whether the folder held a run to continue.
   bool resuming() const { return resuming_; }
   /// Where the previous run was moved by `fresh`, or empty.
   const std::filesystem::path& moved_aside() const { return moved_aside_; }
   /// The holder of a lock this process took over from a process that no longer runs, or empty.
   const std::string& stale_lock_holder() const { return stale_holder_; }
-  /// Replaces job.toml with `text` atomically (a resumed run whose job file gained tasks).
+  /// Replaces job.toml with `text` atomically and durably (a resumed run whose job file gained
+  /// tasks).
   void freeze_job(const std::string& text) const;
 
  private:
-  RunDirectory(std::filesystem::path path, int lock_fd) : path_(std::move(path)), lock_fd_(lock_fd) {}
-  std::filesystem::path path_;
+  RunDirectory(std::filesystem::path path, int lock_fd) : RunPaths(std::move(path)), lock_fd_(lock_fd) {}
   std::filesystem::path moved_aside_;
   std::string stale_holder_;
   bool resuming_ = false;

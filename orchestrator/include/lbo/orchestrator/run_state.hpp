@@ -1,20 +1,24 @@
 #pragma once
-// The master's record of a run: every trial and each task's progress. The master is its only
-// writer (libEnsemble's rule); policies and reports read it.
+// RunState: the ledger of a run's trial history, and the one place its state machine lives.
+// It changes only by applying journal records: the live master applies each record it appends,
+// and recovery applies the records after a checkpoint to the checkpoint's state, so a resumed
+// run is, record for record, the run that stopped. Policies, the scheduler and the reports
+// (status, warm start, tasks.csv) read their counts from it.
 
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "lbo/jobs/job_spec.hpp"
+#include "lbo/orchestrator/job_identity.hpp"
+#include "lbo/orchestrator/journal.hpp"
 #include "lbo/workers/work_order.hpp"
 
 namespace lbo::orchestrator {
 
 struct Trial {
   std::int64_t id = 0;
-  int task = 0;  ///< index into JobSpec::tasks
+  int task = 0;  ///< index into the job's tasks; -1 when every record naming it is lost
   jobs::Config config;
   int attempts = 0;         ///< attempts started so far
   int failed_attempts = 0;  ///< attempts that ended failed, timeout or crashed (not cancelled)
@@ -22,6 +26,10 @@ struct Trial {
   bool running = false;
   workers::Outcome outcome;  ///< of the last attempt that ended
   std::string worker;        ///< where the last attempt ran ("local:0", "rank2:1")
+
+  /// Damage destroyed every record that named its task and configuration: the id stays taken
+  /// (never reused), and the trial belongs to no task.
+  bool lost() const { return task < 0; }
 
   template <class Archive>
   void serialize(Archive& archive, std::uint32_t /*version*/) {
@@ -32,48 +40,76 @@ struct Trial {
 struct TaskProgress {
   int created = 0;   ///< trials handed out (each counts once, however many attempts)
   int finished = 0;  ///< trials with a committed final outcome
-  int ok = 0;
+  int ok = 0;        ///< finished ok
   std::optional<std::int64_t> best_trial;  ///< by the job's direction
+
+  int failed() const { return finished - ok; }
 };
 
 class RunState {
  public:
-  explicit RunState(const jobs::JobSpec& job);
-  /// A run's state from its trials (recovered from a checkpoint and the journal); trial ids
-  /// must be 0, 1, 2, … and their tasks those of `job`.
-  RunState(const jobs::JobSpec& job, std::vector<Trial> trials);
+  /// Before the first record: no job, no trials.
+  RunState() = default;
+  /// The state a checkpoint holds. Trial ids must be 0, 1, 2, … and their tasks the job's (or
+  /// -1 for lost trials).
+  RunState(JobIdentity job, std::vector<Trial> trials, std::vector<std::int64_t> retries,
+           std::vector<std::int64_t> interrupted);
 
-  const jobs::JobSpec& job() const { return *job_; }
+  /// The one way the state changes. RunStarted sets the job, TaskAdded adds a task,
+  /// TrialStarted creates a trial (attempt 1, next id) or starts another attempt, TrialFinished
+  /// ends the running attempt: final (counted), or queued to run again (a cancelled attempt, or
+  /// lbo's own error, first and without using a retry; a failure as a retry). Records that damage
+  /// left inconsistent (a trial whose creation is lost, a result for an unknown trial) are
+  /// applied as far as they can be and noted in anomalies().
+  void apply(const JournalRecord& record);
+  /// The run stopped (recovery): attempts still running will not report; their trials run
+  /// again first, in id order.
+  void stop_running();
+
+  bool has_job() const { return has_job_; }
+  /// The job as the records describe it: the latest RunStarted plus the tasks added since.
+  const JobIdentity& job() const { return job_; }
   const std::vector<Trial>& trials() const { return trials_; }
   const Trial& trial(std::int64_t id) const { return trials_.at(static_cast<std::size_t>(id)); }
+  /// The id a new trial gets.
+  std::int64_t next_trial_id() const { return static_cast<std::int64_t>(trials_.size()); }
   const std::vector<TaskProgress>& tasks() const { return tasks_; }
   /// Ids of the trials of `task`, in creation order.
   const std::vector<std::int64_t>& task_trials(int task) const { return task_trials_.at(static_cast<std::size_t>(task)); }
+  /// Trials to run again before any new one: stopped by a stop, or by lbo's own error, in order.
+  const std::vector<std::int64_t>& interrupted() const { return interrupted_; }
+  /// Trials that failed and have a retry left, in order.
+  const std::vector<std::int64_t>& retries() const { return retries_; }
+  int running_count() const { return running_; }
+  /// What damage did to the history, one line each (empty for an undamaged journal).
+  const std::vector<std::string>& anomalies() const { return anomalies_; }
 
-  /// The job gained tasks (appended to job().tasks): track them too.
-  void extend_tasks();
-  /// A new trial of `task` with the next id.
-  const Trial& add_trial(int task, jobs::Config config);
-  /// An attempt of `id` starts on `worker`.
-  void start_attempt(std::int64_t id, const std::string& worker);
-  /// An attempt ended. `final`: no retry follows, the trial counts against its task's budget.
-  void end_attempt(std::int64_t id, const workers::Outcome& outcome, const std::string& worker, bool final);
-  /// A trial that was running when the run stopped is waiting to run again.
-  void interrupt(std::int64_t id);
-
-  /// Whether trial `a`'s objective beats `b`'s in the job's direction.
+  /// Whether objective value `a` beats `b` in the job's direction.
   bool better(double a, double b) const;
   std::optional<double> best_objective(int task) const;
   /// Whether every task has its budget of finished trials.
   bool all_budgets_done() const;
-  int running_count() const { return running_; }
 
  private:
-  const jobs::JobSpec* job_;
+  void on(const RunStarted& r);
+  void on(const TaskAdded& r);
+  void on(const TrialStarted& r);
+  void on(const TrialFinished& r);
+
+  void track_tasks();
+  /// Trial `id` with its task and configuration known: created, or a lost one filled in.
+  Trial* place(std::int64_t id, int task, const jobs::Config& config);
+  void count_final(const Trial& t);
+  void note(std::string anomaly) { anomalies_.push_back(std::move(anomaly)); }
+
+  JobIdentity job_;
+  bool has_job_ = false;
   std::vector<Trial> trials_;
   std::vector<TaskProgress> tasks_;
   std::vector<std::vector<std::int64_t>> task_trials_;
+  std::vector<std::int64_t> interrupted_, retries_;
   int running_ = 0;
+  std::vector<std::string> anomalies_;
 };
 
 }  // namespace lbo::orchestrator

@@ -24,7 +24,7 @@ struct TaskSummary {
 };
 
 /// `step` < 0: the trials' objective; otherwise their step `step` value (stepwise objectives).
-TaskSummary summarize_task(const std::vector<Trial>& trials, int task, jobs::Direction direction, int step = -1);
+TaskSummary summarize_task(const RunState& state, int task, int step = -1);
 
 /// Latent networks with q(z = 1) > ½, as "0 3 7" (empty when none or not an lbo model).
 std::string used_networks(const std::vector<double>& usage);
@@ -33,6 +33,6 @@ std::string used_networks(const std::vector<double>& usage);
 /// budget, ok, best, best_trial, trials_to_95, networks, then one similarity column per row
 /// ("similarity:<task>"), then the best configuration's parameters. `reports` come from
 /// Policy::model_report() (may be empty: a model-free policy).
-std::string tasks_csv(const RunState& state, const std::vector<TaskModelReport>& reports);
+std::string tasks_csv(const jobs::JobSpec& job, const RunState& state, const std::vector<TaskModelReport>& reports);
 
 }  // namespace lbo::orchestrator

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,7 +38,6 @@ struct PendingRequest {
   std::string error;                   ///< why it does not
 };
 
-std::filesystem::path requests_dir(const std::filesystem::path& run_dir);
 /// Writes a request file atomically; returns its path.
 std::filesystem::path write_task_request(const std::filesystem::path& run_dir, const TaskRequest& request);
 /// The run's waiting requests, oldest first.
@@ -54,7 +54,9 @@ std::vector<std::filesystem::path> new_watched_files(const std::filesystem::path
                                                       const std::vector<jobs::TaskSpec>& tasks);
 
 /// Journals `request` as a new task of the stopped run in `run_dir` (whose lock the caller
-/// holds). Throws InputError when it conflicts with the run's tasks. Returns the task added.
-jobs::TaskSpec add_task_to_stopped_run(const std::filesystem::path& run_dir, const TaskRequest& request);
+/// holds); `log` hears of damage repaired on the way. Throws InputError when it conflicts with
+/// the run's tasks, IoError when the journal cannot be written. Returns the task added.
+jobs::TaskSpec add_task_to_stopped_run(const std::filesystem::path& run_dir, const TaskRequest& request,
+                                       const std::function<void(const std::string&)>& log);
 
 }  // namespace lbo::orchestrator

@@ -21,7 +21,9 @@ class LocalPool {
   int slot_count() const { return static_cast<int>(slots_.size()); }
   int busy_count() const;
 
-  /// Starts `order` on a free slot and returns that slot; `done` runs on the io_context when
+  /// The slot the next submit() takes: the first free one. Precondition: a slot is free.
+  int free_slot() const;
+  /// Starts `order` on free_slot() and returns that slot; `done` runs on the io_context when
   /// the attempt ends. Precondition: busy_count() < slot_count().
   int submit(WorkOrder order, DoneHandler done);
   /// Cancels the attempt of `trial` if one runs here.

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <string>
 
 #include "lbo/workers/work_order.hpp"
 
@@ -19,6 +20,15 @@ struct RunnerOptions {
   std::size_t output_limit_bytes = 10u << 20;  ///< per stream; the rest is dropped with a marker
   double drain_timeout_s = 2;  ///< wait for pipes held open by escaped descendants after exit
 };
+
+/// Kills what an earlier attempt in `workdir` left running on this host (an lbo killed outright
+/// cannot reap its objectives): every process group holding a process whose environment has
+/// LBO_WORKDIR=<workdir>, read from /proc. Waits up to 2 s for them to go; returns how many
+/// groups it killed.
+int kill_leftovers(const std::string& workdir);
+/// The same for every workdir under `folder` (a run's trials/): all that an lbo killed outright
+/// left of any of its trials on this host.
+int kill_leftovers_under(const std::string& folder);
 
 /// Runs one attempt at a time: posix_spawn in its own process group, stdout/stderr streamed
 /// to capped files, a timeout that kills the whole group, the result read per the protocol.

@@ -15,6 +15,10 @@ enum class TrialStatus : std::uint8_t {
   timeout,    ///< ran past its time limit and was killed
   crashed,    ///< killed by a signal it did not get from lbo
   cancelled,  ///< stopped by lbo (shutdown); not a result, the trial runs again later
+  /// lbo could not run it: its own I/O failed (the trial directory, the params file, a pipe,
+  /// a process limit). Not a result and not the objective's fault: the trial runs again
+  /// without using a retry, and the run stops until the condition is fixed.
+  lbo_error,
 };
 std::string_view to_string(TrialStatus status);
 
@@ -57,10 +61,12 @@ struct Outcome {
   std::string metrics_json = "{}";
   std::string reason;  ///< why it is not ok, for people: "exit status 3; stderr: ..."
   double duration_s = 0;
+  int error_number = 0;  ///< lbo_error: the system's errno (it tells whether the condition may pass)
 
   template <class Archive>
-  void serialize(Archive& archive, std::uint32_t /*version*/) {
+  void serialize(Archive& archive, std::uint32_t version) {
     archive(status, objective, steps, metrics_json, reason, duration_s);
+    if (version >= 2) archive(error_number);
   }
 };
 

@@ -1,0 +1,29 @@
+#pragma once
+// Writing lbo's own files: the one atomic replacement of a file (a temporary file beside it,
+// then a rename), durable when it matters. Every failure is an IoError naming the path.
+
+#include <cstdint>
+#include <filesystem>
+#include <string_view>
+
+namespace lbo::orchestrator {
+
+enum class Durability : std::uint8_t {
+  cached,  ///< atomic for readers; may be lost with the machine (reports that are rewritten anyway)
+  synced,  ///< survives a machine crash: the file and its folder are fsynced (state, the frozen job)
+};
+
+/// Replaces `path` by `bytes`: a reader sees the old file or the new one, never a part of either.
+void write_file_atomically(const std::filesystem::path& path, std::string_view bytes, Durability durability);
+
+/// Writes `bytes` to `path` (created or truncated) and checks every step, closing included, so a
+/// full disk is an error here and never an empty or short file later.
+void write_file_checked(const std::filesystem::path& path, std::string_view bytes);
+
+/// fsync of a folder, so a file created or renamed in it survives a machine crash.
+void sync_directory(const std::filesystem::path& dir);
+
+/// Copies `from` to a new file `to`, synced (a damaged file kept aside before a repair).
+void copy_file_synced(const std::filesystem::path& from, const std::filesystem::path& to);
+
+}  // namespace lbo::orchestrator
