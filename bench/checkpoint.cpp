@@ -19,6 +19,7 @@
 #include "lbo/orchestrator/checkpoint.hpp"
 #include "lbo/orchestrator/journal.hpp"
 #include "lbo/orchestrator/recovery.hpp"
+#include "lbo/orchestrator/run_directory.hpp"
 #include "lbo/orchestrator/run_state.hpp"
 
 namespace {
@@ -111,7 +112,7 @@ void resume(benchmark::State& state) {
   const auto n = static_cast<std::size_t>(state.range(0));
   const std::vector<Trial> trials = make_trials(state.range(0));
   const std::size_t at_checkpoint = n - n / 100;
-  JournalWriter journal = JournalWriter::create(dir.path() / "journal.lbo");
+  JournalWriter journal = JournalWriter::create(RunPaths(dir.path()).journal());
   journal.append(RunStarted{"bench", 0, 1, JobIdentity::of(job())});
   append_trials(journal, trials, 0, at_checkpoint);
   Checkpoint c = make_checkpoint({trials.begin(), trials.begin() + static_cast<std::ptrdiff_t>(at_checkpoint)}, 1);
@@ -127,7 +128,7 @@ void resume(benchmark::State& state) {
 void journal_only(benchmark::State& state) {
   const Scratch dir;
   const std::vector<Trial> trials = make_trials(state.range(0));
-  JournalWriter journal = JournalWriter::create(dir.path() / "journal.lbo");
+  JournalWriter journal = JournalWriter::create(RunPaths(dir.path()).journal());
   journal.append(RunStarted{"bench", 0, 1, JobIdentity::of(job())});
   append_trials(journal, trials, 0, trials.size());
   for (auto _ : state) {

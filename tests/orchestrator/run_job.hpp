@@ -47,24 +47,25 @@ struct RunOutput {
 };
 
 /// Runs `text` (a job file) with `slots` local slots under `run_root` (default <dir>/runs),
-/// resuming the run there if there is one.
+/// resuming the run there if there is one. `transport`: another transport than local slots.
 inline RunOutput run_job(const std::string& text, const ScratchDir& dir, int slots = 2,
-                         orchestrator::MasterOptions options = {}, std::filesystem::path run_root = {}) {
+                         orchestrator::MasterOptions options = {}, std::filesystem::path run_root = {},
+                         orchestrator::TransportFactory transport = {}) {
   const jobs::JobSpec job = job_from(text, dir.path());
   orchestrator::RunDirectory run_dir =
       orchestrator::RunDirectory::open(run_root.empty() ? dir.path() / "runs" : run_root, job, false);
   std::optional<orchestrator::RecoveredRun> recovered;
   if (run_dir.resuming()) recovered = orchestrator::recover_run(run_dir.path());
+  if (!transport) {
+    transport = [slots](boost::asio::io_context& io, cluster::Transport::CompletionHandler done) {
+      return std::make_unique<cluster::LocalTransport>(io, slots, std::move(done));
+    };
+  }
   std::FILE* log = std::tmpfile();
   RunOutput out;
   {
     orchestrator::Console console(log);
-    orchestrator::Master master(
-        job, run_dir,
-        [slots](boost::asio::io_context& io, cluster::Transport::CompletionHandler done) {
-          return std::make_unique<cluster::LocalTransport>(io, slots, std::move(done));
-        },
-        console, options, std::move(recovered));
+    orchestrator::Master master(job, run_dir, std::move(transport), console, options, std::move(recovered));
     out.exit_code = master.run();
   }
   std::rewind(log);

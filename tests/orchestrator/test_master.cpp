@@ -42,7 +42,86 @@ int processes_under(const fs::path& dir) {
   return count;
 }
 
+// Local slots that check, as each attempt is handed to a slot, that the journal already holds
+// its start: a resume then always knows the attempt may be running.
+class JournalFirstTransport final : public lbo::cluster::Transport {
+ public:
+  JournalFirstTransport(boost::asio::io_context& io, int slots, CompletionHandler done, fs::path journal, int& checked)
+      : inner_(io, slots, std::move(done)), journal_(std::move(journal)), checked_(checked) {}
+  int slot_count() const override { return inner_.slot_count(); }
+  int busy_count() const override { return inner_.busy_count(); }
+  lbo::cluster::WorkerSlot next_slot() const override { return inner_.next_slot(); }
+  lbo::cluster::WorkerSlot submit(lbo::workers::WorkOrder order) override {
+    const std::string slot = lbo::cluster::to_string(next_slot());
+    const JournalContents journal = read_journal(journal_);
+    const bool recorded = std::any_of(journal.records.begin(), journal.records.end(), [&](const JournalRecord& r) {
+      const auto* s = std::get_if<TrialStarted>(&r);
+      return s != nullptr && s->trial == order.trial && s->attempt == order.attempt && s->worker == slot;
+    });
+    EXPECT_TRUE(recorded) << "trial " << order.trial << " attempt " << order.attempt << " starts unjournaled";
+    EXPECT_FALSE(fs::exists(fs::path(order.workdir) / "stdout") && order.attempt == 1) << "its process ran before";
+    ++checked_;
+    return inner_.submit(std::move(order));
+  }
+  void cancel(std::int64_t trial) override { inner_.cancel(trial); }
+  void cancel_all() override { inner_.cancel_all(); }
+  void shutdown() override { inner_.shutdown(); }
+
+ private:
+  lbo::cluster::LocalTransport inner_;
+  fs::path journal_;
+  int& checked_;
+};
+
 }  // namespace
+
+// Finding 5: the master started the objective before it journaled the attempt, so a kill -9
+// in between left a process the resume did not know of.
+TEST(MasterTest, every_attempt_is_journaled_before_its_process_starts) {
+  lbo::testing::ScratchDir dir;
+  int checked = 0;
+  const fs::path journal = dir.path() / "runs" / "t" / "journal.lbo";
+  const RunOutput out = run_job(
+      lbo::testing::test_job(R"(outcome = { type = "categorical", choices = ["ok", "fail"] })",
+                             "[[tasks]]\nname = \"a\"\nbudget = 12\n", "retries = 1"),
+      dir, 2, {}, {}, [&](boost::asio::io_context& io, lbo::cluster::Transport::CompletionHandler done) {
+        return std::make_unique<JournalFirstTransport>(io, 2, std::move(done), journal, checked);
+      });
+  EXPECT_EQ(out.exit_code, kExitDone) << out.log;
+  int attempts = 0;
+  for (const Row& row : out.rows) attempts += std::stoi(row.at("attempts"));
+  EXPECT_EQ(checked, attempts);
+  EXPECT_GT(attempts, 12) << "the seed should fail some first attempts, so retries are checked too";
+}
+
+// Finding 3 without root: lbo's own failure to make a trial's folder is not the objective's.
+// No trial is charged, the run stops at once (exit 1: a file where trials/ should be does not
+// go away by itself), and once the folder is fixed the same run completes.
+TEST(MasterTest, lbos_own_io_failure_charges_no_trial_and_stops_the_run) {
+  lbo::testing::ScratchDir dir;
+  const std::string job = lbo::testing::test_job("", "[[tasks]]\nname = \"a\"\nbudget = 6\n");
+  ASSERT_EQ(run_job(job, dir, 2).exit_code, kExitDone);
+  const fs::path trials = dir.path() / "runs" / "t" / "trials";
+  // A second run in the same folder (budget raised) whose trials/ is not a folder any more.
+  std::string more = job;
+  more.replace(more.find("budget = 6"), 10, "budget = 9");
+  fs::remove_all(trials);
+  std::ofstream(trials) << "not a folder";
+  const RunOutput stopped = run_job(more, dir, 2);
+  EXPECT_EQ(stopped.exit_code, kExitError) << stopped.log;
+  EXPECT_NE(stopped.log.find("lbo's own I/O failed: trial 6 could not be started"), std::string::npos) << stopped.log;
+  EXPECT_EQ(stopped.rows.size(), 6u) << "nothing was charged";
+  const RecoveredRun recovered = recover_run(stopped.run_dir);
+  EXPECT_EQ(recovered.state.tasks()[0].finished, 6);
+  for (const std::int64_t id : recovered.state.interrupted()) EXPECT_EQ(recovered.state.trial(id).failed_attempts, 0);
+  EXPECT_FALSE(recovered.state.interrupted().empty());
+  fs::remove(trials);
+  fs::create_directories(trials);
+  const RunOutput resumed = run_job(more, dir, 2);
+  EXPECT_EQ(resumed.exit_code, kExitDone) << resumed.log;
+  ASSERT_EQ(resumed.rows.size(), 9u);
+  for (const Row& row : resumed.rows) EXPECT_EQ(row.at("status"), "ok");
+}
 
 TEST(MasterTest, every_trial_appears_once_with_budget_rows_per_task) {
   lbo::testing::ScratchDir dir;

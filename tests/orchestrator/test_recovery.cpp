@@ -3,6 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <random>
 
 #include "lbo/jobs/error.hpp"
 #include "lbo/orchestrator/journal.hpp"
@@ -317,4 +321,222 @@ TEST(RecoveryTest, status_summarizes_tasks_failures_and_the_lock) {
   EXPECT_NE(report.find("b     job file  0/2          0     0       2         -       -           -"), std::string::npos) << report;
   EXPECT_NE(report.find("1 x failed: exit status 1"), std::string::npos) << report;
   EXPECT_THROW(status_report(dir.path() / "missing"), lbo::InputError);
+}
+
+namespace {
+
+// A run as a live master makes it: each record appended to the journal and applied to a live
+// RunState, checkpoints written along the way (the newest two kept, as the writer does).
+struct SimulatedRun {
+  JobIdentity job;
+  std::vector<JournalRecord> records;
+  std::vector<std::uint64_t> ends;  ///< offset just past each record
+  std::vector<RunState> states;     ///< the live state after each record
+  struct Saved {
+    std::size_t records = 0;  ///< records it covers
+    std::uint64_t sequence = 0;
+  };
+  std::vector<Saved> checkpoints;  ///< on disk, oldest first
+};
+
+SimulatedRun simulate(const fs::path& dir, std::mt19937& rng) {
+  SimulatedRun run;
+  run.job = two_tasks();
+  run.job.tasks = {{"a", 12, ""}, {"b", 8, ""}};
+  const int retries = 1, slots = 3;
+  JournalWriter writer = JournalWriter::create(dir / "journal.lbo");
+  RunState live;
+  const auto append = [&](const JournalRecord& r) {
+    writer.append(r);
+    live.apply(r);
+    run.records.push_back(r);
+    run.ends.push_back(writer.size_bytes());
+    run.states.push_back(live);
+  };
+  append(RunStarted{"sim", 0, slots, run.job});
+  std::uint64_t sequence = 0;
+  double clock = 1;
+  const int steps = std::uniform_int_distribution<int>(10, 90)(rng);
+  for (int step = 0; step < steps; ++step) {
+    clock += 1;
+    std::vector<std::int64_t> running;
+    for (const Trial& t : live.trials()) {
+      if (t.running) running.push_back(t.id);
+    }
+    const double event = std::uniform_real_distribution<double>(0, 1)(rng);
+    if (event < 0.45 && static_cast<int>(running.size()) < slots) {
+      // Dispatch what a scheduler would: interrupted, retry, else a new trial.
+      std::optional<std::int64_t> again;
+      if (!live.interrupted().empty()) again = live.interrupted().front();
+      else if (!live.retries().empty()) again = live.retries().front();
+      if (again) {
+        const Trial& t = live.trial(*again);
+        append(TrialStarted{t.id, t.task, t.attempts + 1, t.config, "local:0", clock});
+      } else {
+        for (int task = 0; task < static_cast<int>(live.tasks().size()); ++task) {
+          if (live.tasks()[task].created >= live.job().tasks[task].budget) continue;
+          const double x = std::uniform_real_distribution<double>(0, 1)(rng);
+          append(TrialStarted{live.next_trial_id(), task, 1, at(x), "local:1", clock});
+          break;
+        }
+      }
+    } else if (event < 0.85 && !running.empty()) {
+      const std::int64_t id = running[std::uniform_int_distribution<std::size_t>(0, running.size() - 1)(rng)];
+      const Trial& t = live.trial(id);
+      const double kind = std::uniform_real_distribution<double>(0, 1)(rng);
+      const TrialStatus status = kind < 0.6 ? TrialStatus::ok : kind < 0.85 ? TrialStatus::failed : TrialStatus::cancelled;
+      const bool final = status == TrialStatus::ok || (status == TrialStatus::failed && t.failed_attempts >= retries);
+      append(TrialFinished{id, t.attempts, final, outcome(status, std::uniform_real_distribution<double>(0, 10)(rng)),
+                           "local:2", clock, t.task, t.config});
+    } else if (event < 0.88) {
+      append(TaskAdded{TaskIdentity{"added-" + std::to_string(step), 2, ""}, clock});
+    } else if (event < 0.93) {
+      // A stop and a resume: the running attempts are interrupted, then a new RunStarted.
+      live.stop_running();
+      run.states.back() = live;
+      append(RunStarted{"sim", clock, slots, live.job()});
+    } else {
+      writer.sync();
+      Checkpoint c;
+      c.sequence = ++sequence;
+      c.job = live.job();
+      c.trials = live.trials();
+      c.retries = live.retries();
+      c.interrupted = live.interrupted();
+      c.journal_bytes = writer.size_bytes();
+      write_checkpoint_file(dir, c.sequence, encode_checkpoint(c));
+      run.checkpoints.push_back({run.records.size(), c.sequence});
+      if (run.checkpoints.size() > 2) run.checkpoints.erase(run.checkpoints.begin());
+    }
+  }
+  writer.sync();
+  return run;
+}
+
+void expect_same_state(const RunState& a, const RunState& b, const std::string& where) {
+  ASSERT_EQ(a.trials().size(), b.trials().size()) << where;
+  for (std::size_t i = 0; i < a.trials().size(); ++i) {
+    const Trial& x = a.trials()[i];
+    const Trial& y = b.trials()[i];
+    EXPECT_EQ(x.task, y.task) << where << " trial " << i;
+    EXPECT_EQ(x.config, y.config) << where << " trial " << i;
+    EXPECT_EQ(x.attempts, y.attempts) << where << " trial " << i;
+    EXPECT_EQ(x.failed_attempts, y.failed_attempts) << where << " trial " << i;
+    EXPECT_EQ(x.finished, y.finished) << where << " trial " << i;
+    EXPECT_EQ(x.running, y.running) << where << " trial " << i;
+    EXPECT_EQ(x.outcome.status, y.outcome.status) << where << " trial " << i;
+    EXPECT_EQ(x.outcome.objective, y.outcome.objective) << where << " trial " << i;
+  }
+  EXPECT_EQ(a.retries(), b.retries()) << where;
+  EXPECT_EQ(a.interrupted(), b.interrupted()) << where;
+  ASSERT_EQ(a.tasks().size(), b.tasks().size()) << where;
+  for (std::size_t t = 0; t < a.tasks().size(); ++t) {
+    EXPECT_EQ(a.tasks()[t].created, b.tasks()[t].created) << where << " task " << t;
+    EXPECT_EQ(a.tasks()[t].finished, b.tasks()[t].finished) << where << " task " << t;
+    EXPECT_EQ(a.tasks()[t].best_trial, b.tasks()[t].best_trial) << where << " task " << t;
+  }
+}
+
+// The live state after the first `n` records, as a resume sees it (running attempts stopped).
+RunState stopped_after(const SimulatedRun& run, std::size_t n) {
+  if (n == 0) return RunState();
+  RunState s = run.states[n - 1];
+  s.stop_running();
+  return s;
+}
+
+// Every result committed in a record still intact on disk (a final TrialFinished among the
+// first `kept` records, but `damaged`) is in `state`, unchanged and not queued to run again;
+// and every result `state` holds is one the run committed.
+void expect_no_commit_lost(const SimulatedRun& run, const RunState& state, std::size_t kept,
+                           std::optional<std::size_t> damaged, const std::string& where) {
+  std::map<std::int64_t, const TrialFinished*> committed;
+  for (std::size_t i = 0; i < kept; ++i) {
+    const auto* f = std::get_if<TrialFinished>(&run.records[i]);
+    if (f != nullptr && f->final && i != damaged) committed[f->trial] = f;
+  }
+  for (const auto& [id, f] : committed) {
+    ASSERT_LT(id, state.next_trial_id()) << where << ": committed trial " << id << " vanished";
+    const Trial& t = state.trial(id);
+    EXPECT_TRUE(t.finished) << where << ": committed trial " << id << " runs again";
+    EXPECT_EQ(t.outcome.objective, f->outcome.objective) << where << " trial " << id;
+    EXPECT_EQ(t.config, f->config) << where << " trial " << id;
+  }
+  const RunState& last = run.states.back();
+  for (const Trial& t : state.trials()) {
+    if (!t.finished) continue;
+    ASSERT_LT(t.id, last.next_trial_id()) << where;
+    EXPECT_TRUE(last.trial(t.id).finished) << where << ": trial " << t.id << " has a result the run never committed";
+    EXPECT_EQ(t.outcome.objective, last.trial(t.id).outcome.objective) << where << " trial " << t.id;
+  }
+}
+
+}  // namespace
+
+// Random event sequences (dispatch, retry, results ok/failed/cancelled, tasks added, stops and
+// resumes, checkpoints), then a crash at any byte of the journal, damage to any record, a
+// damaged newest checkpoint, or several of these. Recovery never loses a record still intact
+// on disk, never runs a committed trial again, and equals the live state where nothing was
+// damaged; continuing the damaged journal keeps all of that true.
+TEST(RecoveryPropertyTest, damage_never_loses_an_intact_commit_and_a_clean_crash_recovers_the_live_state) {
+  lbo::testing::ScratchDir dir;
+  std::mt19937 rng(20261123);
+  int cases = 0, damaged_cases = 0, lost_trials = 0;
+  for (int sequence = 0; sequence < 120; ++sequence) {
+    const fs::path original = dir.path() / ("run-" + std::to_string(sequence));
+    fs::create_directories(original);
+    const SimulatedRun run = simulate(original, rng);
+    const std::uint64_t size = run.ends.back();
+    for (int round = 0; round < 4; ++round, ++cases) {
+      const fs::path copy = dir.path() / ("case-" + std::to_string(sequence) + "-" + std::to_string(round));
+      fs::copy(original, copy);
+      const fs::path journal = copy / "journal.lbo";
+      const std::string where = "sequence " + std::to_string(sequence) + " round " + std::to_string(round);
+      // A crash: any byte after what the newest checkpoint covers (it was synced before).
+      const std::uint64_t covered = run.checkpoints.empty() ? 8 : run.ends[run.checkpoints.back().records - 1];
+      const std::uint64_t cut = std::uniform_int_distribution<std::uint64_t>(covered, size)(rng);
+      fs::resize_file(journal, cut);
+      std::size_t kept = 0;  // records wholly before the cut
+      while (kept < run.ends.size() && run.ends[kept] <= cut) ++kept;
+      std::optional<std::size_t> damaged;
+      if (round >= 2 && kept > 1) {
+        // One bit of one record, anywhere in its frame.
+        damaged = std::uniform_int_distribution<std::size_t>(1, kept - 1)(rng);
+        const std::uint64_t from = run.ends[*damaged - 1], to = run.ends[*damaged];
+        flip_bit(journal, std::uniform_int_distribution<std::uint64_t>(from, to - 1)(rng),
+                 std::uniform_int_distribution<int>(0, 7)(rng));
+        ++damaged_cases;
+      }
+      const bool damaged_checkpoint = round == 3 && !run.checkpoints.empty();
+      if (damaged_checkpoint) {
+        const fs::path newest = RunPaths(copy).checkpoint(run.checkpoints.back().sequence);
+        flip_bit(newest, fs::file_size(newest) / 2, 4);
+      }
+      RecoveredRun recovered = recover_run(copy, &run.job);
+      const bool covered_by_checkpoint =
+          damaged && !damaged_checkpoint && !run.checkpoints.empty() && *damaged < run.checkpoints.back().records;
+      if (!damaged || covered_by_checkpoint) {
+        expect_same_state(recovered.state, stopped_after(run, kept), where + " (a clean crash)");
+      }
+      expect_no_commit_lost(run, recovered.state, kept, covered_by_checkpoint ? std::nullopt : damaged, where);
+      for (const Trial& t : recovered.state.trials()) lost_trials += t.lost() ? 1 : 0;
+      // Continuing the journal destroys nothing: a record appended now is read back with
+      // everything that was intact before.
+      {
+        JournalWriter writer = continue_journal(RunPaths(copy), recovered, ignore_log);
+        writer.append(TaskAdded{TaskIdentity{"after-the-damage", 1, ""}, 1e9});
+        writer.sync();
+      }
+      const RecoveredRun again = recover_run(copy, &run.job);
+      expect_no_commit_lost(run, again.state, kept, covered_by_checkpoint ? std::nullopt : damaged, where + " (continued)");
+      EXPECT_EQ(again.state.job().tasks.back().name, "after-the-damage") << where;
+      if (::testing::Test::HasFailure()) return;
+      fs::remove_all(copy);
+    }
+    fs::remove_all(original);
+  }
+  EXPECT_EQ(cases, 480);
+  EXPECT_GT(damaged_cases, 150);
+  std::cout << cases << " cases, " << damaged_cases << " with a damaged record, " << lost_trials
+            << " trials lost with every record naming them\n";
 }
