@@ -192,7 +192,7 @@ class Master::Loop {
 
   // No new trials, a checkpoint, and the running ones get grace_s to finish before they are
   // cancelled. The first cause (a signal, or lbo's own I/O failing) says why; later ones add
-  // nothing.
+  // nothing. With nothing running, the run ends once the current handler is done.
   void begin_stop(const std::string& why) {
     if (stopping_) return;
     stopping_ = true;
@@ -205,7 +205,7 @@ class Master::Loop {
       if (transport_->busy_count() > 0) console_.log("grace period over: cancelling the running trials");
       transport_->cancel_all();
     });
-    check_done();
+    asio::post(io_, [this] { check_done(); });
   }
 
   // lbo's own I/O failed (its journal, run folder or a trial's files): nothing is charged to a
@@ -217,7 +217,7 @@ class Master::Loop {
     const bool may_pass = IoError::may_pass(error_number);
     if (exit_code_ == kExitDone || !may_pass) exit_code_ = may_pass ? kExitResumable : kExitError;
     console_.log("lbo's own I/O failed: " + what);
-    begin_stop(may_pass ? "the run stops until that is fixed; the same command then resumes it" : "the run stops");
+    begin_stop(may_pass ? "stopping until that is fixed (the same command then resumes the run)" : "stopping");
   }
 
   // Appends `record` to the journal; false when lbo's own I/O failed (the run then halts).

@@ -87,8 +87,10 @@ void ResultsCsv::rewrite(const RunState& state) {
     if (t.finished && !t.lost()) text += row(job_, t);
   }
   write_file_atomically(path_, text, Durability::cached);
+  // The rename replaced the file: append to the new one (the old handle keeps the old one).
+  std::FILE* appended = open_or_throw(path_, "a");
   std::fclose(file_);
-  file_ = open_or_throw(path_, "a");
+  file_ = appended;
 }
 
 }  // namespace lbo::orchestrator

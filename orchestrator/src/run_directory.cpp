@@ -98,7 +98,9 @@ Lock try_lock(const RunPaths& run, int& fd_out) {
 // renamed into place, so no other lbo ever sees it half made or unlocked. Returns the lock's
 // descriptor, or -1 when another lbo made a run there first.
 int create_locked(const fs::path& dir, const jobs::JobSpec& job) {
-  const RunPaths staging(unused_name(dir.string(), ".new-" + std::to_string(::getpid()) + "-", now()));
+  // Hidden, so a staging folder that a kill leaves behind is not mistaken for a run.
+  const RunPaths staging(
+      unused_name((dir.parent_path() / ("." + dir.filename().string())).string(), ".new-" + std::to_string(::getpid()) + "-", now()));
   std::error_code ec;
   fs::create_directories(staging.trials(), ec);
   if (ec) throw IoError("cannot create " + staging.path().string() + ": " + ec.message(), ec.value());

@@ -9,6 +9,29 @@ trap 'rm -rf "$SCRATCH"' EXIT
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
+# Objective processes of runs under the scratch folder (found by their LBO_WORKDIR), and their
+# children.
+objectives_left() {
+  local n=0 p
+  for p in /proc/[0-9]*; do
+    { tr '\0' '\n' < "$p/environ" | grep -q "^LBO_WORKDIR=$SCRATCH"; } 2> /dev/null && n=$((n + 1))
+  done
+  echo "$n"
+}
+
+# The committed results in a results.csv, sorted: trial,task,status,objective and the
+# parameters (not attempts, duration_s or worker, which a resume may change).
+committed() { [ -f "$1" ] && cut -d, -f1-4,8- "$1" | tail -n +2 | sort || true; }
+
+# keeps OLD NEW WHAT: every committed result of OLD is in NEW, unchanged.
+keeps() {
+  [ -n "$1" ] || return 0
+  if comm -23 <(echo "$1") <(echo "$2") | grep -q .; then
+    comm -23 <(echo "$1") <(echo "$2") | head -5 >&2
+    fail "$3: committed results changed or vanished"
+  fi
+}
+
 # A job running the test objective: outcomes drawn from ok/fail/crash, retries = 1, 2 tasks.
 write_test_job() {  # write_test_job FILE SLOTS_PER_RANK
   cat > "$1" <<JOB

@@ -68,15 +68,6 @@ wait_rows() {  # wait_rows RESULTS N: until results.csv has N rows (20 s at most
   fail "$1 never reached $2 rows"
 }
 
-# trial,task,status,objective and the parameters of each committed result, sorted.
-committed() { [ -f "$1" ] && cut -d, -f1-4,8- "$1" | tail -n +2 | sort || true; }
-
-keeps() {  # keeps OLD NEW WHAT: every line of OLD is in NEW
-  if comm -23 <(echo "$1") <(echo "$2") | grep -q .; then
-    comm -23 <(echo "$1") <(echo "$2") | head -5 >&2
-    fail "$3: committed results changed or vanished"
-  fi
-}
 
 check_exact() {  # check_exact RESULTS BUDGET_1 BUDGET_2
   python3 - "$@" <<'PY' || fail "the run did not end with exactly its budgets, all ok"
@@ -97,20 +88,24 @@ ran_again() { sort "$1" | uniq -d | wc -l; }
 
 kill9() { kill -9 "$1" 2> /dev/null || true; wait "$1" 2> /dev/null || true; }
 
+kill_at_rows() {  # kill_at_rows JOB ROOT ROWS LOG: run JOB until results.csv has ROWS rows, then kill -9
+  "$LBO_BIN" run "$1" --run-root "$2" 2> "$4" &
+  local pid=$!
+  wait_rows "$2/dmg/results.csv" "$3"
+  kill9 "$pid"
+}
+
 # 1. A damaged header with a checkpoint present.
 section_1() {
   root="$SCRATCH/s1"; run="$root/dmg"; mkdir -p "$root"
   write_job "$SCRATCH/s1.toml" "$root" 150 60
-  "$LBO_BIN" run "$SCRATCH/s1.toml" --run-root "$root" 2> "$SCRATCH/s1-a.log" &
-  pid=$!; wait_rows "$run/results.csv" 20; kill9 "$pid"
+  kill_at_rows "$SCRATCH/s1.toml" "$root" 20 "$SCRATCH/s1-a.log"
   # The resume writes its anchor checkpoint; then the header is damaged.
-  "$LBO_BIN" run "$SCRATCH/s1.toml" --run-root "$root" 2> "$SCRATCH/s1-b.log" &
-  pid=$!; wait_rows "$run/results.csv" 40; kill9 "$pid"
+  kill_at_rows "$SCRATCH/s1.toml" "$root" 40 "$SCRATCH/s1-b.log"
   ls "$run"/checkpoint.*.lbo > /dev/null || fail "section 1 needs a checkpoint"
   before=$(committed "$run/results.csv")
   printf 'XXXX' | dd of="$run/journal.lbo" bs=1 conv=notrunc 2> /dev/null
-  "$LBO_BIN" run "$SCRATCH/s1.toml" --run-root "$root" 2> "$SCRATCH/s1-c.log" &
-  pid=$!; wait_rows "$run/results.csv" $(($(rows "$run/results.csv") + 30)); kill9 "$pid"
+  kill_at_rows "$SCRATCH/s1.toml" "$root" $(($(rows "$run/results.csv") + 30)) "$SCRATCH/s1-c.log"
   grep -q "journal.lbo: the header is damaged" "$SCRATCH/s1-c.log" || { cat "$SCRATCH/s1-c.log"; fail "no warning for the damaged header"; }
   after_damage=$(committed "$run/results.csv")
   keeps "$before" "$after_damage" "section 1, resume over a damaged header"
@@ -128,8 +123,7 @@ section_1() {
 section_2() {
   root="$SCRATCH/s2"; run="$root/dmg"; mkdir -p "$root"
   write_job "$SCRATCH/s2.toml" "$root" 80 40
-  "$LBO_BIN" run "$SCRATCH/s2.toml" --run-root "$root" 2> /dev/null &
-  pid=$!; wait_rows "$run/results.csv" 60; kill9 "$pid"
+  kill_at_rows "$SCRATCH/s2.toml" "$root" 60 /dev/null
   before=$(committed "$run/results.csv")
   size=$(stat -c %s "$run/journal.lbo")
   python3 - "$run/journal.lbo" <<'PY'
@@ -204,8 +198,7 @@ section_4() {
 section_5() {
   root="$SCRATCH/s5"; run="$root/dmg"; mkdir -p "$root"
   write_job "$SCRATCH/s5.toml" "$root" 80 40
-  "$LBO_BIN" run "$SCRATCH/s5.toml" --run-root "$root" 2> /dev/null &
-  pid=$!; wait_rows "$run/results.csv" 10; kill9 "$pid"
+  kill_at_rows "$SCRATCH/s5.toml" "$root" 10 /dev/null
   next=$(ls "$run/trials" | sort -n | tail -1); next=$((next + 1))
   mkdir -p "$run/trials/$next"
   LBO_WORKDIR="$run/trials/$next" setsid sleep 300 &

@@ -43,16 +43,6 @@ budget = 20
 JOB
 }
 
-objectives_left() {
-  local n=0 p
-  for p in /proc/[0-9]*; do
-    { tr '\0' '\n' < "$p/environ" | grep -q "^LBO_WORKDIR=$SCRATCH"; } 2> /dev/null && n=$((n + 1))
-  done
-  echo "$n"
-}
-
-# The committed results of a run so far, one "trial,objective" line each.
-committed() { [ -f "$1" ] && cut -d, -f1,3,4 "$1" | tail -n +2 | sort; }
 
 check_complete() {  # check_complete RESULTS
   python3 - "$1" <<'PY' || fail "the resumed run did not end with exactly its budgets"
@@ -86,9 +76,7 @@ for seed in 1 2 3; do
     wait "$pid" 2> /dev/null || true
     now=$(committed "$root/resume/results.csv")
     # Whatever was committed before this kill is still there, unchanged.
-    if [ -n "$before" ] && comm -23 <(echo "$before") <(echo "$now") | grep -q .; then
-      fail "seed $seed round $round: committed results changed or vanished"
-    fi
+    keeps "$before" "$now" "seed $seed round $round"
     before=$now
   done
   "$LBO_BIN" run "$SCRATCH/kill-$seed.toml" --run-root "$root" > /dev/null 2>> "$SCRATCH/kill-$seed.log" \

@@ -29,14 +29,6 @@ budget = $2
 JOB
 }
 
-# Objective processes whose working directory is under the scratch folder.
-objectives_left() {
-  local n=0 p
-  for p in /proc/[0-9]*; do
-    [[ "$(readlink "$p/cwd" 2>/dev/null)" == "$SCRATCH"* ]] && n=$((n + 1))
-  done
-  echo "$n"
-}
 
 wait_for_rows() {  # wait_for_rows CSV N: until the CSV has N data rows (at most 60 s)
   for _ in $(seq 600); do
