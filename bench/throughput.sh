@@ -54,6 +54,8 @@ name = "noop"
 [objective]
 command = ["$noop"]
 direction = "minimize"
+[policy]
+surrogate = "random"
 [workers]
 local_slots = 1
 slots_per_rank = $2

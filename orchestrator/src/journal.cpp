@@ -101,40 +101,43 @@ std::string frame_record(const JournalRecord& record) {
 JournalContents read_journal(const std::filesystem::path& path, std::uint64_t from) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw CorruptStateError(path.string() + ": cannot read the journal");
-  std::string bytes;
-  {
-    std::ostringstream text;
-    text << in.rdbuf();
-    bytes = std::move(text).str();
-  }
-  if (in.bad()) throw CorruptStateError(path.string() + ": cannot read the journal");
   JournalContents contents;
-  contents.file_bytes = bytes.size();
+  in.seekg(0, std::ios::end);
+  contents.file_bytes = static_cast<std::uint64_t>(in.tellg());
+  in.seekg(0);
+  std::string head(std::min<std::uint64_t>(contents.file_bytes, kHeaderBytes), '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
   const std::string header = journal_header();
   std::uint32_t version = kFormatVersion;
-  if (bytes.size() < kHeaderBytes) {
+  if (head.size() < kHeaderBytes) {
     // Created but killed before its header was written whole: a journal without records.
-    if (header.compare(0, bytes.size(), bytes) == 0) {
+    if (header.compare(0, head.size(), head) == 0) {
       contents.header_torn = true;
-      contents.from = contents.end_bytes = bytes.size();
+      contents.from = contents.end_bytes = head.size();
       return contents;
     }
     contents.header_damaged = true;
-  } else if (std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0) {
+  } else if (std::memcmp(head.data(), kMagic, sizeof kMagic) != 0) {
     contents.header_damaged = true;
   } else {
-    version = static_cast<std::uint32_t>(detail::get_le(bytes, 4, 4));
+    version = static_cast<std::uint32_t>(detail::get_le(head, 4, 4));
   }
 
-  const std::uint64_t start = std::min<std::uint64_t>(std::max<std::uint64_t>(from, kHeaderBytes), bytes.size());
+  // Only the part after `from` is read: a checkpoint already holds what comes before.
+  const std::uint64_t start = std::min<std::uint64_t>(std::max<std::uint64_t>(from, kHeaderBytes), contents.file_bytes);
   contents.from = start;
+  std::string bytes(static_cast<std::size_t>(contents.file_bytes - start), '\0');
+  in.seekg(static_cast<std::streamoff>(start));
+  in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  if (!in && !bytes.empty()) throw CorruptStateError(path.string() + ": cannot read the journal");
+  // Offsets in `all` are relative to `start`; what the caller sees is absolute.
   const std::string_view all(bytes);
-  std::size_t at = start;
+  std::size_t at = 0;
   while (at < all.size()) {
     if (const auto length = frame_at(all, at, false)) {
       const std::string_view payload = all.substr(at + kFrameBytes, *length);
       if (payload.size() >= kSignatureBytes && detail::get_le(payload, 1, 4) >= kRecordTypes) {
-        throw CorruptStateError(decode_error(path, at, payload, "an unknown record type"));
+        throw CorruptStateError(decode_error(path, start + at, payload, "an unknown record type"));
       }
       try {
         std::istringstream payload_stream(std::string(payload), std::ios::binary);
@@ -143,15 +146,15 @@ JournalContents read_journal(const std::filesystem::path& path, std::uint64_t fr
         archive(record);
         contents.records.push_back(std::move(record));
       } catch (const std::exception& e) {
-        throw CorruptStateError(decode_error(path, at, payload, e.what()));
+        throw CorruptStateError(decode_error(path, start + at, payload, e.what()));
       }
       at += kFrameBytes + *length;
-      contents.ends.push_back(at);
+      contents.ends.push_back(start + at);
       continue;
     }
     const std::size_t next = next_frame(all, at);
     if (next != std::string_view::npos) {
-      contents.damaged.push_back({at, next - at, contents.records.size(), all_zero(all.substr(at, next - at))});
+      contents.damaged.push_back({start + at, next - at, contents.records.size(), all_zero(all.substr(at, next - at))});
       at = next;
       continue;
     }
@@ -163,7 +166,7 @@ JournalContents read_journal(const std::filesystem::path& path, std::uint64_t fr
     if (incomplete || all_zero(tail)) {
       contents.torn_bytes = tail.size();
     } else {
-      contents.damaged.push_back({at, tail.size(), contents.records.size(), false});
+      contents.damaged.push_back({start + at, tail.size(), contents.records.size(), false});
     }
     break;
   }

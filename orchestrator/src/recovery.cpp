@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
-#include <map>
+#include <unordered_set>
 
 #include "lbo/jobs/error.hpp"
 #include "lbo/orchestrator/files.hpp"
@@ -22,16 +22,19 @@ std::string id_list(const std::vector<std::int64_t>& ids) {
   return text;
 }
 
-// Trials whose last start precedes a damaged stretch and that never ended: their result (or a
-// later start) may be what was lost, so they run again, as after any stop.
-std::vector<std::int64_t> perhaps_lost_results(const JournalContents& journal, const RunState& state,
-                                               const std::map<std::int64_t, std::size_t>& last_start) {
+// Trials that were running before the last damaged stretch (in the checkpoint's state, or by a
+// start record before it) and never ended after it: their result may have been in the damaged
+// bytes, so they run again, as after any stop.
+std::vector<std::int64_t> perhaps_lost_results(const JournalContents& journal, const RunState& state) {
   std::vector<std::int64_t> ids;
   if (journal.damaged.empty()) return ids;
   const std::size_t last_gap = journal.damaged.back().records_before;
-  for (const auto& [id, record] : last_start) {
-    const Trial& t = state.trial(id);
-    if (t.running && record < last_gap) ids.push_back(id);
+  std::unordered_set<std::int64_t> started_after;  // a start record after the last gap
+  for (std::size_t i = last_gap; i < journal.records.size(); ++i) {
+    if (const auto* s = std::get_if<TrialStarted>(&journal.records[i])) started_after.insert(s->trial);
+  }
+  for (const Trial& t : state.trials()) {
+    if (t.running && !t.lost() && started_after.count(t.id) == 0) ids.push_back(t.id);
   }
   return ids;
 }
@@ -77,19 +80,15 @@ RecoveredRun recover_run(const fs::path& run_dir, const JobIdentity* job_file) {
     run.state.apply(RunStarted{"", 0, 0, *job_file});
   }
   const bool no_records = journal.records.empty();
-  std::map<std::int64_t, std::size_t> last_start;
-  for (std::size_t i = 0; i < journal.records.size(); ++i) {
-    if (const auto* s = std::get_if<TrialStarted>(&journal.records[i])) last_start[s->trial] = i;
-    run.state.apply(journal.records[i]);
-  }
+  for (const JournalRecord& record : journal.records) run.state.apply(record);
+  const std::vector<std::int64_t> rerun = perhaps_lost_results(journal, run.state);
   journal.records.clear();
   journal.records.shrink_to_fit();
 
-  const std::vector<std::int64_t> rerun = perhaps_lost_results(journal, run.state, last_start);
   if (!rerun.empty()) {
     run.warnings.push_back(journal_name + ": trial(s) " + id_list(rerun) +
-                           " started before the damaged bytes and have no result after them; they run again "
-                           "(a result in the damaged bytes is lost)");
+                           " started before the damaged bytes and have no result after them: a result there "
+                           "is lost, and they run again");
   }
   for (const std::string& a : run.state.anomalies()) run.warnings.push_back(journal_name + ": " + a);
   run.state.stop_running();

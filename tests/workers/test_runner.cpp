@@ -9,6 +9,7 @@
 
 #include <boost/asio/io_context.hpp>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -289,6 +290,27 @@ TEST_F(RunnerTest, a_params_file_that_cannot_be_written_whole_starts_nothing) {
   EXPECT_EQ(o.error_number, EFBIG);
   EXPECT_NE(o.reason.find("cannot write " + (trial_dir() / "params.json").string()), std::string::npos) << o.reason;
   EXPECT_FALSE(fs::exists(dir_ / "ran")) << "an objective never starts on a short params file";
+}
+
+// A full disk under a running attempt: lbo cannot keep its output, and the attempt fails. The
+// failure is taken for the disk's, not the objective's (root only: a tiny tmpfs).
+TEST_F(RunnerTest, an_attempt_that_fails_while_lbo_cannot_write_its_output_is_lbos_error) {
+  fs::create_directories(dir_ / "trials");
+  if (::getuid() != 0 || std::system(("mount -t tmpfs -o size=64k tmpfs " + (dir_ / "trials").string() + " 2> /dev/null").c_str()) != 0) {
+    GTEST_SKIP() << "needs root to mount a small tmpfs";
+  }
+  const Outcome o = run(shell("head -c 300000 /dev/zero | tr '\\0' x; echo; exit 4"));
+  const Outcome fine = run(shell("head -c 300000 /dev/zero | tr '\\0' x; echo; echo '{\"objective\": 2}'"));
+  std::system(("umount " + (dir_ / "trials").string()).c_str());
+  EXPECT_EQ(o.status, TrialStatus::lbo_error) << o.reason;
+  EXPECT_EQ(o.error_number, ENOSPC);
+  EXPECT_NE(o.reason.find("lbo could not write " + (trial_dir() / "stdout").string() + " during the attempt: No space left"),
+            std::string::npos)
+      << o.reason;
+  EXPECT_NE(o.reason.find("exit status 4"), std::string::npos) << o.reason;
+  // A result still counts: lbo keeps the last JSON line in memory whatever the disk does.
+  EXPECT_EQ(fine.status, TrialStatus::ok) << fine.reason;
+  EXPECT_EQ(fine.objective, 2);
 }
 
 TEST_F(RunnerTest, stdin_is_empty) {

@@ -22,6 +22,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "child_process.hpp"
+#include "lbo/jobs/error.hpp"
 #include "lbo/jobs/protocol.hpp"
 
 namespace fs = std::filesystem;
@@ -200,6 +201,7 @@ class Runner::Attempt : public std::enable_shared_from_this<Runner::Attempt> {
     std::string partial_line;  // stdout: the line being read
     std::string last_json_line;
     std::string tail;  // stderr: the last few KiB, for the failure reason
+    int write_error = 0;  // errno of the first failed write to the file
     std::array<char, 65536> buffer{};
   };
 
@@ -292,7 +294,13 @@ class Runner::Attempt : public std::enable_shared_from_this<Runner::Attempt> {
   void consume(UniqueFd& out, StreamState& state, const char* data, std::size_t n) {
     const std::size_t room = options_.output_limit_bytes - std::min(options_.output_limit_bytes, state.written);
     const std::size_t kept = std::min(room, n);
-    if (kept > 0 && write_all(out.get(), data, kept)) state.written += kept;
+    if (kept > 0) {
+      if (write_all(out.get(), data, kept)) {
+        state.written += kept;
+      } else if (state.write_error == 0) {
+        state.write_error = errno;
+      }
+    }
     if (kept < n) {
       if (state.dropped == 0) {
         const std::string marker = "\n[lbo: output limit of " + std::to_string(options_.output_limit_bytes) +
@@ -412,7 +420,24 @@ class Runner::Attempt : public std::enable_shared_from_this<Runner::Attempt> {
     return line.empty() ? "" : "; stderr: " + line;
   }
 
+  // The trial's folder is lbo's: when lbo itself could not write there during the attempt (a
+  // full disk, a read-only remount), the attempt's failure is taken for the environment's, not
+  // the objective's, and the trial is not charged for it.
   Outcome make_outcome() const {
+    Outcome o = objective_outcome();
+    if (o.status != TrialStatus::failed && o.status != TrialStatus::crashed) return o;
+    for (const auto& [name, state] : {std::pair{kStdoutFile, &stdout_state_}, std::pair{kStderrFile, &stderr_state_}}) {
+      if (state->write_error == 0 || !IoError::may_pass(state->write_error)) continue;
+      o.reason = "lbo could not write " + file(name).string() + " during the attempt: " + std::strerror(state->write_error) +
+                 " (the attempt " + std::string(to_string(o.status)) + ": " + o.reason + ")";
+      o.status = TrialStatus::lbo_error;
+      o.error_number = state->write_error;
+      break;
+    }
+    return o;
+  }
+
+  Outcome objective_outcome() const {
     Outcome o;
     if (!start_error_.empty()) {
       o.status = start_error_number_ != 0 ? TrialStatus::lbo_error : TrialStatus::failed;
