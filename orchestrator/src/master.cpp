@@ -340,7 +340,8 @@ class Master::Loop {
   void dispatch(NextAttempt next) {
     const std::int64_t id = next.trial;
     const TrialStarted started{id, next.task, next.attempt, std::move(next.config),
-                               cluster::to_string(transport_->next_slot()), unix_now()};
+                               cluster::to_string(transport_->next_slot()), unix_now(), next.proposed_by,
+                               std::move(next.proposal_note)};
     if (!journal(started)) return;
     state_.apply(started);
     const Trial& trial = state_.trial(id);
@@ -563,6 +564,7 @@ class Master::Loop {
     }
     if (job_.tasks.size() > 1) line << "tasks done " << tasks_done << "/" << job_.tasks.size() << " | ";
     if (failures_ > 0) line << "failed attempts " << failures_ << " | ";
+    if (const std::string share = model_share(state_); !share.empty()) line << share << " | ";
     const double minutes = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count() / 60;
     char rate[32];
     std::snprintf(rate, sizeof rate, "%.1f", minutes > 0 ? finished / minutes : 0.0);

@@ -28,6 +28,9 @@ namespace {
 
 using surrogate::AcquisitionKind;
 
+// Random fallbacks logged one by one; after that, every 100th.
+constexpr std::int64_t kFallbacksLogged = 10;
+
 // The GP-Hedge portfolio, in arm order.
 constexpr std::array<AcquisitionKind, 3> kHedgeArms = {AcquisitionKind::ucb, AcquisitionKind::ei, AcquisitionKind::pi};
 
@@ -183,25 +186,26 @@ class ModelPolicy::Impl {
     adopt_latest();
     request_refit_if_stale(state);
     for (int task : open) {
-      if (state.tasks()[task].created < initial_random(task) || !posterior_of(task, 0)) {
-        return {task, random_.propose(state, task, trial)};
+      if (state.tasks()[task].created < initial_random(task)) {
+        return {task, random_.propose(state, task, trial), ProposalSource::initial, {}};
+      }
+      if (!posterior_of(task, 0)) {
+        const std::string why = !adopted_ ? "no model fit has finished yet"
+                                          : "the newest model fit has no results of task " + job_.tasks[task].name;
+        return fallback(state, task, trial, why);
       }
     }
-    struct Nominee {
-      int task = 0, step = 0;
-      jobs::Config config;
-      double value = 0;
-    };
-    std::vector<Nominee> nominees;
+    std::vector<Nomination> nominees;
     for (int task : open) {
-      for (int step = 0; step < steps_; ++step) {
-        auto [config, value] = nominate(state, task, step, trial);
-        nominees.push_back({task, step, std::move(config), value});
-      }
+      for (int step = 0; step < steps_; ++step) nominees.push_back(nominate(state, task, step, trial));
     }
-    if (nominees.size() == 1) return {nominees.front().task, std::move(nominees.front().config)};
+    const auto proposal_of = [&](Nomination& n) -> Proposal {
+      if (n.source == ProposalSource::random_fallback) note_fallback(trial, n.task, n.note);
+      return {n.task, std::move(n.config), n.source, std::move(n.note)};
+    };
+    if (nominees.size() == 1) return proposal_of(nominees.front());
     std::vector<double> weights;
-    for (const Nominee& n : nominees) weights.push_back(std::isfinite(n.value) ? std::max(n.value, 0.0) : 0.0);
+    for (const Nomination& n : nominees) weights.push_back(std::isfinite(n.value) ? std::max(n.value, 0.0) : 0.0);
     double total = 0;
     for (double w : weights) total += w;
     if (!(total > 0)) std::fill(weights.begin(), weights.end(), 1.0), total = static_cast<double>(weights.size());
@@ -216,12 +220,37 @@ class ModelPolicy::Impl {
       }
       options_.log(line + " -> " + nominee_name(nominees[pick].task, nominees[pick].step));
     }
-    return {nominees[pick].task, std::move(nominees[pick].config)};
+    return proposal_of(nominees[pick]);
+  }
+
+  // One open task's (or step's) candidate for the next trial.
+  struct Nomination {
+    int task = 0, step = 0;
+    jobs::Config config;
+    double value = 0;  ///< its acquisition value, in the task's standardized units
+    ProposalSource source = ProposalSource::model;
+    std::string note;
+  };
+
+  // A random configuration where the job asks for a model: said in the log and in results.csv.
+  Proposal fallback(const RunState& state, int task, std::int64_t trial, const std::string& why) {
+    note_fallback(trial, task, why);
+    return {task, random_.propose(state, task, trial), ProposalSource::random_fallback, why};
+  }
+
+  void note_fallback(std::int64_t trial, int task, const std::string& why) {
+    ++fallbacks_;
+    if (!options_.log || (fallbacks_ > kFallbacksLogged && fallbacks_ % 100 != 0)) return;
+    std::string line = "trial " + std::to_string(trial) + " (" + job_.tasks[static_cast<std::size_t>(task)].name +
+                       "): a random configuration (random-fallback): " + why;
+    if (fallbacks_ == kFallbacksLogged) line += "; further fallbacks are logged every 100th (results.csv has each)";
+    if (fallbacks_ > kFallbacksLogged) line += " (" + std::to_string(fallbacks_) + " random fallbacks so far)";
+    options_.log(line);
   }
 
   // The maximizer of `step`'s acquisition for `task` (a configuration the task has not
   // taken) and its acquisition value.
-  std::pair<jobs::Config, double> nominate(const RunState& state, int task, int step, std::int64_t trial) {
+  Nomination nominate(const RunState& state, int task, int step, std::int64_t trial) {
     const std::size_t k = slot(task, step);
     const std::shared_ptr<const surrogate::TaskPosterior> fitted_posterior = posterior_of(task, step);
     std::shared_ptr<const surrogate::TaskPosterior> posterior = fitted_posterior;
@@ -299,15 +328,16 @@ class ModelPolicy::Impl {
     };
     for (const surrogate::Maximum& m : ranked[arm]) {
       jobs::Config config = encoder_.decode(std::span<const double>(m.x.data(), static_cast<std::size_t>(m.x.size())));
-      if (!is_taken(config)) return {std::move(config), m.value};
+      if (!is_taken(config)) return {task, step, std::move(config), m.value, ProposalSource::model, {}};
     }
     // Every candidate is taken (a small discrete space): any configuration that is not.
+    const std::string why = "every configuration the acquisition ranks high is taken by the task already";
     for (int i = 0; i < 100; ++i) {
       jobs::Config config = job_.space.sample(rng);
-      if (!is_taken(config)) return {std::move(config), 0.0};
+      if (!is_taken(config)) return {task, step, std::move(config), 0.0, ProposalSource::random_fallback, why};
     }
-    return {random_.propose(state, task, trial), 0.0};
-    }
+    return {task, step, random_.propose(state, task, trial), 0.0, ProposalSource::random_fallback, why};
+  }
 
   void results_committed(const RunState& state) {
     if (options_.sync) {
@@ -651,6 +681,7 @@ class ModelPolicy::Impl {
   std::int64_t fitted_observations_ = -1;  // observations behind adopted_'s fit
   std::vector<surrogate::GpHedge> hedges_;
   std::vector<std::vector<std::array<Eigen::VectorXd, 3>>> nominees_;
+  std::int64_t fallbacks_ = 0;  // random proposals the job did not ask for, this process
 };
 
 ModelPolicy::ModelPolicy(const jobs::JobSpec& job, PolicyOptions options)

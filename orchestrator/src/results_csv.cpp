@@ -39,7 +39,7 @@ std::string ResultsCsv::header(const jobs::JobSpec& job) {
   std::string line = "trial,task,status,objective,attempts,duration_s,worker";
   for (int s = 1; s <= job.objective.stepwise; ++s) line += ",step_" + std::to_string(s);
   for (const jobs::ParamSpec& p : job.space.params()) line += "," + csv_field(p.name);
-  return line + "\n";
+  return line + ",proposed_by,proposal_note\n";
 }
 
 std::string ResultsCsv::row(const jobs::JobSpec& job, const Trial& trial) {
@@ -58,7 +58,7 @@ std::string ResultsCsv::row(const jobs::JobSpec& job, const Trial& trial) {
     line += ",";
     if (const auto& v = trial.config.values[p]) line += csv_field(job.space.format_value(p, *v));
   }
-  return line + "\n";
+  return line + "," + std::string(to_string(trial.proposed_by)) + "," + csv_field(trial.proposal_note) + "\n";
 }
 
 ResultsCsv::ResultsCsv(std::filesystem::path path, const jobs::JobSpec& job)

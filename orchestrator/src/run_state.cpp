@@ -37,6 +37,7 @@ RunState::RunState(JobIdentity job, std::vector<Trial> trials, std::vector<std::
     if (t.lost()) continue;
     task_trials_[t.task].push_back(t.id);
     ++tasks_[t.task].created;
+    ++tasks_[t.task].proposed[static_cast<std::size_t>(t.proposed_by)];
     if (t.finished) count_final(t);
   }
   for (const auto* queue : {&interrupted_, &retries_}) {
@@ -95,6 +96,7 @@ Trial* RunState::place(std::int64_t id, int task, const jobs::Config& config) {
     auto& ids = task_trials_[task];
     ids.insert(std::upper_bound(ids.begin(), ids.end(), id), id);
     ++tasks_[task].created;
+    ++tasks_[task].proposed[static_cast<std::size_t>(t.proposed_by)];
     if (t.finished) count_final(t);
   }
   return &t;
@@ -109,6 +111,14 @@ void RunState::on(const TrialStarted& r) {
   }
   Trial* t = place(r.trial, r.task, r.config);
   if (t == nullptr) return;
+  if (t->proposed_by == ProposalSource::unrecorded && r.proposed_by != ProposalSource::unrecorded) {
+    if (!t->lost()) {
+      --tasks_[t->task].proposed[static_cast<std::size_t>(t->proposed_by)];
+      ++tasks_[t->task].proposed[static_cast<std::size_t>(r.proposed_by)];
+    }
+    t->proposed_by = r.proposed_by;
+    t->proposal_note = r.proposal_note;
+  }
   if (t->finished) {
     note(trial_name(r.trial) + ": attempt " + std::to_string(r.attempt) + " starts after its final result; ignored");
     return;
@@ -179,6 +189,20 @@ void RunState::stop_running() {
   }
   std::sort(interrupted_.begin(), interrupted_.end());
   interrupted_.erase(std::unique(interrupted_.begin(), interrupted_.end()), interrupted_.end());
+}
+
+std::string model_share(const RunState& state, const std::vector<int>& tasks) {
+  int model = 0, fallback = 0;
+  for (std::size_t i = 0; i < state.tasks().size(); ++i) {
+    if (!tasks.empty() && std::find(tasks.begin(), tasks.end(), static_cast<int>(i)) == tasks.end()) continue;
+    const TaskProgress& p = state.tasks()[i];
+    model += p.proposed_by(ProposalSource::model) + p.proposed_by(ProposalSource::model_prior);
+    fallback += p.proposed_by(ProposalSource::random_fallback);
+  }
+  if (model + fallback == 0) return {};
+  const int percent = static_cast<int>(100.0 * model / (model + fallback));
+  return "model " + std::to_string(percent) + "%" +
+         (fallback > 0 ? " (" + std::to_string(fallback) + " random-fallback)" : std::string());
 }
 
 bool RunState::better(double a, double b) const {

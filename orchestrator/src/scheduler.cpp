@@ -9,7 +9,7 @@ namespace {
 
 NextAttempt again(const RunState& state, std::int64_t id) {
   const Trial& t = state.trial(id);
-  return {id, t.task, t.attempts + 1, t.config};
+  return {id, t.task, t.attempts + 1, t.config, t.proposed_by, t.proposal_note};
 }
 
 }  // namespace
@@ -32,7 +32,7 @@ std::optional<NextAttempt> Scheduler::next(const RunState& state, Policy& policy
     throw std::logic_error("the policy proposed a trial for a task that is not open");
   }
   if (!job_->space.is_valid(proposal.config)) throw std::logic_error("the policy proposed a configuration outside the space");
-  return NextAttempt{id, proposal.task, 1, std::move(proposal.config)};
+  return NextAttempt{id, proposal.task, 1, std::move(proposal.config), proposal.source, std::move(proposal.note)};
 }
 
 }  // namespace lbo::orchestrator

@@ -34,6 +34,20 @@ std::string number(double v) {
   return text;
 }
 
+// "5 initial, 40 model (100%)": how a task's trials were proposed.
+std::string proposed_by(const TaskProgress& p) {
+  std::string text;
+  const auto add = [&](ProposalSource source, const char* name) {
+    if (const int n = p.proposed_by(source); n > 0) text += (text.empty() ? "" : ", ") + std::to_string(n) + " " + name;
+  };
+  add(ProposalSource::initial, "initial");
+  add(ProposalSource::random, "random");
+  add(ProposalSource::model, "model");
+  add(ProposalSource::model_prior, "prior");
+  add(ProposalSource::random_fallback, "fallback");
+  return text.empty() ? "-" : text;
+}
+
 std::string pad(std::string s, std::size_t width) {
   if (s.size() < width) s.append(width - s.size(), ' ');
   return s;
@@ -87,10 +101,12 @@ std::string status_report(const fs::path& run_dir) {
     const std::string used = used_networks(lbo->tasks[k].usage());
     return used.empty() ? "-" : used;
   };
-  std::size_t width = 4;
+  std::size_t width = 4, proposed_width = 11;
   for (const TaskIdentity& t : job.tasks) width = std::max(width, t.name.size());
+  for (const TaskProgress& p : state.tasks()) proposed_width = std::max(proposed_width, proposed_by(p).size());
   out << pad("task", width + 2) << pad("origin", 10) << pad("done/budget", 13) << pad("ok", 6) << pad("failed", 8)
-      << pad(lock.held ? "running" : "to rerun", 10) << pad("to 95%", 8) << pad("networks", 12) << "best ("
+      << pad(lock.held ? "running" : "to rerun", 10) << pad("to 95%", 8) << pad("networks", 12)
+      << pad("proposed by", proposed_width + 2) << "best ("
       << jobs::to_string(job.direction) << ")\n";
   for (std::size_t i = 0; i < state.tasks().size(); ++i) {
     const TaskProgress& p = state.tasks()[i];
@@ -99,6 +115,7 @@ std::string status_report(const fs::path& run_dir) {
         << pad(std::to_string(p.finished) + "/" + std::to_string(job.tasks[i].budget), 13)
         << pad(std::to_string(p.ok), 6) << pad(std::to_string(p.failed()), 8) << pad(std::to_string(running[i]), 10)
         << pad(summary.trials_to_95 ? std::to_string(*summary.trials_to_95) : "-", 8) << pad(networks_of(i), 12)
+        << pad(proposed_by(p), proposed_width + 2)
         << (summary.best ? number(*summary.best) + " (trial " + std::to_string(summary.best_trial) + ")" : "-") << "\n";
   }
   if (const RunPaths paths(run_dir); fs::exists(paths.tasks_csv())) {

@@ -39,6 +39,8 @@ Checkpoint sample(std::uint64_t sequence) {
     t.outcome.reason = i == 2 ? "killed by SIGSEGV" : "";
     t.outcome.duration_s = 12.5;
     t.worker = "rank2:1";
+    t.proposed_by = i == 0 ? lbo::orchestrator::ProposalSource::initial : lbo::orchestrator::ProposalSource::random_fallback;
+    t.proposal_note = i == 0 ? "" : "no model fit has finished yet";
     c.trials.push_back(t);
   }
   c.retries = {2};
@@ -110,6 +112,8 @@ void expect_same(const Checkpoint& a, const Checkpoint& b) {
     EXPECT_EQ(x.outcome.reason, y.outcome.reason);
     EXPECT_EQ(x.outcome.duration_s, y.outcome.duration_s);
     EXPECT_EQ(x.worker, y.worker);
+    EXPECT_EQ(x.proposed_by, y.proposed_by);
+    EXPECT_EQ(x.proposal_note, y.proposal_note);
   }
   EXPECT_EQ(a.retries, b.retries);
   EXPECT_EQ(a.interrupted, b.interrupted);

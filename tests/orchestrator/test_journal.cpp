@@ -18,7 +18,8 @@ namespace fs = std::filesystem;
 namespace {
 
 std::vector<JournalRecord> sample_records() {
-  TrialStarted started{7, 1, 2, lbo::jobs::Config{{1.0, std::nullopt, 0.25}}, "rank2:1", 1.7e9};
+  TrialStarted started{7, 1, 2, lbo::jobs::Config{{1.0, std::nullopt, 0.25}}, "rank2:1", 1.7e9,
+                       ProposalSource::random_fallback, "no model fit has finished yet"};
   lbo::workers::Outcome outcome;
   outcome.status = lbo::workers::TrialStatus::ok;
   outcome.objective = -0.125;
@@ -47,6 +48,8 @@ void expect_equal(const JournalRecord& a, const JournalRecord& b) {
     EXPECT_EQ(s->config, t.config);
     EXPECT_EQ(s->worker, t.worker);
     EXPECT_EQ(s->unix_time, t.unix_time);
+    EXPECT_EQ(s->proposed_by, t.proposed_by);
+    EXPECT_EQ(s->proposal_note, t.proposal_note);
   } else {
     const auto& f = std::get<TrialFinished>(a);
     const auto& g = std::get<TrialFinished>(b);

@@ -139,6 +139,7 @@ TEST(MasterTest, every_trial_appears_once_with_budget_rows_per_task) {
     // The test objective returns the sum of its numeric parameters: here x itself.
     EXPECT_DOUBLE_EQ(std::stod(row.at("objective")), std::stod(row.at("x")));
     EXPECT_EQ(row.at("worker").rfind("local:", 0), 0u);
+    EXPECT_EQ(row.at("proposed_by"), "random");  // the job asks for random search
     EXPECT_TRUE(fs::exists(out.run_dir / "trials" / row.at("trial") / "params.json"));
   }
   EXPECT_EQ(per_task["a"], 5);
@@ -274,6 +275,17 @@ TEST(MasterTest, a_stopped_run_resumes_to_exactly_its_budgets) {
   }
   EXPECT_EQ(per_task["a"], 20);
   EXPECT_EQ(per_task["b"], 10);
+  // Each task's 3 initial trials, then the model's; a random fallback always says why.
+  std::map<std::string, std::map<std::string, int>> proposed;
+  for (const Row& row : second.rows) {
+    ++proposed[row.at("task")][row.at("proposed_by")];
+    EXPECT_EQ(row.at("proposal_note").empty(), row.at("proposed_by") != "random-fallback") << row.at("trial");
+  }
+  for (const std::string task : {"a", "b"}) {
+    EXPECT_EQ(proposed[task]["initial"], 3) << task;
+    EXPECT_GT(proposed[task]["model"], 0) << task;
+    EXPECT_EQ(proposed[task]["initial"] + proposed[task]["model"] + proposed[task]["random-fallback"], per_task[task]) << task;
+  }
   // Every result committed before the stop is still there, unchanged.
   for (const Row& row : first.rows) EXPECT_EQ(second.rows[std::stoul(row.at("trial"))].at("objective"), row.at("objective"));
   // Resuming a finished run does nothing and says so.

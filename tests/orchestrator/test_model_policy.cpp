@@ -223,6 +223,7 @@ TEST(ModelPolicyTest, first_trials_of_each_task_are_random_then_the_model_propos
   // Three random proposals, identical to the random policy's.
   for (std::int64_t id = 0; id < 3; ++id) {
     EXPECT_EQ(policy.propose(state, 0, id), random.propose(state, 0, id));
+    EXPECT_EQ(policy.propose_among(state, {0}, id).source, ProposalSource::initial);
     lbo::testing::start_trial(state, 0, policy.propose(state, 0, id));
     lbo::workers::Outcome o;
     o.status = lbo::workers::TrialStatus::ok;
@@ -233,6 +234,7 @@ TEST(ModelPolicyTest, first_trials_of_each_task_are_random_then_the_model_propos
   EXPECT_EQ(policy.fits_completed(), 1u);
   EXPECT_EQ(policy.hedge_gains(0), (std::vector<double>{0, 0, 0}));
   const lbo::jobs::Config proposed = policy.propose(state, 0, 3);
+  EXPECT_EQ(policy.propose_among(state, {0}, 3).source, ProposalSource::model);
   EXPECT_TRUE(job.space.is_valid(proposed));
   EXPECT_FALSE(proposed == random.propose(state, 0, 3));
   // After the next fit, every arm has gained the new posterior mean at its nominee.
@@ -254,7 +256,8 @@ TEST(ModelPolicyTest, proposals_do_not_wait_for_a_background_refit) {
   const lbo::jobs::JobSpec job = lbo::testing::job_from(
       branin_job("surrogate = \"ablr\"\ninitial_random = 2\nnetwork_width = 100", 5, 400), dir.path());
   RunState state = lbo::testing::started_state(job);
-  ModelPolicy policy(job, PolicyOptions{false, nullptr});
+  std::vector<std::string> log;
+  ModelPolicy policy(job, PolicyOptions{false, [&log](const std::string& line) { log.push_back(line); }});
   for (std::int64_t id = 0; id < 150; ++id) {
     lbo::testing::start_trial(state, 0, RandomPolicy(job.space, 1).propose(state, 0, id));
     lbo::workers::Outcome o;
@@ -263,11 +266,19 @@ TEST(ModelPolicyTest, proposals_do_not_wait_for_a_background_refit) {
     lbo::testing::end_attempt(state, id, o);
   }
   policy.results_committed(state);  // hands the data to the refit thread and returns
-  const lbo::jobs::Config during = policy.propose(state, 0, 150);
+  const Proposal during = policy.propose_among(state, {0}, 150);
   EXPECT_EQ(policy.fits_completed(), 0u) << "the proposal waited for the fit";
-  EXPECT_TRUE(job.space.is_valid(during));  // random: no model yet
+  EXPECT_TRUE(job.space.is_valid(during.config));
+  // Random, and said so: in the proposal (results.csv) and in the log.
+  EXPECT_EQ(during.source, ProposalSource::random_fallback);
+  EXPECT_EQ(during.note, "no model fit has finished yet");
+  ASSERT_EQ(log.size(), 1u);
+  EXPECT_EQ(log[0], "trial 150 (b): a random configuration (random-fallback): no model fit has finished yet");
   policy.wait_for_fits(1);
-  EXPECT_TRUE(job.space.is_valid(policy.propose(state, 0, 151)));
+  const Proposal after = policy.propose_among(state, {0}, 151);
+  EXPECT_TRUE(job.space.is_valid(after.config));
+  EXPECT_EQ(after.source, ProposalSource::model);
+  EXPECT_TRUE(after.note.empty());
 }
 
 // LBO (default networks) on two identical tasks: the second reuses the first's latent networks

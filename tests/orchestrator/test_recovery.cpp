@@ -43,15 +43,15 @@ lbo::jobs::Config at(double x) { return lbo::jobs::Config{{x}}; }
 // a stop, trial 4 running when the run died.
 std::vector<JournalRecord> history() {
   return {RunStarted{"0.1.0", 1.0, 2, two_tasks()},
-          TrialStarted{0, 0, 1, at(0.1), "local:0", 2},
-          TrialStarted{1, 0, 1, at(0.2), "local:1", 2},
+          TrialStarted{0, 0, 1, at(0.1), "local:0", 2, ProposalSource::initial},
+          TrialStarted{1, 0, 1, at(0.2), "local:1", 2, ProposalSource::initial},
           TrialFinished{0, 1, true, outcome(TrialStatus::ok, 5.0), "local:0", 3, 0, at(0.1)},
-          TrialStarted{2, 0, 1, at(0.3), "local:0", 3},
+          TrialStarted{2, 0, 1, at(0.3), "local:0", 3, ProposalSource::model},
           TrialFinished{1, 1, true, outcome(TrialStatus::ok, 7.0), "local:1", 4, 0, at(0.2)},
           TrialFinished{2, 1, false, outcome(TrialStatus::failed, 0, "exit status 1"), "local:0", 4, 0, at(0.3)},
-          TrialStarted{3, 1, 1, at(0.4), "local:1", 4},
+          TrialStarted{3, 1, 1, at(0.4), "local:1", 4, ProposalSource::model_prior},
           TrialFinished{3, 1, false, outcome(TrialStatus::cancelled, 0, "cancelled by lbo"), "local:1", 5, 1, at(0.4)},
-          TrialStarted{4, 1, 1, at(0.5), "local:0", 5}};
+          TrialStarted{4, 1, 1, at(0.5), "local:0", 5, ProposalSource::random_fallback, "no model fit has finished yet"}};
 }
 
 std::vector<std::uint64_t> write_journal(const fs::path& dir, const std::vector<JournalRecord>& records) {
@@ -311,14 +311,16 @@ TEST(RecoveryTest, status_summarizes_tasks_failures_and_the_lock) {
   const std::string report = status_report(dir.path());
   EXPECT_NE(report.find("state: not running (last held by pid 4242 on elsewhere)"), std::string::npos) << report;
   EXPECT_NE(report.find("last checkpoint: none yet"), std::string::npos) << report;
-  EXPECT_NE(report.find("task  origin    done/budget  ok    failed  to rerun  to 95%  networks    best (maximize)"),
+  EXPECT_NE(report.find("task  origin    done/budget  ok    failed  to rerun  to 95%  networks    proposed by          best (maximize)"),
             std::string::npos)
       << report;
   // Task a's ok results, in order, are 5 then 7: the second trial reached 95% of the way.
-  EXPECT_NE(report.find("a     job file  3/3          2     1       0         2       -           7 (trial 1)"),
+  EXPECT_NE(report.find("a     job file  3/3          2     1       0         2       -           2 initial, 1 model   7 (trial 1)"),
             std::string::npos)
       << report;
-  EXPECT_NE(report.find("b     job file  0/2          0     0       2         -       -           -"), std::string::npos) << report;
+  EXPECT_NE(report.find("b     job file  0/2          0     0       2         -       -           1 prior, 1 fallback  -"),
+            std::string::npos)
+      << report;
   EXPECT_NE(report.find("1 x failed: exit status 1"), std::string::npos) << report;
   EXPECT_THROW(status_report(dir.path() / "missing"), lbo::InputError);
 }

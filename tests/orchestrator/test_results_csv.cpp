@@ -31,17 +31,20 @@ TEST(ResultsCsvTest, rows_follow_the_documented_columns) {
       lbo::testing::test_job(R"(kind = { type = "categorical", choices = ["a,b", "plain"] }
 k = { type = "int", low = 1, high = 9, when = { kind = "plain" } })"),
       dir.path());
-  EXPECT_EQ(ResultsCsv::header(job), "trial,task,status,objective,attempts,duration_s,worker,x,kind,k\n");
+  EXPECT_EQ(ResultsCsv::header(job),
+            "trial,task,status,objective,attempts,duration_s,worker,x,kind,k,proposed_by,proposal_note\n");
   RunState state = lbo::testing::started_state(job);
-  lbo::testing::start_trial(state, 0, lbo::jobs::Config{{0.5, 0.0, std::nullopt}}, "local:1");
+  lbo::testing::start_trial(state, 0, lbo::jobs::Config{{0.5, 0.0, std::nullopt}}, "local:1", ProposalSource::initial);
   lbo::testing::end_attempt(state, 0, ok(0.1, 1.23456), "local:1");
-  EXPECT_EQ(ResultsCsv::row(job, state.trial(0)), "0,a,ok,0.1,1,1.235,local:1,0.5,\"a,b\",\n");
-  lbo::testing::start_trial(state, 0, lbo::jobs::Config{{0.25, 1.0, 7.0}}, "rank2:0");
+  EXPECT_EQ(ResultsCsv::row(job, state.trial(0)), "0,a,ok,0.1,1,1.235,local:1,0.5,\"a,b\",,initial,\n");
+  lbo::testing::start_trial(state, 0, lbo::jobs::Config{{0.25, 1.0, 7.0}}, "rank2:0", ProposalSource::random_fallback,
+                            "no fit, yet");
   lbo::workers::Outcome failed;
   failed.status = lbo::workers::TrialStatus::timeout;
   failed.objective = 99;  // not reported: only ok trials have an objective
   lbo::testing::end_attempt(state, 1, failed, "rank2:0");
-  EXPECT_EQ(ResultsCsv::row(job, state.trial(1)), "1,a,timeout,,1,0.000,rank2:0,0.25,plain,7\n");
+  EXPECT_EQ(ResultsCsv::row(job, state.trial(1)),
+            "1,a,timeout,,1,0.000,rank2:0,0.25,plain,7,random-fallback,\"no fit, yet\"\n");
 }
 
 TEST(ResultsCsvTest, rewrite_orders_finished_trials_by_id) {

@@ -59,11 +59,14 @@ inline orchestrator::RunState started_state(const jobs::JobSpec& job) {
   return state;
 }
 
-/// A new trial of `task` evaluating `config`, its first attempt started on `worker`: its id.
+/// A new trial of `task` evaluating `config`, proposed by `source`, its first attempt started
+/// on `worker`: its id.
 inline std::int64_t start_trial(orchestrator::RunState& state, int task, jobs::Config config,
-                                const std::string& worker = "local:0") {
+                                const std::string& worker = "local:0",
+                                orchestrator::ProposalSource source = orchestrator::ProposalSource::model,
+                                const std::string& note = "") {
   const std::int64_t id = state.next_trial_id();
-  state.apply(orchestrator::TrialStarted{id, task, 1, std::move(config), worker, 0});
+  state.apply(orchestrator::TrialStarted{id, task, 1, std::move(config), worker, 0, source, note});
   return id;
 }
 

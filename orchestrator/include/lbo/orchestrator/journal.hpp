@@ -15,6 +15,7 @@
 
 #include "lbo/jobs/space.hpp"
 #include "lbo/orchestrator/job_identity.hpp"
+#include "lbo/orchestrator/proposal.hpp"
 #include "lbo/workers/work_order.hpp"
 
 namespace lbo::orchestrator {
@@ -32,7 +33,8 @@ struct RunStarted {
   }
 };
 
-/// An attempt of a trial is handed to a worker; attempt 1 also creates the trial.
+/// An attempt of a trial is handed to a worker; attempt 1 also creates the trial, and says how
+/// its configuration was chosen (format version 2).
 struct TrialStarted {
   std::int64_t trial = 0;
   int task = 0;
@@ -40,10 +42,13 @@ struct TrialStarted {
   jobs::Config config;
   std::string worker;
   double unix_time = 0;
+  ProposalSource proposed_by = ProposalSource::unrecorded;
+  std::string proposal_note;
 
   template <class Archive>
-  void serialize(Archive& archive, std::uint32_t /*version*/) {
+  void serialize(Archive& archive, std::uint32_t version) {
     archive(trial, task, attempt, config, worker, unix_time);
+    if (version >= 2) archive(proposed_by, proposal_note);
   }
 };
 

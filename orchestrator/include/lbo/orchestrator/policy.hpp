@@ -7,6 +7,7 @@
 #include <string>
 
 #include "lbo/jobs/space.hpp"
+#include "lbo/orchestrator/proposal.hpp"
 #include "lbo/orchestrator/run_state.hpp"
 #include "lbo/surrogate/state.hpp"
 
@@ -40,12 +41,6 @@ struct PolicyState {
   }
 };
 
-/// A new trial: which task it serves and what it evaluates.
-struct Proposal {
-  int task = 0;
-  jobs::Config config;
-};
-
 /// What the model says of one modelled task (a run task, or one step of a stepwise task), for
 /// reports. Model tasks are ordered task by task, steps within a task.
 struct TaskModelReport {
@@ -64,7 +59,7 @@ class Policy {
   /// A new trial for one of the `open` tasks (non-empty, job order). The base policy serves
   /// the first; a model-based one lets each open task nominate and picks by Hedge.
   virtual Proposal propose_among(const RunState& state, const std::vector<int>& open, std::int64_t trial) {
-    return {open.front(), propose(state, open.front(), trial)};
+    return {open.front(), propose(state, open.front(), trial), ProposalSource::model, {}};
   }
   /// Per model task (see TaskModelReport), from the newest fit; empty for a model-free policy.
   virtual std::vector<TaskModelReport> model_report() { return {}; }

@@ -1,7 +1,9 @@
 #pragma once
 // results.csv: one row per finished trial, kept current while the run goes on.
 // Columns: trial,task,status,objective,attempts,duration_s,worker, step_1..step_T for a
-// stepwise objective, then one per parameter (empty when inactive). RFC 4180 quoting.
+// stepwise objective, then one per parameter (empty when inactive), then proposed_by and
+// proposal_note (how the configuration was chosen; why, for a random fallback). RFC 4180
+// quoting.
 
 #include <cstdio>
 #include <filesystem>

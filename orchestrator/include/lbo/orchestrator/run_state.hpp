@@ -5,6 +5,7 @@
 // run is, record for record, the run that stopped. Policies, the scheduler and the reports
 // (status, warm start, tasks.csv) read their counts from it.
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -26,14 +27,17 @@ struct Trial {
   bool running = false;
   workers::Outcome outcome;  ///< of the last attempt that ended
   std::string worker;        ///< where the last attempt ran ("local:0", "rank2:1")
+  ProposalSource proposed_by = ProposalSource::unrecorded;
+  std::string proposal_note;  ///< why, for a random fallback
 
   /// Damage destroyed every record that named its task and configuration: the id stays taken
   /// (never reused), and the trial belongs to no task.
   bool lost() const { return task < 0; }
 
   template <class Archive>
-  void serialize(Archive& archive, std::uint32_t /*version*/) {
+  void serialize(Archive& archive, std::uint32_t version) {
     archive(id, task, config, attempts, failed_attempts, finished, running, outcome, worker);
+    if (version >= 2) archive(proposed_by, proposal_note);
   }
 };
 
@@ -42,9 +46,18 @@ struct TaskProgress {
   int finished = 0;  ///< trials with a committed final outcome
   int ok = 0;        ///< finished ok
   std::optional<std::int64_t> best_trial;  ///< by the job's direction
+  /// Trials created, by how they were proposed (index: ProposalSource).
+  std::array<int, 6> proposed{};
 
   int failed() const { return finished - ok; }
+  int proposed_by(ProposalSource source) const { return proposed[static_cast<std::size_t>(source)]; }
 };
+
+class RunState;
+/// "model 97% (3 random-fallback)": of the trials of `tasks` (all when empty) that a model-based
+/// policy was to propose (not the initial design), the share it proposed, and the random
+/// fallbacks; empty when there are none.
+std::string model_share(const RunState& state, const std::vector<int>& tasks = {});
 
 class RunState {
  public:

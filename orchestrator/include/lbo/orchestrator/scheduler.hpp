@@ -18,6 +18,8 @@ struct NextAttempt {
   int task = 0;
   int attempt = 1;
   jobs::Config config;
+  ProposalSource proposed_by = ProposalSource::unrecorded;
+  std::string proposal_note;
 };
 
 class Scheduler {

@@ -1,0 +1,35 @@
+#pragma once
+// A new trial as a policy proposes it, and how its configuration was chosen (results.csv's
+// proposed_by): the record that tells a user where the model took over, and every place it
+// did not.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "lbo/jobs/space.hpp"
+
+namespace lbo::orchestrator {
+
+/// How a trial's configuration was chosen. Persisted as its number: new values go at the end.
+enum class ProposalSource : std::uint8_t {
+  unrecorded,       ///< a trial journaled before lbo recorded this
+  initial,          ///< the task's initial random design ([policy] initial_random)
+  random,           ///< the job asks for random search (surrogate = "random")
+  model,            ///< the acquisition's maximizer under the task's own fitted model
+  model_prior,      ///< from what earlier tasks taught, before the task has a fit of its own
+  random_fallback,  ///< random although the job asks for a model; the note says why
+};
+
+/// "initial", "random", "model", "model-prior", "random-fallback" ("" when unrecorded).
+std::string_view to_string(ProposalSource source);
+
+/// A new trial: which task it serves, what it evaluates, and how that was chosen.
+struct Proposal {
+  int task = 0;
+  jobs::Config config;
+  ProposalSource source = ProposalSource::model;
+  std::string note;  ///< why, for a random fallback
+};
+
+}  // namespace lbo::orchestrator
