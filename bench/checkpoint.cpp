@@ -101,8 +101,8 @@ void write(benchmark::State& state) {
 void append_trials(JournalWriter& journal, const std::vector<Trial>& trials, std::size_t from, std::size_t to) {
   for (std::size_t i = from; i < to; ++i) {
     const Trial& t = trials[i];
-    journal.append(TrialStarted{t.id, 0, 1, t.config, t.worker, 0});
-    journal.append(TrialFinished{t.id, 1, true, t.outcome, t.worker, 0, 0, t.config});
+    journal.append(TrialStarted{t.id, 0, 1, t.config, t.worker, 0, ProposalSource::model});
+    journal.append(TrialFinished{t.id, 1, true, t.outcome, t.worker, 0, 0, t.config, ProposalSource::model});
   }
   journal.sync();
 }

@@ -85,11 +85,11 @@ SequenceRun run_sequence(const jobs::JobSpec& job, const Objective& value_of, co
       const auto start = Clock::now();
       const jobs::Config config = policy->propose(state, t, id);
       out.seconds[t] += std::chrono::duration<double>(Clock::now() - start).count();
-      state.apply(orchestrator::TrialStarted{id, t, 1, config, "local:0", 0});
+      state.apply(orchestrator::TrialStarted{id, t, 1, config, "local:0", 0, orchestrator::ProposalSource::model});
       workers::Outcome outcome;
       outcome.status = workers::TrialStatus::ok;
       outcome.objective = value_of(t, config);
-      state.apply(orchestrator::TrialFinished{id, 1, true, outcome, "local:0", 0, t, config});
+      state.apply(orchestrator::TrialFinished{id, 1, true, outcome, "local:0", 0, t, config, orchestrator::ProposalSource::model});
       const auto fit_start = Clock::now();
       policy->results_committed(state);
       out.seconds[t] += std::chrono::duration<double>(Clock::now() - fit_start).count();

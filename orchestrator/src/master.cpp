@@ -377,8 +377,10 @@ class Master::Loop {
     const Trial& trial = state_.trial(c.trial);
     const bool final = status == workers::TrialStatus::ok ||
                        (!runs_again_first && trial.failed_attempts >= job_.objective.retries);
-    const TrialFinished finished{c.trial, c.attempt, final, c.outcome, cluster::to_string(c.worker), unix_now(),
-                                 trial.task, trial.config};
+    const TrialFinished finished{c.trial,          c.attempt,    final,
+                                 c.outcome,        cluster::to_string(c.worker), unix_now(),
+                                 trial.task,       trial.config, trial.proposed_by,
+                                 trial.proposal_note};
     // Applied even when the journal cannot take it: the final checkpoint may still keep it.
     journal(finished);
     state_.apply(finished);

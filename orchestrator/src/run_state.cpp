@@ -111,14 +111,7 @@ void RunState::on(const TrialStarted& r) {
   }
   Trial* t = place(r.trial, r.task, r.config);
   if (t == nullptr) return;
-  if (t->proposed_by == ProposalSource::unrecorded && r.proposed_by != ProposalSource::unrecorded) {
-    if (!t->lost()) {
-      --tasks_[t->task].proposed[static_cast<std::size_t>(t->proposed_by)];
-      ++tasks_[t->task].proposed[static_cast<std::size_t>(r.proposed_by)];
-    }
-    t->proposed_by = r.proposed_by;
-    t->proposal_note = r.proposal_note;
-  }
+  record_proposal(*t, r.proposed_by, r.proposal_note);
   if (t->finished) {
     note(trial_name(r.trial) + ": attempt " + std::to_string(r.attempt) + " starts after its final result; ignored");
     return;
@@ -146,6 +139,7 @@ void RunState::on(const TrialFinished& r) {
   }
   Trial* t = place(r.trial, r.task, r.config);
   if (t == nullptr) return;
+  record_proposal(*t, r.proposed_by, r.proposal_note);
   if (t->finished) {
     note(trial_name(r.trial) + ": a second final result (attempt " + std::to_string(r.attempt) + "); the first is kept");
     return;
@@ -169,6 +163,16 @@ void RunState::on(const TrialFinished& r) {
   } else {
     push_once(retries_, r.trial);
   }
+}
+
+void RunState::record_proposal(Trial& t, ProposalSource source, const std::string& note) {
+  if (t.proposed_by != ProposalSource::unrecorded || source == ProposalSource::unrecorded) return;
+  if (!t.lost()) {
+    --tasks_[t.task].proposed[static_cast<std::size_t>(t.proposed_by)];
+    ++tasks_[t.task].proposed[static_cast<std::size_t>(source)];
+  }
+  t.proposed_by = source;
+  t.proposal_note = note;
 }
 
 void RunState::count_final(const Trial& t) {

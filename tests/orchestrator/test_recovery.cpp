@@ -45,12 +45,14 @@ std::vector<JournalRecord> history() {
   return {RunStarted{"0.1.0", 1.0, 2, two_tasks()},
           TrialStarted{0, 0, 1, at(0.1), "local:0", 2, ProposalSource::initial},
           TrialStarted{1, 0, 1, at(0.2), "local:1", 2, ProposalSource::initial},
-          TrialFinished{0, 1, true, outcome(TrialStatus::ok, 5.0), "local:0", 3, 0, at(0.1)},
+          TrialFinished{0, 1, true, outcome(TrialStatus::ok, 5.0), "local:0", 3, 0, at(0.1), ProposalSource::initial},
           TrialStarted{2, 0, 1, at(0.3), "local:0", 3, ProposalSource::model},
-          TrialFinished{1, 1, true, outcome(TrialStatus::ok, 7.0), "local:1", 4, 0, at(0.2)},
-          TrialFinished{2, 1, false, outcome(TrialStatus::failed, 0, "exit status 1"), "local:0", 4, 0, at(0.3)},
+          TrialFinished{1, 1, true, outcome(TrialStatus::ok, 7.0), "local:1", 4, 0, at(0.2), ProposalSource::initial},
+          TrialFinished{2, 1, false, outcome(TrialStatus::failed, 0, "exit status 1"), "local:0", 4, 0, at(0.3),
+                        ProposalSource::model},
           TrialStarted{3, 1, 1, at(0.4), "local:1", 4, ProposalSource::model_prior},
-          TrialFinished{3, 1, false, outcome(TrialStatus::cancelled, 0, "cancelled by lbo"), "local:1", 5, 1, at(0.4)},
+          TrialFinished{3, 1, false, outcome(TrialStatus::cancelled, 0, "cancelled by lbo"), "local:1", 5, 1, at(0.4),
+                        ProposalSource::model_prior},
           TrialStarted{4, 1, 1, at(0.5), "local:0", 5, ProposalSource::random_fallback, "no model fit has finished yet"}};
 }
 
@@ -239,6 +241,8 @@ TEST(RecoveryTest, a_flipped_bit_in_a_middle_record_loses_that_record_only_and_n
   EXPECT_TRUE(state.trial(1).finished);
   EXPECT_EQ(state.trial(1).config, at(0.2));
   EXPECT_EQ(state.trial(1).outcome.objective, 7.0);
+  EXPECT_EQ(state.trial(1).proposed_by, ProposalSource::initial);
+  EXPECT_EQ(state.tasks()[0].proposed_by(ProposalSource::initial), 2);
   EXPECT_TRUE(state.trial(4).finished) << "the records after the damage are kept";
   EXPECT_EQ(state.retries(), (std::vector<std::int64_t>{2}));
   EXPECT_EQ(state.interrupted(), (std::vector<std::int64_t>{3}));
@@ -378,7 +382,9 @@ SimulatedRun simulate(const fs::path& dir, std::mt19937& rng) {
         for (int task = 0; task < static_cast<int>(live.tasks().size()); ++task) {
           if (live.tasks()[task].created >= live.job().tasks[task].budget) continue;
           const double x = std::uniform_real_distribution<double>(0, 1)(rng);
-          append(TrialStarted{live.next_trial_id(), task, 1, at(x), "local:1", clock});
+          const bool initial = live.tasks()[task].created < 3;
+          append(TrialStarted{live.next_trial_id(), task, 1, at(x), "local:1", clock,
+                              initial ? ProposalSource::initial : ProposalSource::model});
           break;
         }
       }
@@ -389,7 +395,7 @@ SimulatedRun simulate(const fs::path& dir, std::mt19937& rng) {
       const TrialStatus status = kind < 0.6 ? TrialStatus::ok : kind < 0.85 ? TrialStatus::failed : TrialStatus::cancelled;
       const bool final = status == TrialStatus::ok || (status == TrialStatus::failed && t.failed_attempts >= retries);
       append(TrialFinished{id, t.attempts, final, outcome(status, std::uniform_real_distribution<double>(0, 10)(rng)),
-                           "local:2", clock, t.task, t.config});
+                           "local:2", clock, t.task, t.config, t.proposed_by, t.proposal_note});
     } else if (event < 0.88) {
       append(TaskAdded{TaskIdentity{"added-" + std::to_string(step), 2, ""}, clock});
     } else if (event < 0.93) {
@@ -428,6 +434,7 @@ void expect_same_state(const RunState& a, const RunState& b, const std::string& 
     EXPECT_EQ(x.running, y.running) << where << " trial " << i;
     EXPECT_EQ(x.outcome.status, y.outcome.status) << where << " trial " << i;
     EXPECT_EQ(x.outcome.objective, y.outcome.objective) << where << " trial " << i;
+    EXPECT_EQ(x.proposed_by, y.proposed_by) << where << " trial " << i;
   }
   EXPECT_EQ(a.retries(), b.retries()) << where;
   EXPECT_EQ(a.interrupted(), b.interrupted()) << where;
@@ -436,6 +443,7 @@ void expect_same_state(const RunState& a, const RunState& b, const std::string& 
     EXPECT_EQ(a.tasks()[t].created, b.tasks()[t].created) << where << " task " << t;
     EXPECT_EQ(a.tasks()[t].finished, b.tasks()[t].finished) << where << " task " << t;
     EXPECT_EQ(a.tasks()[t].best_trial, b.tasks()[t].best_trial) << where << " task " << t;
+    EXPECT_EQ(a.tasks()[t].proposed, b.tasks()[t].proposed) << where << " task " << t;
   }
 }
 
@@ -463,6 +471,7 @@ void expect_no_commit_lost(const SimulatedRun& run, const RunState& state, std::
     EXPECT_TRUE(t.finished) << where << ": committed trial " << id << " runs again";
     EXPECT_EQ(t.outcome.objective, f->outcome.objective) << where << " trial " << id;
     EXPECT_EQ(t.config, f->config) << where << " trial " << id;
+    EXPECT_EQ(t.proposed_by, f->proposed_by) << where << " trial " << id;
   }
   const RunState& last = run.states.back();
   for (const Trial& t : state.trials()) {

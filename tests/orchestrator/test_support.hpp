@@ -80,7 +80,8 @@ inline void start_again(orchestrator::RunState& state, std::int64_t id, const st
 inline void end_attempt(orchestrator::RunState& state, std::int64_t id, const workers::Outcome& outcome,
                         const std::string& worker = "local:0", bool final = true) {
   const orchestrator::Trial& t = state.trial(id);
-  state.apply(orchestrator::TrialFinished{id, t.attempts, final, outcome, worker, 0, t.task, t.config});
+  state.apply(orchestrator::TrialFinished{id, t.attempts, final, outcome, worker, 0, t.task, t.config, t.proposed_by,
+                                          t.proposal_note});
 }
 
 }  // namespace lbo::testing

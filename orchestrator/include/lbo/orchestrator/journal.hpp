@@ -53,8 +53,8 @@ struct TrialStarted {
 };
 
 /// An attempt ended. `final`: no retry follows and the trial counts against its budget. The
-/// trial's task and configuration come along (format version 2), so a committed result can be
-/// placed even when the records that started its trial are damaged.
+/// trial's task, configuration and how it was proposed come along (format version 2), so a
+/// committed result stands whole even when the records that started its trial are damaged.
 struct TrialFinished {
   std::int64_t trial = 0;
   int attempt = 1;
@@ -64,11 +64,13 @@ struct TrialFinished {
   double unix_time = 0;
   int task = -1;  ///< -1 in records from before version 2
   jobs::Config config;
+  ProposalSource proposed_by = ProposalSource::unrecorded;
+  std::string proposal_note;
 
   template <class Archive>
   void serialize(Archive& archive, std::uint32_t version) {
     archive(trial, attempt, final, outcome, worker, unix_time);
-    if (version >= 2) archive(task, config);
+    if (version >= 2) archive(task, config, proposed_by, proposal_note);
   }
 };
 

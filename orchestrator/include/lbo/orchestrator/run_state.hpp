@@ -113,6 +113,8 @@ class RunState {
   /// Trial `id` with its task and configuration known: created, or a lost one filled in.
   Trial* place(std::int64_t id, int task, const jobs::Config& config);
   void count_final(const Trial& t);
+  /// The first record that says how a trial was proposed decides it.
+  void record_proposal(Trial& t, ProposalSource source, const std::string& note);
   void note(std::string anomaly) { anomalies_.push_back(std::move(anomaly)); }
 
   JobIdentity job_;
