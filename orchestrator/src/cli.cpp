@@ -1,5 +1,7 @@
 #include "cli.hpp"
 
+#include <sys/resource.h>
+
 #include <chrono>
 #include <filesystem>
 #include <iostream>
@@ -57,6 +59,17 @@ std::string resume_command(int argc, char** argv, bool under_mpi) {
   return command;
 }
 
+// A running trial holds about eight descriptors: with too few, trials cannot start (lbo's own
+// error: the run stops), so say it before the run starts.
+void warn_if_too_few_descriptors(int slots, Console& console) {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return;
+  const auto needed = static_cast<rlim_t>(8 * slots + 64);
+  if (limit.rlim_cur >= needed) return;
+  console.warn(std::to_string(slots) + " local slots need about " + std::to_string(needed) + " open files, and this process " +
+               "may open " + std::to_string(limit.rlim_cur) + " (ulimit -n): raise the limit or use fewer slots");
+}
+
 std::string describe(const jobs::JobSpec& job) {
   return std::to_string(job.space.size()) + " parameter(s), " + std::to_string(job.tasks.size()) + " task(s), " +
          std::to_string(job.total_budget()) + " trials, " + std::string(jobs::to_string(job.objective.direction)) +
@@ -95,6 +108,7 @@ int run(const RunOptions& options, cluster::MpiSession* mpi) {
   // Read before the run directory is touched: bad input leaves nothing written.
   std::vector<WarmTask> warm_start = load_warm_start(job);
   Console console;
+  if (!use_mpi) warn_if_too_few_descriptors(job.workers.local_slots, console);
   RunDirectory run_dir = RunDirectory::open(options.run_root, job, options.fresh);
   if (!run_dir.moved_aside().empty()) console.log("moved the earlier run to " + run_dir.moved_aside().string());
   std::optional<RecoveredRun> recovered;

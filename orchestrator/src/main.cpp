@@ -1,5 +1,7 @@
 // lbo: rank 0 (or the only process) runs the command line; other MPI ranks are workers.
 
+#include <sys/resource.h>
+
 #include <exception>
 #include <iostream>
 #include <optional>
@@ -7,7 +9,22 @@
 #include "cli.hpp"
 #include "lbo/cluster/mpi.hpp"
 
+namespace {
+
+// Each running trial holds about eight descriptors (two pipes, two output files, a pidfd); the
+// usual soft limit of 1,024 would stop a few hundred slots. The hard limit is the machine's
+// (or the batch system's) to set; lbo takes what it allows.
+void raise_open_file_limit() {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur >= limit.rlim_max) return;
+  limit.rlim_cur = limit.rlim_max;
+  ::setrlimit(RLIMIT_NOFILE, &limit);
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  raise_open_file_limit();
   std::optional<lbo::cluster::MpiSession> mpi;
   try {
     // Without a launcher MPI is never initialised: one machine needs no MPI runtime at all.

@@ -1,13 +1,16 @@
 // lbo-test-objective: a fast, scriptable objective for tests and benchmarks.
 //
 //   lbo-test-objective [--function zero|sum|branin|quadratic|steps] [--via stdout|file] [--context FILE]
+//                      [--sleep-ms MS]
 //
 // Reads $LBO_PARAMS_FILE (JSON). The value is a known function of the numeric parameters;
 // `quadratic` takes its task's (a, b, c) from the JSON object in FILE (a task's dataset);
+// `branin` takes any of its six parameters (a, b, c, r, s, t) from it, the rest standard, so
+// a file per task makes a sequence of related Branin functions (LBO's lifelong protocol);
 // `steps` reports only "steps": f_s(x) = 1 - (x - c_s)² for c = 0.15, 0.5, 0.85 (a stepwise
 // objective whose three steps have different optima);
 // these optional parameters steer the run itself:
-//   sleep_ms  (number)  sleep first
+//   sleep_ms  (number)  sleep first (--sleep-ms sleeps that long whatever the parameters say)
 //   outcome   (string)  "ok" (default), "fail" (exit 3), "crash" (SIGSEGV), "hang" (ignore
 //                       SIGTERM and sleep), "garbage" (no JSON), "nan" (objective NaN),
 //                       "silent" (exit 0, print nothing)
@@ -35,16 +38,21 @@ double number(const nlohmann::json& params, const char* key) {
 
 // Branin–Hoo on [-5, 10] × [0, 15]; global minimum 0.397887 at (-π, 12.275), (π, 2.275),
 // (9.42478, 2.475).
-double branin(double x1, double x2) {
+double branin(double x1, double x2, const nlohmann::json& context) {
   constexpr double pi = std::numbers::pi;
-  const double b = 5.1 / (4 * pi * pi), c = 5 / pi, t = 1 / (8 * pi);
-  const double u = x2 - b * x1 * x1 + c * x1 - 6;
-  return u * u + 10 * (1 - t) * std::cos(x1) + 10;
+  const auto param = [&](const char* key, double standard) {
+    const auto it = context.find(key);
+    return it != context.end() && it->is_number() ? it->get<double>() : standard;
+  };
+  const double a = param("a", 1), b = param("b", 5.1 / (4 * pi * pi)), c = param("c", 5 / pi), r = param("r", 6),
+               s = param("s", 10), t = param("t", 1 / (8 * pi));
+  const double u = x2 - b * x1 * x1 + c * x1 - r;
+  return a * u * u + s * (1 - t) * std::cos(x1) + s;
 }
 
 double evaluate(const std::string& function, const nlohmann::json& params, const nlohmann::json& context) {
   if (function == "zero") return 0.0;
-  if (function == "branin") return branin(number(params, "x1"), number(params, "x2"));
+  if (function == "branin") return branin(number(params, "x1"), number(params, "x2"), context);
   double sum = 0, squares = 0;
   for (const auto& [key, value] : params.items()) {
     if (key == "sleep_ms" || key == "outcome" || !value.is_number()) continue;
@@ -63,10 +71,12 @@ double evaluate(const std::string& function, const nlohmann::json& params, const
 
 int main(int argc, char** argv) {
   std::string function = "sum", via = "stdout";
+  double sleep_ms = -1;
   nlohmann::json context = nlohmann::json::object();
   for (int i = 1; i + 1 < argc; i += 2) {
     if (std::strcmp(argv[i], "--function") == 0) function = argv[i + 1];
     if (std::strcmp(argv[i], "--via") == 0) via = argv[i + 1];
+    if (std::strcmp(argv[i], "--sleep-ms") == 0) sleep_ms = std::atof(argv[i + 1]);
     if (std::strcmp(argv[i], "--context") == 0) {
       std::ifstream file(argv[i + 1]);
       context = nlohmann::json::parse(file, nullptr, false);
@@ -88,7 +98,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string outcome = params.value("outcome", std::string("ok"));
-  if (const double ms = number(params, "sleep_ms"); ms > 0) {
+  if (const double ms = sleep_ms >= 0 ? sleep_ms : number(params, "sleep_ms"); ms > 0) {
     std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(ms));
   }
   if (outcome == "fail") {

@@ -1,0 +1,112 @@
+// bench/scale_report RUN_DIR [MULTIPLES...]: what a run did with its slots, from its journal.
+//
+// Prints one line of key=value figures (bench/scale.sh tabulates them):
+//   slots, wall_s                from the first RunStarted to the last result
+//   utilization                  busy slot-seconds / (slots × wall): an attempt is busy from
+//                                its TrialStarted to its TrialFinished
+//   latency_ms_p50, _p99          how long a free slot waited for work: from the earliest result
+//                                not yet followed by a start in its pool (local slots, or one
+//                                MPI rank) to the next start there; the first wave from the
+//                                start of the run
+//   model_share, fallbacks        (model + model-prior) / everything after each task's initial
+//                                design; random fallbacks
+//   best_t<k>_at<m>               task k's best after m trials (m = each MULTIPLE × slots), by
+//                                trial creation order; minimize jobs report the minimum
+// Only a run's first invocation is measured (a resumed run's second RunStarted ends it).
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "lbo/orchestrator/journal.hpp"
+#include "lbo/orchestrator/run_directory.hpp"
+#include "lbo/orchestrator/run_state.hpp"
+
+namespace {
+
+using namespace lbo::orchestrator;
+
+double percentile(std::vector<double> values, double p) {
+  if (values.empty()) return NAN;
+  std::sort(values.begin(), values.end());
+  const auto i = static_cast<std::size_t>(std::min<double>(static_cast<double>(values.size() - 1), p * static_cast<double>(values.size())));
+  return values[i];
+}
+
+// The pool whose free capacity a start fills: all local slots are one ("local:3" → "local"; the
+// master takes the first free one), an MPI rank is one ("rank2:1" and "rank2" → "rank2": the
+// worker picks its slot only when the order arrives).
+std::string unit_of(const std::string& worker) { return worker.substr(0, worker.find(':')); }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: scale_report RUN_DIR [MULTIPLES...]\n");
+    return 2;
+  }
+  std::vector<int> multiples;
+  for (int i = 2; i < argc; ++i) multiples.push_back(std::atoi(argv[i]));
+  const JournalContents journal = read_journal(RunPaths(argv[1]).journal());
+  RunState state;
+  double begin = NAN, end = 0, busy = 0;
+  int slots = 0, runs = 0;
+  std::map<std::int64_t, double> started;                 // trial → start of its running attempt
+  std::map<std::string, std::vector<double>> freed;      // unit → times a slot there became free
+  std::vector<double> latencies;
+  for (const JournalRecord& record : journal.records) {
+    if (const auto* r = std::get_if<RunStarted>(&record)) {
+      if (++runs > 1) break;
+      begin = r->unix_time;
+      slots = r->slots;
+    } else if (const auto* s = std::get_if<TrialStarted>(&record)) {
+      started[s->trial] = s->unix_time;
+      auto& free_at = freed[unit_of(s->worker)];
+      // The earliest free moment this start could have used; the first wave waits from the start.
+      double since = begin;
+      if (!free_at.empty()) {
+        since = free_at.front();
+        free_at.erase(free_at.begin());
+      }
+      latencies.push_back(1000 * (s->unix_time - since));
+    } else if (const auto* f = std::get_if<TrialFinished>(&record)) {
+      if (const auto it = started.find(f->trial); it != started.end()) busy += f->unix_time - it->second;
+      freed[unit_of(f->worker)].push_back(f->unix_time);
+      end = std::max(end, f->unix_time);
+    }
+    state.apply(record);
+  }
+  const double wall = end - begin;
+  std::printf("slots=%d wall_s=%.2f utilization=%.3f latency_ms_p50=%.2f latency_ms_p99=%.2f", slots, wall,
+              wall > 0 && slots > 0 ? busy / (slots * wall) : NAN, percentile(latencies, 0.5), percentile(latencies, 0.99));
+  int model = 0, fallbacks = 0, after_initial = 0;
+  for (const TaskProgress& p : state.tasks()) {
+    model += p.proposed_by(ProposalSource::model) + p.proposed_by(ProposalSource::model_prior);
+    fallbacks += p.proposed_by(ProposalSource::random_fallback);
+    after_initial += p.created - p.proposed_by(ProposalSource::initial) - p.proposed_by(ProposalSource::random);
+  }
+  std::printf(" model_share=%.3f fallbacks=%d", after_initial > 0 ? static_cast<double>(model) / after_initial : NAN,
+              fallbacks);
+  const bool maximize = state.job().direction == lbo::jobs::Direction::maximize;
+  for (int task = 0; task < static_cast<int>(state.tasks().size()); ++task) {
+    double best = maximize ? -INFINITY : INFINITY;
+    std::vector<double> best_after;  // after each trial of the task
+    for (const std::int64_t id : state.task_trials(task)) {
+      const Trial& t = state.trial(id);
+      if (t.finished && t.outcome.status == lbo::workers::TrialStatus::ok) {
+        best = maximize ? std::max(best, t.outcome.objective) : std::min(best, t.outcome.objective);
+      }
+      best_after.push_back(best);
+    }
+    for (int m : multiples) {
+      const auto n = static_cast<std::size_t>(m * slots);
+      std::printf(" best_t%d_at%d=%.4g", task + 1, m, n >= 1 && n <= best_after.size() ? best_after[n - 1] : NAN);
+    }
+    std::printf(" best_t%d=%.4g", task + 1, best_after.empty() ? NAN : best_after.back());
+  }
+  std::printf("\n");
+  return 0;
+}
