@@ -2,12 +2,14 @@
 //
 // Prints one line of key=value figures (bench/scale.sh tabulates them):
 //   slots, wall_s                from the first RunStarted to the last result
-//   utilization                  busy slot-seconds / (slots × wall): an attempt is busy from
-//                                its TrialStarted to its TrialFinished
-//   latency_ms_p50, _p99          how long a free slot waited for work: from the earliest result
-//                                not yet followed by a start in its pool (local slots, or one
-//                                MPI rank) to the next start there; the first wave from the
-//                                start of the run
+//   utilization                  busy slot-seconds / (slots × wall): an attempt is busy for its
+//                                objective's run time (duration_s, measured where it ran), so a
+//                                master slow to notice results does not count as busy
+//   latency_ms_p50, _p99          how long a free slot waited for work: from the earliest moment
+//                                a slot of its pool (local slots, or one MPI rank) fell free
+//                                (an attempt's start plus its run time) not yet followed by a
+//                                start there, to the next start; the first wave from the start
+//                                of the run
 //   model_share, fallbacks        (model + model-prior) / everything after each task's initial
 //                                design; random fallbacks
 //   best_t<k>_at<m>               task k's best after m trials (m = each MULTIPLE × slots), by
@@ -73,8 +75,11 @@ int main(int argc, char** argv) {
       }
       latencies.push_back(1000 * (s->unix_time - since));
     } else if (const auto* f = std::get_if<TrialFinished>(&record)) {
-      if (const auto it = started.find(f->trial); it != started.end()) busy += f->unix_time - it->second;
-      freed[unit_of(f->worker)].push_back(f->unix_time);
+      const auto it = started.find(f->trial);
+      const double free_at = it != started.end() ? it->second + f->outcome.duration_s : f->unix_time;
+      busy += f->outcome.duration_s;
+      auto& free_times = freed[unit_of(f->worker)];
+      free_times.insert(std::upper_bound(free_times.begin(), free_times.end(), free_at), free_at);
       end = std::max(end, f->unix_time);
     }
     state.apply(record);

@@ -11,15 +11,13 @@
 #include <random>
 #include <thread>
 
+#include "fit_service.hpp"
 #include "lbo/jobs/encoding.hpp"
-#include "lbo/surrogate/ablr.hpp"
 #include "lbo/surrogate/acquisition.hpp"
+#include "lbo/surrogate/batch.hpp"
 #include "lbo/surrogate/hedge.hpp"
-#include "lbo/surrogate/lbo.hpp"
 #include "lbo/surrogate/linalg.hpp"
 #include "lbo/surrogate/maximizer.hpp"
-#include "lbo/surrogate/residual.hpp"
-#include "lbo/surrogate/transfer.hpp"
 #include "lbo/surrogate/surrogate.hpp"
 
 namespace lbo::orchestrator {
@@ -30,6 +28,13 @@ using surrogate::AcquisitionKind;
 
 // Random fallbacks logged one by one; after that, every 100th.
 constexpr std::int64_t kFallbacksLogged = 10;
+
+// Results a task needs before a GP on them alone is worth proposing from.
+constexpr int kInterimResults = 3;
+
+// UCB's β on an earlier task's posterior (a later task's first wave, before a fit of its own):
+// wide (3σ), so the points spread as a design would, drawn to where the earlier task was good.
+constexpr double kDesignBeta = 9.0;
 
 // The GP-Hedge portfolio, in arm order.
 constexpr std::array<AcquisitionKind, 3> kHedgeArms = {AcquisitionKind::ucb, AcquisitionKind::ei, AcquisitionKind::pi};
@@ -85,49 +90,6 @@ class JobEncodedSpace final : public surrogate::EncodedSpace {
   std::vector<surrogate::CoordinateGroup> groups_;
 };
 
-// What a fit produced: a posterior per task and the trials each was fitted on.
-struct Snapshot {
-  std::uint64_t version = 0;
-  std::vector<std::shared_ptr<const surrogate::TaskPosterior>> posteriors;
-  std::vector<std::vector<std::int64_t>> trials;  // per task, ascending
-  surrogate::SurrogateState state;                // what the next fit starts from
-  std::string error;                              // a failed fit: the previous posteriors stay
-};
-
-struct FitRequest {
-  surrogate::TaskData data;
-  std::vector<std::vector<std::int64_t>> trials;
-  std::uint64_t seed = 0;
-};
-
-std::unique_ptr<surrogate::Surrogate> make_feature_model(const jobs::JobSpec& job, int dimension) {
-  const std::vector<int> hidden(static_cast<std::size_t>(job.policy.network_depth), job.policy.network_width);
-  if (job.policy.surrogate == jobs::SurrogateKind::ablr) {
-    surrogate::AblrOptions options;
-    options.hidden = hidden;
-    return std::make_unique<surrogate::Ablr>(dimension, options);
-  }
-  surrogate::LboOptions options;
-  options.hidden = hidden;
-  options.networks = job.policy.networks;
-  options.ibp_alpha = job.policy.ibp_alpha;
-  return std::make_unique<surrogate::Lbo>(dimension, options);
-}
-
-std::unique_ptr<surrogate::Surrogate> make_surrogate(const jobs::JobSpec& job, int dimension) {
-  switch (job.policy.surrogate) {
-    case jobs::SurrogateKind::ablr:
-    case jobs::SurrogateKind::lbo: {
-      const bool lbo = job.policy.surrogate == jobs::SurrogateKind::lbo;
-      std::unique_ptr<surrogate::Surrogate> model = make_feature_model(job, dimension);
-      if (job.policy.residual_gp.value_or(lbo)) model = std::make_unique<surrogate::ResidualGp>(std::move(model));
-      if (job.policy.transfer_gp.value_or(lbo)) model = std::make_unique<surrogate::TransferGp>(std::move(model));
-      return model;
-    }
-    default: return std::make_unique<surrogate::GpSurrogate>();
-  }
-}
-
 }  // namespace
 
 class ModelPolicy::Impl {
@@ -138,8 +100,9 @@ class ModelPolicy::Impl {
         search_space_(job.space, encoder_),
         options_(std::move(options)),
         random_(job.space, job.seed),
-        surrogate_(make_surrogate(job, encoder_.dimension())),
-        steps_(std::max(1, job.objective.stepwise)) {
+        steps_(std::max(1, job.objective.stepwise)),
+        transfers_(job.policy.surrogate == jobs::SurrogateKind::lbo || job.policy.surrogate == jobs::SurrogateKind::ablr),
+        fits_(make_surrogate(job, encoder_.dimension()), !options_.sync) {
     track_tasks();
     const int d = encoder_.dimension();
     for (const WarmTask& w : options_.warm_start) {
@@ -152,211 +115,78 @@ class ModelPolicy::Impl {
       warm_.push_back({rows(x, d), std::move(y)});
       warm_sources_.push_back(w.source);
     }
-    if (!options_.sync) thread_ = std::thread([this] { refit_loop(); });
   }
 
-  /// Random trials `task` starts with: initial_random, or LiBO's ceil(sqrt(budget)/s^¼) for the
-  /// s-th task of the model (warm-start tasks first).
-  int initial_random(int task) const {
-    if (!job_.policy.libo_exploration) return job_.policy.initial_random;
-    return jobs::libo_initial_random(job_.tasks[static_cast<std::size_t>(task)].budget,
-                                     static_cast<int>(warm_.size()) + task + 1);
-  }
-
-  ~Impl() {
-    {
-      std::lock_guard lock(mutex_);
-      stopping_ = true;
+  /// The design `task` starts with: initial_random trials, or LiBO's ceil(sqrt(budget)/s^¼)
+  /// for the s-th task of the model (warm-start tasks first).
+  int initial_design(int task) const {
+    if (job_.policy.libo_exploration) {
+      return jobs::libo_initial_random(job_.tasks[static_cast<std::size_t>(task)].budget,
+                                       static_cast<int>(warm_.size()) + task + 1);
     }
-    cv_.notify_all();
-    if (thread_.joinable()) thread_.join();
+    return job_.policy.initial_random;
   }
 
   jobs::Config propose(const RunState& state, int task, std::int64_t trial) {
     return propose_among(state, {task}, trial).config;
   }
 
-  // Tasks still in their initial random phase go first (job order): they need those points
-  // before their acquisition means anything. Otherwise every open task, and every step of a
-  // stepwise one, nominates its acquisition maximizer and one nominee is drawn with
-  // probability ∝ its acquisition value (SMS-DKL eq. 9; all values ≤ 0: uniform), seeded by
-  // the trial so --sync runs repeat exactly.
+  // Tasks still in their initial design go first (job order): they need those points before an
+  // acquisition means anything. Otherwise every open task, and every step of a stepwise one,
+  // nominates its acquisition maximizer and one nominee is drawn with probability ∝ its
+  // acquisition value (SMS-DKL eq. 9; all values ≤ 0: uniform), seeded by the trial so --sync
+  // runs repeat exactly.
   Proposal propose_among(const RunState& state, const std::vector<int>& open, std::int64_t trial) {
     track_tasks();
     adopt_latest();
-    request_refit_if_stale(state);
-    for (int task : open) {
-      if (state.tasks()[task].created < initial_random(task)) {
-        return {task, random_.propose(state, task, trial), ProposalSource::initial, {}};
-      }
-      if (!posterior_of(task, 0)) {
-        const std::string why = !adopted_ ? "no model fit has finished yet"
-                                          : "the newest model fit has no results of task " + job_.tasks[task].name;
-        return fallback(state, task, trial, why);
-      }
-    }
+    if (!options_.sync && fits_.stale()) fits_.request(training_data(state));
     std::vector<Nomination> nominees;
     for (int task : open) {
-      for (int step = 0; step < steps_; ++step) nominees.push_back(nominate(state, task, step, trial));
-    }
-    const auto proposal_of = [&](Nomination& n) -> Proposal {
-      if (n.source == ProposalSource::random_fallback) note_fallback(trial, n.task, n.note);
-      return {n.task, std::move(n.config), n.source, std::move(n.note)};
-    };
-    if (nominees.size() == 1) return proposal_of(nominees.front());
-    std::vector<double> weights;
-    for (const Nomination& n : nominees) weights.push_back(std::isfinite(n.value) ? std::max(n.value, 0.0) : 0.0);
-    double total = 0;
-    for (double w : weights) total += w;
-    if (!(total > 0)) std::fill(weights.begin(), weights.end(), 1.0), total = static_cast<double>(weights.size());
-    std::mt19937_64 rng(jobs::trial_seed(job_.seed ^ 0x4ed9e5u, trial));
-    const std::size_t pick = std::discrete_distribution<std::size_t>(weights.begin(), weights.end())(rng);
-    if (options_.log) {
-      std::string line = "trial " + std::to_string(trial) + ": hedge over " + (open.size() > 1 ? "open tasks" : "steps") + ":";
-      for (std::size_t i = 0; i < nominees.size(); ++i) {
-        char p[32];
-        std::snprintf(p, sizeof p, " %.3f", weights[i] / total);
-        line += (i ? "," : "") + std::string(" ") + nominee_name(nominees[i].task, nominees[i].step) + p;
+      if (state.tasks()[task].created < initial_design(task)) {
+        return {task, random_.propose(state, task, trial), ProposalSource::initial, {}};
       }
-      options_.log(line + " -> " + nominee_name(nominees[pick].task, nominees[pick].step));
+      for (int step = 0; step < steps_; ++step) {
+        std::optional<Nomination> n = nominate(state, task, step, trial);
+        // Nothing to learn from yet (no result, no earlier task): the initial design goes on.
+        if (!n) return {task, random_.propose(state, task, trial), ProposalSource::initial, {}};
+        nominees.push_back(std::move(*n));
+      }
     }
-    return proposal_of(nominees[pick]);
-  }
-
-  // One open task's (or step's) candidate for the next trial.
-  struct Nomination {
-    int task = 0, step = 0;
-    jobs::Config config;
-    double value = 0;  ///< its acquisition value, in the task's standardized units
-    ProposalSource source = ProposalSource::model;
-    std::string note;
-  };
-
-  // A random configuration where the job asks for a model: said in the log and in results.csv.
-  Proposal fallback(const RunState& state, int task, std::int64_t trial, const std::string& why) {
-    note_fallback(trial, task, why);
-    return {task, random_.propose(state, task, trial), ProposalSource::random_fallback, why};
-  }
-
-  void note_fallback(std::int64_t trial, int task, const std::string& why) {
-    ++fallbacks_;
-    if (!options_.log || (fallbacks_ > kFallbacksLogged && fallbacks_ % 100 != 0)) return;
-    std::string line = "trial " + std::to_string(trial) + " (" + job_.tasks[static_cast<std::size_t>(task)].name +
-                       "): a random configuration (random-fallback): " + why;
-    if (fallbacks_ == kFallbacksLogged) line += "; further fallbacks are logged every 100th (results.csv has each)";
-    if (fallbacks_ > kFallbacksLogged) line += " (" + std::to_string(fallbacks_) + " random fallbacks so far)";
-    options_.log(line);
-  }
-
-  // The maximizer of `step`'s acquisition for `task` (a configuration the task has not
-  // taken) and its acquisition value.
-  Nomination nominate(const RunState& state, int task, int step, std::int64_t trial) {
-    const std::size_t k = slot(task, step);
-    const std::shared_ptr<const surrogate::TaskPosterior> fitted_posterior = posterior_of(task, step);
-    std::shared_ptr<const surrogate::TaskPosterior> posterior = fitted_posterior;
-
-    // Results the model has not seen join it exactly (hyperparameters kept); unfinished trials
-    // of the task are hallucinated at the mean by the acquisition.
-    const std::vector<std::int64_t>& fitted = adopted_->trials[model_task(task, step)];
-    const int d = encoder_.dimension();
-    std::vector<Eigen::VectorXd> unseen_x, pending_x;
-    std::vector<double> unseen_y;
-    std::vector<const jobs::Config*> taken;  // running, awaiting a retry, or evaluated already
-    std::vector<std::pair<double, std::int64_t>> observed;  // (standardized y, trial)
-    for (std::int64_t id : state.task_trials(task)) {
-      const Trial& t = state.trial(id);
-      taken.push_back(&t.config);
-      if (t.finished && t.outcome.status == workers::TrialStatus::ok) {
-        const double z = posterior->standardization().apply(value_of(t, step));
-        observed.emplace_back(z, id);
-        if (!std::binary_search(fitted.begin(), fitted.end(), id)) {
-          unseen_x.push_back(encode(encoder_, t.config));
-          unseen_y.push_back(z);
+    std::size_t pick = 0;
+    if (nominees.size() > 1) {
+      std::vector<double> weights;
+      for (const Nomination& n : nominees) weights.push_back(std::isfinite(n.value) ? std::max(n.value, 0.0) : 0.0);
+      double total = 0;
+      for (double w : weights) total += w;
+      if (!(total > 0)) std::fill(weights.begin(), weights.end(), 1.0), total = static_cast<double>(weights.size());
+      std::mt19937_64 rng(jobs::trial_seed(job_.seed ^ 0x4ed9e5u, trial));
+      pick = std::discrete_distribution<std::size_t>(weights.begin(), weights.end())(rng);
+      if (options_.log) {
+        std::string line = "trial " + std::to_string(trial) + ": hedge over " + (open.size() > 1 ? "open tasks" : "steps") + ":";
+        for (std::size_t i = 0; i < nominees.size(); ++i) {
+          char p[32];
+          std::snprintf(p, sizeof p, " %.3f", weights[i] / total);
+          line += (i ? "," : "") + std::string(" ") + nominee_name(nominees[i].task, nominees[i].step) + p;
         }
-      } else if (!t.finished) {
-        pending_x.push_back(encode(encoder_, t.config));
+        options_.log(line + " -> " + nominee_name(nominees[pick].task, nominees[pick].step));
       }
     }
-    if (!unseen_x.empty()) {
-      const Eigen::VectorXd y = Eigen::Map<const Eigen::VectorXd>(unseen_y.data(), static_cast<Eigen::Index>(unseen_y.size()));
-      posterior = posterior->condition(rows(unseen_x, d), &y);
-    }
-    std::sort(observed.rbegin(), observed.rend());
-    std::vector<Eigen::VectorXd> starts;  // the best observations, where EI's peaks often are
-    for (std::size_t i = 0; i < observed.size() && i < 3; ++i) starts.push_back(encode(encoder_, state.trial(observed[i].second).config));
-
-    surrogate::AcquisitionParams params;
-    params.incumbent = observed.empty() ? 0.0 : observed.front().first;
-    params.xi = job_.policy.xi;
-    const int t = static_cast<int>(observed.size() + pending_x.size()) + 1;
-    params.ucb_beta = job_.policy.ucb_beta.value_or(
-        surrogate::ucb_beta_schedule(t, d, job_.policy.ucb_delta, job_.policy.ucb_scale));
-    const Eigen::MatrixXd pending = rows(pending_x, d);
-
-    const bool hedge = job_.policy.acquisition == jobs::AcquisitionKind::hedge;
-    std::vector<AcquisitionKind> arms;
-    if (hedge) {
-      arms.assign(kHedgeArms.begin(), kHedgeArms.end());
-    } else {
-      arms.push_back(acquisition_of(job_.policy.acquisition));
-    }
-    const std::uint64_t seed = jobs::trial_seed(job_.seed ^ 0x5eedac9u, trial) + 7919u * static_cast<std::uint64_t>(k);
-    surrogate::MaximizerOptions maximizer;
-    maximizer.candidates = job_.policy.candidates;
-    maximizer.refine = job_.policy.refine;
-    std::vector<std::vector<surrogate::Maximum>> ranked;
-    for (std::size_t a = 0; a < arms.size(); ++a) {
-      auto acquisition = std::make_shared<surrogate::Acquisition>(arms[a], params, posterior);
-      acquisition->set_pending(pending);
-      surrogate::BoxObjective objective;
-      objective.values = [acquisition](const Eigen::MatrixXd& X) { return acquisition->evaluate(X); };
-      objective.gradient = [acquisition](const Eigen::VectorXd& x, Eigen::VectorXd& g) { return acquisition->evaluate(x, g); };
-      ranked.push_back(surrogate::maximize(objective, search_space_, maximizer, seed + a, starts));
-    }
-
-    std::size_t arm = 0;
-    std::mt19937_64 rng(seed);
-    if (hedge) {
-      arm = static_cast<std::size_t>(hedges_[k].choose(rng));
-      nominees_[k].push_back({ranked[0].front().x, ranked[1].front().x, ranked[2].front().x});
-    }
-    // A configuration this task has already (or is now) evaluating is not proposed again, as in
-    // scikit-optimize: with an overconfident model the maximizer can return to the incumbent
-    // over and over, and two running trials must never share a configuration.
-    const auto is_taken = [&](const jobs::Config& c) {
-      return std::any_of(taken.begin(), taken.end(), [&](const jobs::Config* p) { return *p == c; });
-    };
-    for (const surrogate::Maximum& m : ranked[arm]) {
-      jobs::Config config = encoder_.decode(std::span<const double>(m.x.data(), static_cast<std::size_t>(m.x.size())));
-      if (!is_taken(config)) return {task, step, std::move(config), m.value, ProposalSource::model, {}};
-    }
-    // Every candidate is taken (a small discrete space): any configuration that is not.
-    const std::string why = "every configuration the acquisition ranks high is taken by the task already";
-    for (int i = 0; i < 100; ++i) {
-      jobs::Config config = job_.space.sample(rng);
-      if (!is_taken(config)) return {task, step, std::move(config), 0.0, ProposalSource::random_fallback, why};
-    }
-    return {task, step, random_.propose(state, task, trial), 0.0, ProposalSource::random_fallback, why};
+    Nomination& chosen = nominees[pick];
+    if (chosen.source == ProposalSource::random_fallback) note_fallback(trial, chosen.task, chosen.note);
+    return {chosen.task, std::move(chosen.config), chosen.source, std::move(chosen.note)};
   }
 
   void results_committed(const RunState& state) {
     if (options_.sync) {
-      fit(training_data(state));
+      fits_.fit_now(training_data(state));
       adopt_latest();
       return;
     }
-    request_refit(state);
+    fits_.request(training_data(state));
   }
 
-  std::uint64_t fits_completed() const {
-    std::lock_guard lock(mutex_);
-    return fits_;
-  }
-
-  void wait_for_fits(std::uint64_t count) const {
-    std::unique_lock lock(mutex_);
-    cv_.wait(lock, [&] { return fits_ >= count; });
-  }
+  std::uint64_t fits_completed() const { return fits_.fits_completed(); }
+  void wait_for_fits(std::uint64_t count) const { fits_.wait_for_fits(count); }
 
   PolicyState state() {
     track_tasks();
@@ -370,10 +200,10 @@ class ModelPolicy::Impl {
       for (std::size_t t = 0; t < hedges_.size(); ++t) {
         HedgeState h;
         h.gains = hedges_[t].gains();
-        for (const auto& nominees : nominees_[t]) {
-          std::vector<std::vector<double>> arms;
-          for (const Eigen::VectorXd& x : nominees) arms.emplace_back(x.data(), x.data() + x.size());
-          h.nominees.push_back(std::move(arms));
+        for (const auto& arms : nominees_[t]) {
+          std::vector<std::vector<double>> points;
+          for (const Eigen::VectorXd& x : arms) points.emplace_back(x.data(), x.data() + x.size());
+          h.nominees.push_back(std::move(points));
         }
         saved.hedge.push_back(std::move(h));
       }
@@ -397,7 +227,7 @@ class ModelPolicy::Impl {
       nominees_[t].clear();
       for (const auto& arms : h.nominees) {
         if (arms.size() != kHedgeArms.size()) continue;
-        std::array<Eigen::VectorXd, 3> points;
+        HedgeNominees points;
         for (std::size_t a = 0; a < arms.size(); ++a) {
           points[a] = Eigen::Map<const Eigen::VectorXd>(arms[a].data(), static_cast<Eigen::Index>(arms[a].size()));
         }
@@ -413,22 +243,13 @@ class ModelPolicy::Impl {
       if (options_.log) options_.log("the warm-start tasks changed since the checkpoint; the model is fitted afresh");
       return;
     }
-    FitRequest request = training_data(run);
-    auto snapshot = std::make_shared<Snapshot>();
     try {
-      surrogate_->restore(saved.surrogate, request.data);
-      for (std::size_t t = 0; t < request.data.tasks.size(); ++t) {
-        snapshot->posteriors.push_back(surrogate_->posterior(static_cast<int>(t)));
-      }
-      snapshot->trials = std::move(request.trials);
-      snapshot->state = saved.surrogate;
+      fits_.restore(saved.surrogate, training_data(run));
     } catch (const std::exception& e) {
       if (options_.log) options_.log(std::string("cannot rebuild the saved model (") + e.what() + "); it is fitted afresh");
       return;
     }
-    std::lock_guard lock(mutex_);
-    published_ = snapshot;  // version 0: the first real fit (version 1) replaces it
-    adopted_ = std::move(snapshot);
+    adopted_ = fits_.latest();
   }
 
   std::vector<TaskModelReport> model_report() {
@@ -468,11 +289,50 @@ class ModelPolicy::Impl {
   std::vector<double> hedge_gains(int task) const {
     if (job_.policy.acquisition != jobs::AcquisitionKind::hedge) return {};
     const std::size_t k = slot(task, 0);
-    if (task < 0 || k >= hedges_.size()) return surrogate::GpHedge(3, job_.policy.hedge_eta).gains();
+    if (task < 0 || k >= hedges_.size()) return surrogate::GpHedge(static_cast<int>(kHedgeArms.size()), job_.policy.hedge_eta).gains();
     return hedges_[k].gains();
   }
 
  private:
+  using HedgeNominees = std::array<Eigen::VectorXd, kHedgeArms.size()>;
+
+  // One open task's (or step's) candidate for the next trial.
+  struct Nomination {
+    int task = 0, step = 0;
+    jobs::Config config;
+    double value = 0;  ///< its acquisition value, in the task's standardized units
+    ProposalSource source = ProposalSource::model;
+    std::string note;
+  };
+
+  // What a task's proposals come from, and the batch so far: the posterior conditioned on the
+  // task's pending trials, then on each point proposed since, as long as no result of the task
+  // arrived and the posterior is the same (GP-BUCB over successive proposals).
+  struct TaskProposer {
+    ProposalSource source = ProposalSource::model;
+    std::string key;                     ///< which posterior it was built on
+    int finished = -1;                   ///< the task's finished trials then
+    std::vector<std::int64_t> pending;   ///< the task's trials hallucinated, ascending
+    std::optional<surrogate::BatchProposer> batch;
+    surrogate::AcquisitionParams params;  ///< ucb_beta is set per proposal
+    int observed = 0;                     ///< the task's usable results
+    std::vector<Eigen::VectorXd> starts;  ///< the best observations
+  };
+
+  // A posterior to propose from for one task, and what it is.
+  struct Basis {
+    enum class Kind : std::uint8_t {
+      fit,      ///< the task's own posterior in the newest fit (results since join it exactly)
+      prior,    ///< an earlier task's posterior (model-prior)
+      interim,  ///< a GP on the task's results, fitted here until the background fit covers them
+    };
+    Kind kind = Kind::fit;
+    std::shared_ptr<const surrogate::TaskPosterior> posterior;
+    std::string key;       ///< which posterior: a proposer built on another one is rebuilt
+    double incumbent = 0;  ///< a prior's: the earlier task's best, standardized
+    ProposalSource source() const { return kind == Kind::prior ? ProposalSource::model_prior : ProposalSource::model; }
+  };
+
   // Model tasks: warm-start tasks first, then each run task's steps (one unless stepwise).
   // slot() numbers the run's own model tasks from 0 (the Hedge memories, reports).
   std::size_t slot(int task, int step) const {
@@ -486,6 +346,221 @@ class ModelPolicy::Impl {
   }
   std::shared_ptr<const surrogate::TaskPosterior> posterior_of(int task, int step) const {
     return posterior_at(slot(task, step));
+  }
+
+  // Where `task`'s `step` proposes from: its own posterior in the newest fit; else, for a
+  // transfer model, the most recent earlier task's posterior (model-prior) while the task has
+  // fewer results than a design; else a GP fitted on the task's own results here and now, until
+  // the background fit covers them; else nothing (no result, no earlier task).
+  std::optional<Basis> basis_of(const RunState& state, int task, int step) {
+    if (auto own = posterior_of(task, step)) {
+      return Basis{Basis::Kind::fit, std::move(own), "fit " + std::to_string(adopted_->version), 0};
+    }
+    const std::vector<std::int64_t> results = usable_trials(state, task);
+    if (transfers_ && static_cast<int>(results.size()) < std::max(kInterimResults, job_.policy.initial_random)) {
+      if (std::optional<Basis> prior = prior_of(task, step)) return prior;
+    }
+    if (static_cast<int>(results.size()) >= kInterimResults) return interim_of(state, task, step, results);
+    return std::nullopt;
+  }
+
+  // The newest earlier model task with a posterior (run tasks before this one, then warm-start
+  // tasks): a task of a sequence is most like the one before it. Its best observation is the
+  // incumbent, in its standardized units.
+  std::optional<Basis> prior_of(int task, int step) const {
+    if (!adopted_) return std::nullopt;
+    for (std::size_t k = model_task(task, step); k-- > 0;) {
+      if (k >= warm_.size() && (k - warm_.size()) % static_cast<std::size_t>(steps_) != static_cast<std::size_t>(step)) continue;
+      const auto posterior = k < adopted_->posteriors.size() ? adopted_->posteriors[k] : nullptr;
+      if (!posterior || k >= adopted_->best.size() || !std::isfinite(adopted_->best[k])) continue;
+      return Basis{Basis::Kind::prior, posterior, "prior " + std::to_string(adopted_->version) + "/" + std::to_string(k),
+                   posterior->standardization().apply(adopted_->best[k])};
+    }
+    return std::nullopt;
+  }
+
+  // A plain GP on the task's own results, fitted on this thread (a few dozen points at most:
+  // milliseconds), for the proposals made before the background fit covers the task.
+  std::optional<Basis> interim_of(const RunState& state, int task, int step, const std::vector<std::int64_t>& results) {
+    const std::string key = "interim " + std::to_string(results.size());
+    Interim& interim = interims_[slot(task, step)];
+    if (interim.key != key) {
+      interim.key = key;
+      interim.posterior.reset();
+      interim.error.clear();
+      std::vector<Eigen::VectorXd> x;
+      Eigen::VectorXd y(static_cast<Eigen::Index>(results.size()));
+      for (std::size_t i = 0; i < results.size(); ++i) {
+        x.push_back(encode(encoder_, state.trial(results[i]).config));
+        y(static_cast<Eigen::Index>(i)) = value_of(state.trial(results[i]), step);
+      }
+      surrogate::GpSurrogate gp;
+      try {
+        gp.fit(surrogate::TaskData{{{rows(x, encoder_.dimension()), y}}}, jobs::trial_seed(job_.seed ^ 0x1e7u, results.back()));
+        interim.posterior = gp.posterior(0);
+      } catch (const std::exception& e) {
+        interim.error = e.what();
+      }
+    }
+    if (!interim.posterior) return std::nullopt;
+    return Basis{Basis::Kind::interim, interim.posterior, key, 0};
+  }
+
+  // The usable results of `task`, ascending ids.
+  std::vector<std::int64_t> usable_trials(const RunState& state, int task) const {
+    std::vector<std::int64_t> ids;
+    for (std::int64_t id : state.task_trials(task)) {
+      if (usable(state.trial(id))) ids.push_back(id);
+    }
+    return ids;
+  }
+
+  // The maximizer of `step`'s acquisition for `task` (a configuration the task has not taken)
+  // and its acquisition value; none while the task has nothing to learn from.
+  std::optional<Nomination> nominate(const RunState& state, int task, int step, std::int64_t trial) {
+    const std::optional<Basis> basis = basis_of(state, task, step);
+    if (!basis) return std::nullopt;
+    TaskProposer& proposer = proposer_for(state, task, step, *basis);
+
+    // On another task's posterior, UCB: EI's and PI's incumbent is the other task's, and once the
+    // batch's believed values pass it their improvement is flat, so a wave would pile up.
+    const bool hedge = job_.policy.acquisition == jobs::AcquisitionKind::hedge && basis->kind != Basis::Kind::prior;
+    std::vector<AcquisitionKind> arms;
+    if (hedge) {
+      arms.assign(kHedgeArms.begin(), kHedgeArms.end());
+    } else {
+      arms.push_back(basis->kind == Basis::Kind::prior ? AcquisitionKind::ucb : acquisition_of(job_.policy.acquisition));
+    }
+    const std::size_t k = slot(task, step);
+    const std::uint64_t seed = jobs::trial_seed(job_.seed ^ 0x5eedac9u, trial) + 7919u * static_cast<std::uint64_t>(k);
+    surrogate::MaximizerOptions maximizer;
+    maximizer.candidates = job_.policy.candidates;
+    maximizer.refine = job_.policy.refine;
+    surrogate::AcquisitionParams params = proposer.params;
+    const int t = proposer.observed + static_cast<int>(proposer.pending.size()) + 1;
+    params.ucb_beta = job_.policy.ucb_beta.value_or(
+        surrogate::ucb_beta_schedule(t, encoder_.dimension(), job_.policy.ucb_delta, job_.policy.ucb_scale));
+    // A wave on another task's posterior needs a wide β: the hallucinated points keep the mean,
+    // and with a narrow β they would crowd the prior's peak.
+    if (basis->kind == Basis::Kind::prior) params.ucb_beta = kDesignBeta;
+    std::vector<std::vector<surrogate::Maximum>> ranked;
+    for (std::size_t a = 0; a < arms.size(); ++a) {
+      ranked.push_back(proposer.batch->next(arms[a], params, search_space_, maximizer, seed + a, proposer.starts));
+    }
+
+    Nomination n;
+    n.task = task;
+    n.step = step;
+    n.source = proposer.source;
+    std::size_t arm = 0;
+    std::mt19937_64 rng(seed);
+    if (hedge) {
+      arm = static_cast<std::size_t>(hedges_[k].choose(rng));
+      HedgeNominees points;
+      for (std::size_t a = 0; a < kHedgeArms.size(); ++a) points[a] = ranked[a].front().x;
+      nominees_[k].push_back(std::move(points));
+    }
+    // A configuration this task has already (or is now) evaluating is not proposed again, as in
+    // scikit-optimize: with an overconfident model the maximizer can return to the incumbent
+    // over and over, and two running trials must never share a configuration.
+    std::vector<const jobs::Config*> taken;
+    for (std::int64_t id : state.task_trials(task)) taken.push_back(&state.trial(id).config);
+    const auto is_taken = [&](const jobs::Config& c) {
+      return std::any_of(taken.begin(), taken.end(), [&](const jobs::Config* p) { return *p == c; });
+    };
+    for (const surrogate::Maximum& m : ranked[arm]) {
+      jobs::Config config = encoder_.decode(std::span<const double>(m.x.data(), static_cast<std::size_t>(m.x.size())));
+      if (is_taken(config)) continue;
+      n.config = std::move(config);
+      n.value = m.value;
+      return n;
+    }
+    // Every candidate is taken (a small discrete space): any configuration that is not.
+    n.source = ProposalSource::random_fallback;
+    n.note = "every configuration the acquisition ranks high is taken by the task already";
+    for (int i = 0; i < 100; ++i) {
+      jobs::Config config = job_.space.sample(rng);
+      if (!is_taken(config)) {
+        n.config = std::move(config);
+        return n;
+      }
+    }
+    n.config = random_.propose(state, task, trial);
+    return n;
+  }
+
+  // The task's proposer on `basis`, brought up to date: rebuilt when a result of the task came
+  // or the basis changed, otherwise extended by the trials proposed since (hallucinated).
+  TaskProposer& proposer_for(const RunState& state, int task, int step, const Basis& basis) {
+    TaskProposer& p = proposers_[slot(task, step)];
+    const int finished = state.tasks()[task].finished;
+    std::vector<std::int64_t> pending;
+    for (std::int64_t id : state.task_trials(task)) {
+      if (!state.trial(id).finished) pending.push_back(id);
+    }
+    const bool same = p.batch && p.key == basis.key && p.finished == finished &&
+                      std::includes(pending.begin(), pending.end(), p.pending.begin(), p.pending.end());
+    if (same) {
+      for (std::int64_t id : pending) {
+        if (std::binary_search(p.pending.begin(), p.pending.end(), id)) continue;
+        p.batch->accept(encode(encoder_, state.trial(id).config));
+      }
+      p.pending = std::move(pending);
+      return p;
+    }
+    const int d = encoder_.dimension();
+    std::shared_ptr<const surrogate::TaskPosterior> posterior = basis.posterior;
+    // Results the posterior has not seen join it exactly (hyperparameters kept).
+    std::vector<std::pair<double, std::int64_t>> observed;  // (standardized y, trial)
+    std::vector<Eigen::VectorXd> unseen_x;
+    std::vector<double> unseen_y;
+    const std::vector<std::int64_t>* fitted = basis.kind == Basis::Kind::fit ? &adopted_->trials[model_task(task, step)] : nullptr;
+    for (std::int64_t id : state.task_trials(task)) {
+      const Trial& t = state.trial(id);
+      if (!usable(t)) continue;
+      const double z = posterior->standardization().apply(value_of(t, step));
+      observed.emplace_back(z, id);
+      if (fitted != nullptr && !std::binary_search(fitted->begin(), fitted->end(), id)) {
+        unseen_x.push_back(encode(encoder_, t.config));
+        unseen_y.push_back(z);
+      }
+    }
+    if (!unseen_x.empty()) {
+      const Eigen::VectorXd y = Eigen::Map<const Eigen::VectorXd>(unseen_y.data(), static_cast<Eigen::Index>(unseen_y.size()));
+      posterior = posterior->condition(rows(unseen_x, d), &y);
+    }
+    std::vector<Eigen::VectorXd> pending_x;
+    for (std::int64_t id : pending) pending_x.push_back(encode(encoder_, state.trial(id).config));
+    p = TaskProposer{};
+    p.source = basis.source();
+    p.key = basis.key;
+    p.observed = static_cast<int>(observed.size());
+    p.finished = finished;
+    p.pending = std::move(pending);
+    p.batch.emplace(std::move(posterior), rows(pending_x, d));
+    // A prior's observations are another task's: its own best is the incumbent, and this
+    // task's results (another scale) only mark configurations as taken.
+    std::sort(observed.rbegin(), observed.rend());
+    if (basis.kind == Basis::Kind::prior) {
+      p.params.incumbent = basis.incumbent;
+    } else {
+      p.params.incumbent = observed.empty() ? 0.0 : observed.front().first;
+      for (std::size_t i = 0; i < observed.size() && i < 3; ++i) {
+        p.starts.push_back(encode(encoder_, state.trial(observed[i].second).config));
+      }
+    }
+    p.params.xi = job_.policy.xi;
+    return p;
+  }
+
+  void note_fallback(std::int64_t trial, int task, const std::string& why) {
+    ++fallbacks_;
+    if (!options_.log || (fallbacks_ > kFallbacksLogged && fallbacks_ % 100 != 0)) return;
+    std::string line = "trial " + std::to_string(trial) + " (" + job_.tasks[static_cast<std::size_t>(task)].name +
+                       "): a random configuration (random-fallback): " + why;
+    if (fallbacks_ == kFallbacksLogged) line += "; further fallbacks are logged every 100th (results.csv has each)";
+    if (fallbacks_ > kFallbacksLogged) line += " (" + std::to_string(fallbacks_) + " random fallbacks so far)";
+    options_.log(line);
   }
 
   // What a finished ok trial says of `step`, larger is better.
@@ -505,11 +580,13 @@ class ModelPolicy::Impl {
     return job_.objective.stepwise > 0 ? name + "/step_" + std::to_string(step + 1) : name;
   }
 
-  // Tasks added to the run since: their GP-Hedge portfolios start afresh.
+  // Tasks added to the run since: their GP-Hedge portfolios and proposers start afresh.
   void track_tasks() {
     const std::size_t slots = job_.tasks.size() * static_cast<std::size_t>(steps_);
-    while (hedges_.size() < slots) hedges_.emplace_back(3, job_.policy.hedge_eta);
+    while (hedges_.size() < slots) hedges_.emplace_back(static_cast<int>(kHedgeArms.size()), job_.policy.hedge_eta);
     nominees_.resize(std::max(nominees_.size(), slots));
+    proposers_.resize(std::max(proposers_.size(), slots));
+    interims_.resize(std::max(interims_.size(), slots));
   }
 
   // Larger is better inside the models: a minimize job negates its objective.
@@ -534,14 +611,9 @@ class ModelPolicy::Impl {
     }
     for (int task = 0; task < static_cast<int>(job_.tasks.size()); ++task) {
       std::vector<Eigen::VectorXd> x;
-      std::vector<std::int64_t> ids;
-      for (std::int64_t id : state.task_trials(task)) {
-        const Trial& t = state.trial(id);
-        // Failed trials never enter a model: no NaN or infinity reaches surrogate/.
-        if (!usable(t)) continue;
-        x.push_back(encode(encoder_, t.config));
-        ids.push_back(id);
-      }
+      // Failed trials never enter a model: no NaN or infinity reaches surrogate/.
+      const std::vector<std::int64_t> ids = usable_trials(state, task);
+      for (std::int64_t id : ids) x.push_back(encode(encoder_, state.trial(id).config));
       const Eigen::MatrixXd X = rows(x, d);
       for (int step = 0; step < steps_; ++step) {
         Eigen::VectorXd y(static_cast<Eigen::Index>(ids.size()));
@@ -555,36 +627,10 @@ class ModelPolicy::Impl {
     return request;
   }
 
-  // Runs on the refit thread (or the master's, in --sync mode): only this touches surrogate_.
-  void fit(FitRequest request) {
-    auto snapshot = std::make_shared<Snapshot>();
-    snapshot->trials = std::move(request.trials);
-    try {
-      surrogate_->fit(request.data, request.seed);
-      for (std::size_t t = 0; t < request.data.tasks.size(); ++t) {
-        snapshot->posteriors.push_back(surrogate_->posterior(static_cast<int>(t)));
-      }
-      snapshot->state = surrogate_->state();
-    } catch (const std::exception& e) {
-      snapshot->error = e.what();
-    }
-    {
-      std::lock_guard lock(mutex_);
-      snapshot->version = ++fits_;
-      published_ = std::move(snapshot);
-      fitting_ = false;
-    }
-    cv_.notify_all();
-  }
-
-  // Master thread: take the newest published fit; GP-Hedge arms gain the new posterior mean
-  // at the nominees they proposed since the last one.
+  // Take the newest published fit; GP-Hedge arms gain the new posterior mean at the nominees
+  // they proposed since the last one.
   void adopt_latest() {
-    std::shared_ptr<const Snapshot> latest;
-    {
-      std::lock_guard lock(mutex_);
-      latest = published_;
-    }
+    const std::shared_ptr<const Snapshot> latest = fits_.latest();
     if (!latest || (adopted_ && latest->version == adopted_->version)) return;
     if (!latest->error.empty()) {
       if (options_.log) options_.log("model fit failed (" + latest->error + "); proposals keep the previous model");
@@ -600,58 +646,14 @@ class ModelPolicy::Impl {
     for (std::size_t task = 0; task < nominees_.size(); ++task) {
       const auto posterior = posterior_at(task);
       if (posterior) {
-        for (const auto& nominees : nominees_[task]) {
-          Eigen::MatrixXd X(3, nominees[0].size());
-          for (int a = 0; a < 3; ++a) X.row(a) = nominees[a].transpose();
+        for (const HedgeNominees& arms : nominees_[task]) {
+          Eigen::MatrixXd X(static_cast<Eigen::Index>(kHedgeArms.size()), arms[0].size());
+          for (std::size_t a = 0; a < kHedgeArms.size(); ++a) X.row(static_cast<Eigen::Index>(a)) = arms[a].transpose();
           const Eigen::VectorXd mean = posterior->predict(X).mean;
-          hedges_[task].reward({mean(0), mean(1), mean(2)});
+          hedges_[task].reward(std::vector<double>(mean.data(), mean.data() + mean.size()));
         }
       }
       nominees_[task].clear();
-    }
-  }
-
-  // Asynchronous mode: hand the newest data to the refit thread unless a fit is under way;
-  // then remember to do it once that fit is published.
-  void request_refit(const RunState& state) {
-    {
-      std::lock_guard lock(mutex_);
-      if (fitting_ || request_) {
-        stale_ = true;
-        return;
-      }
-    }
-    FitRequest request = training_data(state);
-    {
-      std::lock_guard lock(mutex_);
-      request_ = std::move(request);
-      fitting_ = true;
-      stale_ = false;
-    }
-    cv_.notify_all();
-  }
-
-  void request_refit_if_stale(const RunState& state) {
-    if (options_.sync) return;
-    bool stale = false;
-    {
-      std::lock_guard lock(mutex_);
-      stale = stale_ && !fitting_ && !request_;
-    }
-    if (stale) request_refit(state);
-  }
-
-  void refit_loop() {
-    for (;;) {
-      FitRequest request;
-      {
-        std::unique_lock lock(mutex_);
-        cv_.wait(lock, [&] { return stopping_ || request_.has_value(); });
-        if (stopping_) return;
-        request = std::move(*request_);
-        request_.reset();
-      }
-      fit(std::move(request));
     }
   }
 
@@ -660,18 +662,9 @@ class ModelPolicy::Impl {
   JobEncodedSpace search_space_;
   PolicyOptions options_;
   RandomPolicy random_;
-  std::unique_ptr<surrogate::Surrogate> surrogate_;  // the fitting thread's alone
-  int steps_ = 1;                                    // model tasks per run task
-
-  mutable std::mutex mutex_;
-  mutable std::condition_variable cv_;
-  std::shared_ptr<const Snapshot> published_;  // guarded by mutex_
-  std::optional<FitRequest> request_;          // guarded
-  bool fitting_ = false;                       // guarded: a request is queued or being fitted
-  bool stale_ = false;                         // guarded: results came while fitting
-  bool stopping_ = false;                      // guarded
-  std::uint64_t fits_ = 0;                     // guarded
-  std::thread thread_;
+  int steps_ = 1;          // model tasks per run task
+  bool transfers_ = false;  // the model learns across tasks (lbo, ablr)
+  FitService fits_;
 
   std::vector<surrogate::Observations> warm_;  // warm-start tasks, encoded, larger is better
   std::vector<std::string> warm_sources_;
@@ -680,8 +673,15 @@ class ModelPolicy::Impl {
   std::shared_ptr<const Snapshot> adopted_;
   std::int64_t fitted_observations_ = -1;  // observations behind adopted_'s fit
   std::vector<surrogate::GpHedge> hedges_;
-  std::vector<std::vector<std::array<Eigen::VectorXd, 3>>> nominees_;
-  std::int64_t fallbacks_ = 0;  // random proposals the job did not ask for, this process
+  std::vector<std::vector<HedgeNominees>> nominees_;
+  std::vector<TaskProposer> proposers_;  // per run model task
+  struct Interim {
+    std::string key;
+    std::shared_ptr<const surrogate::TaskPosterior> posterior;
+    std::string error;
+  };
+  std::vector<Interim> interims_;  // per run model task
+  std::int64_t fallbacks_ = 0;     // random proposals the job did not ask for, this process
 };
 
 ModelPolicy::ModelPolicy(const jobs::JobSpec& job, PolicyOptions options)

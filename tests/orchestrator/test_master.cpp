@@ -275,16 +275,18 @@ TEST(MasterTest, a_stopped_run_resumes_to_exactly_its_budgets) {
   }
   EXPECT_EQ(per_task["a"], 20);
   EXPECT_EQ(per_task["b"], 10);
-  // Each task's 3 initial trials, then the model's; a random fallback always says why.
+  // Each task's initial design (3 trials, and more while the first results are still running:
+  // nothing to fit yet), then the model's proposals; never a random fallback.
   std::map<std::string, std::map<std::string, int>> proposed;
   for (const Row& row : second.rows) {
     ++proposed[row.at("task")][row.at("proposed_by")];
-    EXPECT_EQ(row.at("proposal_note").empty(), row.at("proposed_by") != "random-fallback") << row.at("trial");
+    EXPECT_TRUE(row.at("proposal_note").empty()) << row.at("trial");
   }
   for (const std::string task : {"a", "b"}) {
-    EXPECT_EQ(proposed[task]["initial"], 3) << task;
+    EXPECT_GE(proposed[task]["initial"], 3) << task;
+    EXPECT_LE(proposed[task]["initial"], 5) << task << ": with 3 slots, 3 results come by the 6th trial";
     EXPECT_GT(proposed[task]["model"], 0) << task;
-    EXPECT_EQ(proposed[task]["initial"] + proposed[task]["model"] + proposed[task]["random-fallback"], per_task[task]) << task;
+    EXPECT_EQ(proposed[task]["initial"] + proposed[task]["model"], per_task[task]) << task;
   }
   // Every result committed before the stop is still there, unchanged.
   for (const Row& row : first.rows) EXPECT_EQ(second.rows[std::stoul(row.at("trial"))].at("objective"), row.at("objective"));

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <numbers>
 #include <numeric>
 #include <random>
 #include <set>
@@ -269,11 +270,9 @@ TEST(ModelPolicyTest, proposals_do_not_wait_for_a_background_refit) {
   const Proposal during = policy.propose_among(state, {0}, 150);
   EXPECT_EQ(policy.fits_completed(), 0u) << "the proposal waited for the fit";
   EXPECT_TRUE(job.space.is_valid(during.config));
-  // Random, and said so: in the proposal (results.csv) and in the log.
-  EXPECT_EQ(during.source, ProposalSource::random_fallback);
-  EXPECT_EQ(during.note, "no model fit has finished yet");
-  ASSERT_EQ(log.size(), 1u);
-  EXPECT_EQ(log[0], "trial 150 (b): a random configuration (random-fallback): no model fit has finished yet");
+  // Not random: until the background fit covers them, a GP on the task's results proposes.
+  EXPECT_EQ(during.source, ProposalSource::model);
+  EXPECT_TRUE(log.empty());
   policy.wait_for_fits(1);
   const Proposal after = policy.propose_among(state, {0}, 151);
   EXPECT_TRUE(job.space.is_valid(after.config));
@@ -318,4 +317,119 @@ TEST(ModelPolicyTest, lbo_reuses_the_networks_of_an_identical_earlier_task_and_n
   std::printf("regret of the second task after 8 trials, summed over 3 seeds: with the first %.3f, alone %.3f\n",
               regret_with, regret_alone);
   EXPECT_LT(regret_with, 0.5 * regret_alone);
+}
+
+namespace {
+
+lbo::workers::Outcome ok_with(double objective) {
+  lbo::workers::Outcome o;
+  o.status = lbo::workers::TrialStatus::ok;
+  o.objective = objective;
+  return o;
+}
+
+double branin_at(const lbo::jobs::Config& c) {
+  const double x1 = *c.values[0], x2 = *c.values[1], pi = std::numbers::pi;
+  const double u = x2 - 5.1 / (4 * pi * pi) * x1 * x1 + 5 / pi * x1 - 6;
+  return u * u + 10 * (1 - 1 / (8 * pi)) * std::cos(x1) + 10;
+}
+
+// The encoded distance between two configurations of the Branin box.
+double distance(const lbo::jobs::Config& a, const lbo::jobs::Config& b) {
+  const double d1 = (*a.values[0] - *b.values[0]) / 15, d2 = (*a.values[1] - *b.values[1]) / 15;
+  return std::sqrt(d1 * d1 + d2 * d2);
+}
+
+double closest_pair(const std::vector<lbo::jobs::Config>& configs) {
+  double closest = 1e9;
+  for (std::size_t i = 0; i < configs.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) closest = std::min(closest, distance(configs[i], configs[j]));
+  }
+  return closest;
+}
+
+}  // namespace
+
+// Parallel slots between results: each proposal knows the earlier ones are pending
+// (hallucinated at the mean), so a wave of proposals spreads out instead of repeating the
+// maximizer, and every one of them is the model's.
+TEST(ModelPolicyTest, proposals_between_results_spread_out_and_all_come_from_the_model) {
+  lbo::testing::ScratchDir dir;
+  const lbo::jobs::JobSpec job = lbo::testing::job_from(branin_job("surrogate = \"gp\"\ninitial_random = 6", 3, 40), dir.path());
+  RunState state = lbo::testing::started_state(job);
+  ModelPolicy policy(job, PolicyOptions{true, nullptr});
+  for (std::int64_t id = 0; id < 12; ++id) {
+    const std::int64_t t = lbo::testing::start_trial(state, 0, policy.propose(state, 0, id));
+    lbo::testing::end_attempt(state, t, ok_with(branin_at(state.trial(t).config)));
+  }
+  policy.results_committed(state);
+  std::vector<lbo::jobs::Config> wave;
+  for (std::int64_t id = 12; id < 20; ++id) {
+    const Proposal p = policy.propose_among(state, {0}, id);
+    EXPECT_EQ(p.source, ProposalSource::model) << "trial " << id;
+    wave.push_back(p.config);
+    lbo::testing::start_trial(state, 0, p.config, "local:0", p.source);  // pending, no result yet
+  }
+  EXPECT_GT(closest_pair(wave), 0.01) << "the wave repeats itself";
+}
+
+// A transfer model's new task, after its initial design and before a result of its own, proposes
+// from what the earlier task taught: `model-prior`, spread out (each proposal knows the earlier
+// ones are pending), and where the earlier (here identical) task was good, far better than
+// random points would.
+TEST(ModelPolicyTest, a_new_tasks_first_wave_comes_from_the_earlier_task) {
+  lbo::testing::ScratchDir dir;
+  const lbo::jobs::JobSpec job = lbo::testing::job_from(
+      branin_job("initial_random = 2\nnetworks = 2\nnetwork_width = 16", 4, 30) + "[[tasks]]\nname = \"second\"\nbudget = 20\n",
+      dir.path());
+  ASSERT_EQ(job.policy.surrogate, lbo::jobs::SurrogateKind::lbo);  // the default
+  RunState state = lbo::testing::started_state(job);
+  ModelPolicy policy(job, PolicyOptions{true, nullptr});
+  RandomPolicy random(job.space, 99);
+  for (std::int64_t id = 0; id < 30; ++id) {
+    const std::int64_t t = lbo::testing::start_trial(state, 0, random.propose(state, 0, id));
+    lbo::testing::end_attempt(state, t, ok_with(branin_at(state.trial(t).config)));
+  }
+  policy.results_committed(state);
+  std::vector<lbo::jobs::Config> wave;
+  double wave_mean = 0;
+  for (std::int64_t id = 30; id < 40; ++id) {
+    const Proposal p = policy.propose_among(state, {1}, id);
+    lbo::testing::start_trial(state, 1, p.config, "local:0", p.source);
+    if (id < 32) {
+      EXPECT_EQ(p.source, ProposalSource::initial) << "trial " << id;  // the task's initial design
+      continue;
+    }
+    EXPECT_EQ(p.source, ProposalSource::model_prior) << "trial " << id;
+    wave.push_back(p.config);
+    wave_mean += branin_at(p.config) / 8;
+  }
+  EXPECT_GT(closest_pair(wave), 0.01) << "the wave repeats itself";
+  // Random points on Branin average about 54; the prior's should be near the minima (0.4).
+  double random_mean = 0;
+  for (int i = 0; i < 200; ++i) random_mean += branin_at(random.propose(state, 1, 1000 + i)) / 200;
+  EXPECT_LT(wave_mean, 0.25 * random_mean) << "prior wave " << wave_mean << ", random " << random_mean;
+}
+
+// The one random fallback left: every configuration of a tiny space is taken. It is a
+// fallback, and it says so.
+TEST(ModelPolicyTest, a_space_with_every_configuration_taken_falls_back_and_says_why) {
+  lbo::testing::ScratchDir dir;
+  const lbo::jobs::JobSpec job = lbo::testing::job_from(
+      "name = \"tiny\"\n[objective]\ncommand = [\"" + std::string(LBO_TEST_OBJECTIVE) + "\"]\ndirection = \"maximize\"\n[policy]\nsurrogate = \"gp\"\n"
+      "initial_random = 0\n[space]\nk = { type = \"int\", low = 0, high = 2 }\n[[tasks]]\nname = \"t\"\nbudget = 9\n",
+      dir.path());
+  RunState state = lbo::testing::started_state(job);
+  std::vector<std::string> log;
+  ModelPolicy policy(job, PolicyOptions{true, [&log](const std::string& line) { log.push_back(line); }});
+  for (int k = 0; k <= 2; ++k) {
+    const std::int64_t t = lbo::testing::start_trial(state, 0, lbo::jobs::Config{{static_cast<double>(k)}});
+    lbo::testing::end_attempt(state, t, ok_with(k));
+  }
+  policy.results_committed(state);
+  const Proposal p = policy.propose_among(state, {0}, 3);
+  EXPECT_EQ(p.source, ProposalSource::random_fallback);
+  EXPECT_EQ(p.note, "every configuration the acquisition ranks high is taken by the task already");
+  ASSERT_EQ(log.size(), 1u);
+  EXPECT_NE(log[0].find("trial 3 (t): a random configuration (random-fallback)"), std::string::npos) << log[0];
 }

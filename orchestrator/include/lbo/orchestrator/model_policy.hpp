@@ -1,6 +1,8 @@
 #pragma once
 // ModelPolicy: proposals from a surrogate (lbo, gp or ablr) and an acquisition (ucb, ei, pi or the
-// GP-Hedge portfolio), with every running trial hallucinated so parallel slots spread out.
+// GP-Hedge portfolio), with every running trial hallucinated so parallel slots spread out. The
+// fits run in a FitService (a thread of their own unless --sync); each task's proposals come from
+// a surrogate::BatchProposer that conditions once and then adds each new pending trial.
 
 #include <cstdint>
 #include <memory>
@@ -18,9 +20,12 @@ class ModelPolicy final : public Policy {
   ModelPolicy(const ModelPolicy&) = delete;
   ModelPolicy& operator=(const ModelPolicy&) = delete;
 
-  /// Random for the first initial_random trials of a task (or while no model of the task
-  /// exists yet); otherwise the acquisition's maximizer under the newest fitted model,
-  /// conditioned on results the model has not seen and on the task's running trials.
+  /// The task's initial design (initial_random random trials for the first model task, or for
+  /// every task without a transfer model; random too while the task has nothing to learn from:
+  /// no result yet and no earlier task); then the acquisition's maximizer, with the task's
+  /// running trials hallucinated, under: its own posterior in the newest fit (results the fit has
+  /// not seen joined exactly); else an earlier task's posterior (model-prior, lbo and ablr); else
+  /// a GP fitted on the task's own results on this thread until the background fit covers them.
   jobs::Config propose(const RunState& state, int task, std::int64_t trial) override;
   /// Tasks in their initial random phase first; otherwise each open task (each step of a
   /// stepwise one) nominates its acquisition maximizer and one is drawn ∝ its acquisition

@@ -1,0 +1,84 @@
+#pragma once
+// FitService: the model fits of a ModelPolicy. It owns the surrogate and, unless the run is
+// --sync, a thread that fits it on the newest data while the master goes on; each finished fit
+// is published as an immutable Snapshot that the master adopts when it next proposes. Private to
+// orchestrator/.
+
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "lbo/jobs/job_spec.hpp"
+#include "lbo/surrogate/surrogate.hpp"
+
+namespace lbo::orchestrator {
+
+/// What a fit produced: a posterior per model task and the trials each was fitted on.
+struct Snapshot {
+  std::uint64_t version = 0;  ///< 1, 2, … per published fit; 0 for a model rebuilt from a checkpoint
+  std::vector<std::shared_ptr<const surrogate::TaskPosterior>> posteriors;  ///< null: no data
+  std::vector<std::vector<std::int64_t>> trials;  ///< per model task, ascending
+  std::vector<double> best;                       ///< per model task: its best value fitted (NaN: none)
+  surrogate::SurrogateState state;                ///< what the next fit starts from
+  std::string error;                              ///< a failed fit: the previous posteriors stay
+};
+
+/// The data of one fit: every model task's observations and the trials behind them.
+struct FitRequest {
+  surrogate::TaskData data;
+  std::vector<std::vector<std::int64_t>> trials;
+  std::uint64_t seed = 0;
+};
+
+/// The surrogate [policy] asks for, over encoded points of `dimension`.
+std::unique_ptr<surrogate::Surrogate> make_surrogate(const jobs::JobSpec& job, int dimension);
+
+class FitService {
+ public:
+  /// `background`: fit on a thread of its own (asynchronous runs); otherwise fit_now() only.
+  FitService(std::unique_ptr<surrogate::Surrogate> surrogate, bool background);
+  /// Waits for a fit in progress.
+  ~FitService();
+  FitService(const FitService&) = delete;
+  FitService& operator=(const FitService&) = delete;
+
+  /// Hands `request` to the thread unless a fit is under way; then remembers that a newer one
+  /// is due (stale()). Returns at once.
+  void request(FitRequest request);
+  /// Whether results came in while the last fit ran, so another is due.
+  bool stale() const;
+  /// Fits on this thread and publishes (--sync runs).
+  void fit_now(FitRequest request);
+  /// Rebuilds the model from a checkpoint's state on `request`'s data without fitting and
+  /// publishes it as version 0. Throws NumericalError when it cannot.
+  void restore(const surrogate::SurrogateState& saved, FitRequest request);
+
+  /// The newest published fit, or null before the first.
+  std::shared_ptr<const Snapshot> latest() const;
+  /// Fits published so far (tests wait on it).
+  std::uint64_t fits_completed() const;
+  /// Blocks until at least `count` fits are published (tests; not used by the master).
+  void wait_for_fits(std::uint64_t count) const;
+
+ private:
+  void fit(FitRequest request);  // the thread's, or fit_now's: only this touches surrogate_
+  void loop();
+
+  std::unique_ptr<surrogate::Surrogate> surrogate_;
+  mutable std::mutex mutex_;
+  mutable std::condition_variable cv_;
+  std::shared_ptr<const Snapshot> published_;  // guarded by mutex_
+  std::optional<FitRequest> request_;          // guarded
+  bool fitting_ = false;                       // guarded: a request is queued or being fitted
+  bool stale_ = false;                         // guarded: data came while fitting
+  bool stopping_ = false;                      // guarded
+  std::uint64_t fits_ = 0;                     // guarded
+  std::thread thread_;
+};
+
+}  // namespace lbo::orchestrator
