@@ -80,6 +80,11 @@ bool FitService::stale() const {
   return stale_ && !fitting_ && !request_;
 }
 
+bool FitService::busy() const {
+  std::lock_guard lock(mutex_);
+  return fitting_ || request_.has_value();
+}
+
 void FitService::fit_now(FitRequest request) { fit(std::move(request)); }
 
 void FitService::restore(const surrogate::SurrogateState& saved, FitRequest request) {

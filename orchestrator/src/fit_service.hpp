@@ -52,6 +52,8 @@ class FitService {
   void request(FitRequest request);
   /// Whether results came in while the last fit ran, so another is due.
   bool stale() const;
+  /// Whether a fit is queued or under way.
+  bool busy() const;
   /// Fits on this thread and publishes (--sync runs).
   void fit_now(FitRequest request);
   /// Rebuilds the model from a checkpoint's state on `request`'s data without fitting and

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cmath>
 #include <condition_variable>
 #include <cstdio>
 #include <limits>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <random>
@@ -306,17 +308,22 @@ class ModelPolicy::Impl {
   };
 
   // What a task's proposals come from, and the batch so far: the posterior conditioned on the
-  // task's pending trials, then on each point proposed since, as long as no result of the task
-  // arrived and the posterior is the same (GP-BUCB over successive proposals).
+  // task's results, its running trials and each point proposed since believed at the mean, and
+  // each result that comes in for one of them replacing its believed value (GP-BUCB / the kriging
+  // believer over successive proposals). Rebuilt when the basis changes (a new fit).
   struct TaskProposer {
     ProposalSource source = ProposalSource::model;
-    std::string key;                     ///< which posterior it was built on
-    int finished = -1;                   ///< the task's finished trials then
-    std::vector<std::int64_t> pending;   ///< the task's trials hallucinated, ascending
+    std::string key;                             ///< which posterior it was built on
+    int finished = -1;                           ///< the task's finished trials the batch knows of
+    std::vector<std::int64_t> pending;           ///< the task's unfinished trials in the batch, ascending
+    std::map<std::int64_t, int> index;           ///< trial → its point in the batch
     std::optional<surrogate::BatchProposer> batch;
     surrogate::AcquisitionParams params;  ///< ucb_beta is set per proposal
     int observed = 0;                     ///< the task's usable results
-    std::vector<Eigen::VectorXd> starts;  ///< the best observations
+    // Adaptive effort (asynchronous runs): L-BFGS-B refinement only while it takes at most a
+    // tenth of the master's time, so hundreds of free slots are not kept waiting for it.
+    std::chrono::steady_clock::time_point refined_at{};
+    std::chrono::steady_clock::duration refine_cost{};
   };
 
   // A posterior to propose from for one task, and what it is.
@@ -324,12 +331,16 @@ class ModelPolicy::Impl {
     enum class Kind : std::uint8_t {
       fit,      ///< the task's own posterior in the newest fit (results since join it exactly)
       prior,    ///< an earlier task's posterior (model-prior)
-      interim,  ///< a GP on the task's results, fitted here until the background fit covers them
+      interim,  ///< a GP on the task's own results, until the background fit covers the task
     };
     Kind kind = Kind::fit;
     std::shared_ptr<const surrogate::TaskPosterior> posterior;
     std::string key;       ///< which posterior: a proposer built on another one is rebuilt
     double incumbent = 0;  ///< a prior's: the earlier task's best, standardized
+    /// The task's trials the posterior was fitted on (fit, interim; ascending): the others join
+    /// it exactly. Null for a prior.
+    const std::vector<std::int64_t>* fitted = nullptr;
+    std::shared_ptr<const Snapshot> owner;  ///< keeps `fitted` alive
     ProposalSource source() const { return kind == Kind::prior ? ProposalSource::model_prior : ProposalSource::model; }
   };
 
@@ -354,7 +365,11 @@ class ModelPolicy::Impl {
   // the background fit covers them; else nothing (no result, no earlier task).
   std::optional<Basis> basis_of(const RunState& state, int task, int step) {
     if (auto own = posterior_of(task, step)) {
-      return Basis{Basis::Kind::fit, std::move(own), "fit " + std::to_string(adopted_->version), 0};
+      // The task's interim GPs are done with (dropped once no fit of theirs is under way).
+      std::unique_ptr<FitService>& interim = interims_[slot(task, step)];
+      if (interim && !interim->busy()) interim.reset();
+      return Basis{Basis::Kind::fit, std::move(own), "fit " + std::to_string(adopted_->version), 0,
+                   &adopted_->trials[model_task(task, step)], adopted_};
     }
     const std::vector<std::int64_t> results = usable_trials(state, task);
     if (transfers_ && static_cast<int>(results.size()) < std::max(kInterimResults, job_.policy.initial_random)) {
@@ -379,31 +394,35 @@ class ModelPolicy::Impl {
     return std::nullopt;
   }
 
-  // A plain GP on the task's own results, fitted on this thread (a few dozen points at most:
-  // milliseconds), for the proposals made before the background fit covers the task.
+  // A plain GP on the task's own results, for the proposals made before the background fit
+  // covers the task. The first is fitted here (a few points: milliseconds); later ones on a
+  // thread of their own (FitService), while the newest one so far serves, the results it has
+  // not seen joined exactly. (--sync: each fitted here.)
   std::optional<Basis> interim_of(const RunState& state, int task, int step, const std::vector<std::int64_t>& results) {
-    const std::string key = "interim " + std::to_string(results.size());
-    Interim& interim = interims_[slot(task, step)];
-    if (interim.key != key) {
-      interim.key = key;
-      interim.posterior.reset();
-      interim.error.clear();
+    std::unique_ptr<FitService>& fits = interims_[slot(task, step)];
+    if (!fits) fits = std::make_unique<FitService>(std::make_unique<surrogate::GpSurrogate>(), !options_.sync);
+    std::shared_ptr<const Snapshot> latest = fits->latest();
+    if (!latest || latest->trials.front().size() < results.size()) {
+      FitRequest request;
       std::vector<Eigen::VectorXd> x;
       Eigen::VectorXd y(static_cast<Eigen::Index>(results.size()));
       for (std::size_t i = 0; i < results.size(); ++i) {
         x.push_back(encode(encoder_, state.trial(results[i]).config));
         y(static_cast<Eigen::Index>(i)) = value_of(state.trial(results[i]), step);
       }
-      surrogate::GpSurrogate gp;
-      try {
-        gp.fit(surrogate::TaskData{{{rows(x, encoder_.dimension()), y}}}, jobs::trial_seed(job_.seed ^ 0x1e7u, results.back()));
-        interim.posterior = gp.posterior(0);
-      } catch (const std::exception& e) {
-        interim.error = e.what();
+      request.data.tasks.push_back({rows(x, encoder_.dimension()), std::move(y)});
+      request.trials.push_back(results);
+      request.seed = jobs::trial_seed(job_.seed ^ 0x1e7u, results.back());
+      if (options_.sync || !latest) {
+        fits->fit_now(std::move(request));
+        latest = fits->latest();
+      } else if (!fits->busy()) {
+        fits->request(std::move(request));
       }
     }
-    if (!interim.posterior) return std::nullopt;
-    return Basis{Basis::Kind::interim, interim.posterior, key, 0};
+    if (!latest->error.empty() || !latest->posteriors.front()) return std::nullopt;
+    return Basis{Basis::Kind::interim, latest->posteriors.front(), "interim " + std::to_string(latest->version), 0,
+                 &latest->trials.front(), latest};
   }
 
   // The usable results of `task`, ascending ids.
@@ -420,7 +439,9 @@ class ModelPolicy::Impl {
   std::optional<Nomination> nominate(const RunState& state, int task, int step, std::int64_t trial) {
     const std::optional<Basis> basis = basis_of(state, task, step);
     if (!basis) return std::nullopt;
-    TaskProposer& proposer = proposer_for(state, task, step, *basis);
+    const std::size_t k = slot(task, step);
+    const std::uint64_t seed = jobs::trial_seed(job_.seed ^ 0x5eedac9u, trial) + 7919u * static_cast<std::uint64_t>(k);
+    TaskProposer& proposer = proposer_for(state, task, step, *basis, seed);
 
     // On another task's posterior, UCB: EI's and PI's incumbent is the other task's, and once the
     // batch's believed values pass it their improvement is flat, so a wave would pile up.
@@ -431,11 +452,6 @@ class ModelPolicy::Impl {
     } else {
       arms.push_back(basis->kind == Basis::Kind::prior ? AcquisitionKind::ucb : acquisition_of(job_.policy.acquisition));
     }
-    const std::size_t k = slot(task, step);
-    const std::uint64_t seed = jobs::trial_seed(job_.seed ^ 0x5eedac9u, trial) + 7919u * static_cast<std::uint64_t>(k);
-    surrogate::MaximizerOptions maximizer;
-    maximizer.candidates = job_.policy.candidates;
-    maximizer.refine = job_.policy.refine;
     surrogate::AcquisitionParams params = proposer.params;
     const int t = proposer.observed + static_cast<int>(proposer.pending.size()) + 1;
     params.ucb_beta = job_.policy.ucb_beta.value_or(
@@ -443,9 +459,13 @@ class ModelPolicy::Impl {
     // A wave on another task's posterior needs a wide β: the hallucinated points keep the mean,
     // and with a narrow β they would crowd the prior's peak.
     if (basis->kind == Basis::Kind::prior) params.ucb_beta = kDesignBeta;
+    const auto now = std::chrono::steady_clock::now();
+    const bool refine = options_.sync || now - proposer.refined_at >= 9 * proposer.refine_cost;
     std::vector<std::vector<surrogate::Maximum>> ranked;
-    for (std::size_t a = 0; a < arms.size(); ++a) {
-      ranked.push_back(proposer.batch->next(arms[a], params, search_space_, maximizer, seed + a, proposer.starts));
+    for (std::size_t a = 0; a < arms.size(); ++a) ranked.push_back(proposer.batch->next(arms[a], params, refine));
+    if (refine) {
+      proposer.refined_at = std::chrono::steady_clock::now();
+      proposer.refine_cost = proposer.refined_at - now;
     }
 
     Nomination n;
@@ -489,21 +509,34 @@ class ModelPolicy::Impl {
     return n;
   }
 
-  // The task's proposer on `basis`, brought up to date: rebuilt when a result of the task came
-  // or the basis changed, otherwise extended by the trials proposed since (hallucinated).
-  TaskProposer& proposer_for(const RunState& state, int task, int step, const Basis& basis) {
+  // The task's proposer on `basis`, brought up to date: rebuilt when the basis changed (or each
+  // time in --sync runs), otherwise extended by the trials started since (believed at the mean)
+  // and by the results that came in (their values replace the believed ones).
+  TaskProposer& proposer_for(const RunState& state, int task, int step, const Basis& basis, std::uint64_t seed) {
     TaskProposer& p = proposers_[slot(task, step)];
-    const int finished = state.tasks()[task].finished;
     std::vector<std::int64_t> pending;
     for (std::int64_t id : state.task_trials(task)) {
       if (!state.trial(id).finished) pending.push_back(id);
     }
-    const bool same = p.batch && p.key == basis.key && p.finished == finished &&
-                      std::includes(pending.begin(), pending.end(), p.pending.begin(), p.pending.end());
-    if (same) {
+    const int finished = state.tasks()[task].finished;
+    const auto came_in = std::count_if(p.pending.begin(), p.pending.end(), [&](std::int64_t id) { return state.trial(id).finished; });
+    // Every result since is one of the batch's (else one came from elsewhere: rebuild).
+    if (p.batch && p.key == basis.key && !options_.sync && p.finished + came_in == finished) {
+      p.finished = finished;
+      for (std::int64_t id : p.pending) {
+        const Trial& t = state.trial(id);
+        if (!t.finished) continue;
+        // A prior's posterior is another task's: this task's results do not join it.
+        if (usable(t) && basis.kind != Basis::Kind::prior) {
+          const double z = basis.posterior->standardization().apply(value_of(t, step));
+          p.batch->observe(p.index.at(id), z);
+          p.params.incumbent = p.observed == 0 ? z : std::max(p.params.incumbent, z);
+          ++p.observed;
+        }
+        p.index.erase(id);
+      }
       for (std::int64_t id : pending) {
-        if (std::binary_search(p.pending.begin(), p.pending.end(), id)) continue;
-        p.batch->accept(encode(encoder_, state.trial(id).config));
+        if (!p.index.contains(id)) p.index.emplace(id, p.batch->accept(encode(encoder_, state.trial(id).config)));
       }
       p.pending = std::move(pending);
       return p;
@@ -514,7 +547,7 @@ class ModelPolicy::Impl {
     std::vector<std::pair<double, std::int64_t>> observed;  // (standardized y, trial)
     std::vector<Eigen::VectorXd> unseen_x;
     std::vector<double> unseen_y;
-    const std::vector<std::int64_t>* fitted = basis.kind == Basis::Kind::fit ? &adopted_->trials[model_task(task, step)] : nullptr;
+    const std::vector<std::int64_t>* fitted = basis.fitted;
     for (std::int64_t id : state.task_trials(task)) {
       const Trial& t = state.trial(id);
       if (!usable(t)) continue;
@@ -531,25 +564,32 @@ class ModelPolicy::Impl {
     }
     std::vector<Eigen::VectorXd> pending_x;
     for (std::int64_t id : pending) pending_x.push_back(encode(encoder_, state.trial(id).config));
-    p = TaskProposer{};
-    p.source = basis.source();
-    p.key = basis.key;
-    p.observed = static_cast<int>(observed.size());
-    p.finished = finished;
-    p.pending = std::move(pending);
-    p.batch.emplace(std::move(posterior), rows(pending_x, d));
     // A prior's observations are another task's: its own best is the incumbent, and this
     // task's results (another scale) only mark configurations as taken.
     std::sort(observed.rbegin(), observed.rend());
-    if (basis.kind == Basis::Kind::prior) {
-      p.params.incumbent = basis.incumbent;
-    } else {
-      p.params.incumbent = observed.empty() ? 0.0 : observed.front().first;
+    std::vector<Eigen::VectorXd> starts;
+    if (basis.kind != Basis::Kind::prior) {
       for (std::size_t i = 0; i < observed.size() && i < 3; ++i) {
-        p.starts.push_back(encode(encoder_, state.trial(observed[i].second).config));
+        starts.push_back(encode(encoder_, state.trial(observed[i].second).config));
       }
     }
-    p.params.xi = job_.policy.xi;
+    surrogate::MaximizerOptions maximizer;
+    maximizer.candidates = job_.policy.candidates;
+    maximizer.refine = job_.policy.refine;
+    TaskProposer rebuilt;
+    rebuilt.source = basis.source();
+    rebuilt.key = basis.key;
+    rebuilt.observed = static_cast<int>(observed.size());
+    rebuilt.finished = finished;
+    rebuilt.batch.emplace(std::move(posterior), rows(pending_x, d), search_space_, maximizer, seed, starts);
+    for (std::size_t i = 0; i < pending.size(); ++i) rebuilt.index.emplace(pending[i], static_cast<int>(i));
+    rebuilt.pending = std::move(pending);
+    rebuilt.params.incumbent =
+        basis.kind == Basis::Kind::prior ? basis.incumbent : (observed.empty() ? 0.0 : observed.front().first);
+    rebuilt.params.xi = job_.policy.xi;
+    rebuilt.refined_at = p.refined_at;
+    rebuilt.refine_cost = p.refine_cost;
+    p = std::move(rebuilt);
     return p;
   }
 
@@ -675,12 +715,7 @@ class ModelPolicy::Impl {
   std::vector<surrogate::GpHedge> hedges_;
   std::vector<std::vector<HedgeNominees>> nominees_;
   std::vector<TaskProposer> proposers_;  // per run model task
-  struct Interim {
-    std::string key;
-    std::shared_ptr<const surrogate::TaskPosterior> posterior;
-    std::string error;
-  };
-  std::vector<Interim> interims_;  // per run model task
+  std::vector<std::unique_ptr<FitService>> interims_;  // per run model task: its interim GPs
   std::int64_t fallbacks_ = 0;     // random proposals the job did not ask for, this process
 };
 

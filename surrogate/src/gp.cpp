@@ -105,6 +105,8 @@ class GpPosterior final : public TaskPosterior {
     return p;
   }
 
+  std::unique_ptr<TrackedPosterior> track(const Eigen::MatrixXd& C) const override;
+
   std::shared_ptr<const TaskPosterior> condition(const Eigen::MatrixXd& Xn, const Eigen::VectorXd* y) const override {
     const Eigen::Index n = X_.rows(), m = Xn.rows();
     // Block Cholesky: [[K, B], [Bᵀ, C]] = [[L, 0], [Sᵀ, L₂₂]] [[Lᵀ, S], [0, L₂₂ᵀ]] with
@@ -144,6 +146,128 @@ class GpPosterior final : public TaskPosterior {
   Eigen::VectorXd inv_ls_;
   double signal_ = 1, noise_ = 1e-2, basis_scale_ = 0;
 };
+
+// A GP posterior at fixed points C as observations join one at a time: the Cholesky factor L of
+// K + σ_n²I over the m observations grows by a row per point, and with it V = L⁻¹ K(X, C) and
+// β = L⁻¹ y, so that mean(C) = Vᵀβ and var(C) = prior − ‖V_c‖². A new point costs one forward
+// solve (O(m²)) and one row of V (O(m n)); a changed value, one solve below it and O(m n).
+// Storage grows by doubling (no m² copy per point). The same algebra as GpPosterior::condition.
+class GpTracked final : public TrackedPosterior {
+ public:
+  GpTracked(const Eigen::MatrixXd& X, const Eigen::VectorXd& y, const Eigen::VectorXd& theta, const Eigen::MatrixXd& L,
+            std::shared_ptr<const MeanBasis> basis, const Eigen::MatrixXd& G, const Eigen::MatrixXd& C)
+      : theta_(theta), basis_(std::move(basis)), C_(C), m_(X.rows()) {
+    const int d = static_cast<int>(X.cols());
+    signal_ = std::exp(theta_(d));
+    noise_ = std::exp(theta_(d + 1));
+    basis_scale_ = basis_scale_of(theta_, d, basis_.get());
+    GC_ = basis_ ? basis_->values(C_) : Eigen::MatrixXd(C_.rows(), 0);
+    reserve(m_ + 16);
+    X_.topRows(m_) = X;
+    G_.topRows(m_) = G;
+    L_.topLeftCorner(m_, m_) = L;
+    y_.head(m_) = y;
+    const Eigen::MatrixXd Kc = kernel(C_, GC_, X, G);  // n × m
+    Vt_.leftCols(m_) = L.triangularView<Eigen::Lower>().solve(Kc.transpose()).transpose();
+    beta_.head(m_) = L.triangularView<Eigen::Lower>().solve(y);
+    prior_ = Eigen::VectorXd::Constant(C_.rows(), signal_);
+    if (basis_) prior_.array() += 1.0 + basis_scale_ * GC_.rowwise().squaredNorm().array();
+    current_.mean = Vt_.leftCols(m_) * beta_.head(m_);
+    var_ = prior_ - Vt_.leftCols(m_).rowwise().squaredNorm();
+    current_.var = var_.cwiseMax(1e-12);
+  }
+
+  double mean_at(const Eigen::VectorXd& x) const override {
+    const Eigen::VectorXd l = solve_for(x, nullptr);
+    return l.dot(beta_.head(m_));
+  }
+
+  int add(const Eigen::VectorXd& x, const double* y) override {
+    Eigen::MatrixXd gx;
+    const Eigen::VectorXd l = solve_for(x, &gx);
+    const double prior = signal_ + (basis_ ? 1.0 + basis_scale_ * gx.squaredNorm() : 0.0);
+    // As robust_cholesky would: a point on top of another keeps a positive pivot.
+    const double pivot = std::sqrt(std::max(prior + noise_ - l.squaredNorm(), 1e-10));
+    const double mean = l.dot(beta_.head(m_));
+    const double value = y != nullptr ? *y : mean;
+    const Eigen::MatrixXd xrow = x.transpose();
+    const Eigen::VectorXd kc = kernel(C_, GC_, xrow, gx).col(0);
+    const Eigen::VectorXd v = (kc - Vt_.leftCols(m_) * l) / pivot;
+    if (m_ == X_.rows()) reserve(2 * m_);
+    X_.row(m_) = xrow;
+    if (basis_) G_.row(m_) = gx;
+    L_.row(m_).head(m_) = l.transpose();
+    L_(m_, m_) = pivot;
+    Vt_.col(m_) = v;
+    y_(m_) = value;
+    beta_(m_) = (value - mean) / pivot;
+    current_.mean += beta_(m_) * v;
+    var_ -= v.cwiseAbs2();
+    current_.var = var_.cwiseMax(1e-12);
+    return static_cast<int>(m_++) - static_cast<int>(first_added_);
+  }
+
+  void set_value(int index, double y) override {
+    const Eigen::Index r = first_added_ + index;
+    const double delta = y - y_(r);
+    y_(r) = y;
+    // β changes by L⁻¹(δ e_r), which is zero above r.
+    Eigen::VectorXd z = Eigen::VectorXd::Zero(m_ - r);
+    z(0) = delta;
+    L_.block(r, r, m_ - r, m_ - r).triangularView<Eigen::Lower>().solveInPlace(z);
+    beta_.segment(r, m_ - r) += z;
+    current_.mean += Vt_.middleCols(r, m_ - r) * z;
+  }
+
+ private:
+  // K(A, B) with the basis part; GA, GB the basis at A and B (n × 0 without one).
+  Eigen::MatrixXd kernel(const Eigen::MatrixXd& A, const Eigen::MatrixXd& GA, const Eigen::MatrixXd& B,
+                         const Eigen::MatrixXd& GB) const {
+    Eigen::MatrixXd K = matern52(A, B, theta_);
+    if (basis_) add_basis_kernel(K, GA, GB, basis_scale_);
+    return K;
+  }
+
+  // l = L⁻¹ k(X, x); the basis at x in *gx when asked.
+  Eigen::VectorXd solve_for(const Eigen::VectorXd& x, Eigen::MatrixXd* gx) const {
+    const Eigen::MatrixXd xrow = x.transpose();
+    const Eigen::MatrixXd g = basis_ ? basis_->values(xrow) : Eigen::MatrixXd(1, 0);
+    Eigen::VectorXd l = kernel(X_.topRows(m_), G_.topRows(m_), xrow, g).col(0);
+    L_.topLeftCorner(m_, m_).triangularView<Eigen::Lower>().solveInPlace(l);
+    if (gx != nullptr) *gx = g;
+    return l;
+  }
+
+  void reserve(Eigen::Index capacity) {
+    const auto grow = [&](Eigen::MatrixXd& M, Eigen::Index rows, Eigen::Index cols) {
+      Eigen::MatrixXd bigger = Eigen::MatrixXd::Zero(rows, cols);
+      bigger.topLeftCorner(M.rows(), M.cols()) = M;
+      M.swap(bigger);
+    };
+    grow(X_, capacity, C_.cols());
+    grow(G_, capacity, GC_.cols());
+    grow(L_, capacity, capacity);
+    grow(Vt_, C_.rows(), capacity);
+    Eigen::VectorXd y = Eigen::VectorXd::Zero(capacity), beta = Eigen::VectorXd::Zero(capacity);
+    y.head(y_.size()) = y_;
+    beta.head(beta_.size()) = beta_;
+    y_.swap(y);
+    beta_.swap(beta);
+  }
+
+  Eigen::VectorXd theta_;
+  std::shared_ptr<const MeanBasis> basis_;
+  Eigen::MatrixXd C_, GC_;          // the tracked points and the basis there
+  Eigen::MatrixXd X_, G_, L_, Vt_;  // capacity-sized; the first m_ rows (columns of Vt_) hold data
+  Eigen::VectorXd y_, beta_, prior_, var_;
+  Eigen::Index m_ = 0;
+  Eigen::Index first_added_ = m_;  // the posterior's own observations come first
+  double signal_ = 1, noise_ = 1e-2, basis_scale_ = 0;
+};
+
+std::unique_ptr<TrackedPosterior> GpPosterior::track(const Eigen::MatrixXd& C) const {
+  return std::make_unique<GpTracked>(X_, y_, theta_, L_, basis_, G_, C);
+}
 
 // K + σ_n²I at X, with the basis part when G is given.
 Eigen::MatrixXd noisy_kernel(const Eigen::MatrixXd& X, const Eigen::VectorXd& theta, const Eigen::MatrixXd* G,

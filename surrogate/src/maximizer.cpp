@@ -133,8 +133,8 @@ void BoxSpace::canonicalize(Eigen::Ref<Eigen::VectorXd> x) const {
   }
 }
 
-std::vector<Maximum> maximize(const BoxObjective& objective, const EncodedSpace& space, const MaximizerOptions& options,
-                              std::uint64_t seed, const std::vector<Eigen::VectorXd>& starts) {
+Eigen::MatrixXd candidate_points(const EncodedSpace& space, const MaximizerOptions& options, std::uint64_t seed,
+                                 const std::vector<Eigen::VectorXd>& starts) {
   const int groups = static_cast<int>(space.groups().size());
   const Eigen::MatrixXd raw = shifted_sobol(options.candidates, std::max(groups, 1), seed);
   const auto n = static_cast<Eigen::Index>(options.candidates + starts.size());
@@ -149,7 +149,19 @@ std::vector<Maximum> maximize(const BoxObjective& objective, const EncodedSpace&
     space.canonicalize(x);
     X.row(options.candidates + static_cast<Eigen::Index>(i)) = x.transpose();
   }
-  const Eigen::VectorXd values = objective.values(X);
+  return X;
+}
+
+std::vector<Maximum> maximize(const BoxObjective& objective, const EncodedSpace& space, const MaximizerOptions& options,
+                              std::uint64_t seed, const std::vector<Eigen::VectorXd>& starts) {
+  const Eigen::MatrixXd X = candidate_points(space, options, seed, starts);
+  return maximize_from(objective, space, options, X, objective.values(X));
+}
+
+std::vector<Maximum> maximize_from(const BoxObjective& objective, const EncodedSpace& space,
+                                   const MaximizerOptions& options, const Eigen::MatrixXd& X,
+                                   const Eigen::VectorXd& values) {
+  const Eigen::Index n = X.rows();
 
   std::vector<Eigen::Index> order(static_cast<std::size_t>(n));
   std::iota(order.begin(), order.end(), 0);

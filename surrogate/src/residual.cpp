@@ -37,6 +37,54 @@ std::shared_ptr<const TaskPosterior> ResidualPosterior::condition(const Eigen::M
 
 namespace {
 
+class ResidualTracked final : public TrackedPosterior {
+ public:
+  ResidualTracked(std::shared_ptr<const TaskPosterior> base, const TaskPosterior& residual, const Eigen::MatrixXd& C)
+      : base_(std::move(base)), residual_(residual.track(C)), s_(residual.standardization()), at_C_(base_->predict(C)) {
+    combine();
+  }
+
+  double mean_at(const Eigen::VectorXd& x) const override {
+    return base_->predict(x.transpose()).mean(0) + s_.offset + s_.scale * residual_->mean_at(x);
+  }
+
+  int add(const Eigen::VectorXd& x, const double* y) override {
+    const double base = base_->predict(x.transpose()).mean(0);
+    base_means_.push_back(base);
+    double r = 0;
+    if (y != nullptr) r = (*y - base - s_.offset) / s_.scale;
+    const int index = residual_->add(x, y != nullptr ? &r : nullptr);
+    combine();
+    return index;
+  }
+
+  void set_value(int index, double y) override {
+    residual_->set_value(index, (y - base_means_[static_cast<std::size_t>(index)] - s_.offset) / s_.scale);
+    combine();
+  }
+
+ private:
+  void combine() {
+    const Posterior& r = residual_->at_points();
+    current_.mean = (at_C_.mean.array() + s_.offset + s_.scale * r.mean.array()).matrix();
+    current_.var = (at_C_.var.array() + s_.scale * s_.scale * r.var.array()).matrix();
+  }
+
+  std::shared_ptr<const TaskPosterior> base_;
+  std::unique_ptr<TrackedPosterior> residual_;
+  Standardization s_;
+  Posterior at_C_;
+  std::vector<double> base_means_;  // the base's mean at each added point
+};
+
+}  // namespace
+
+std::unique_ptr<TrackedPosterior> ResidualPosterior::track(const Eigen::MatrixXd& C) const {
+  return std::make_unique<ResidualTracked>(base_, *residual_, C);
+}
+
+namespace {
+
 // Residuals stay in the task's standardized units: standardized by their own spread (small,
 // as the features fit their data closely), the GP's amplitude would shrink with them and it
 // would again be sure of itself away from the data.

@@ -41,6 +41,55 @@ std::shared_ptr<const TaskPosterior> ModelAverage::condition(const Eigen::Matrix
   return std::make_shared<ModelAverage>(first_->condition(X, y), second_->condition(X, y), weight_);
 }
 
+namespace {
+
+class AverageTracked final : public TrackedPosterior {
+ public:
+  AverageTracked(std::unique_ptr<TrackedPosterior> first, std::unique_ptr<TrackedPosterior> second, double weight)
+      : first_(std::move(first)), second_(std::move(second)), weight_(weight) {
+    combine();
+  }
+
+  double mean_at(const Eigen::VectorXd& x) const override {
+    return weight_ * first_->mean_at(x) + (1 - weight_) * second_->mean_at(x);
+  }
+
+  int add(const Eigen::VectorXd& x, const double* y) override {
+    const double value = y != nullptr ? *y : mean_at(x);
+    const int index = first_->add(x, &value);
+    second_->add(x, &value);
+    combine();
+    return index;
+  }
+
+  void set_value(int index, double y) override {
+    first_->set_value(index, y);
+    second_->set_value(index, y);
+    combine();
+  }
+
+ private:
+  // As ModelAverage::predict.
+  void combine() {
+    const Posterior& a = first_->at_points();
+    const Posterior& b = second_->at_points();
+    const double w = weight_;
+    current_.mean = w * a.mean + (1 - w) * b.mean;
+    const Eigen::ArrayXd second_moment =
+        w * (a.var.array() + a.mean.array().square()) + (1 - w) * (b.var.array() + b.mean.array().square());
+    current_.var = (second_moment - current_.mean.array().square()).cwiseMax(1e-12).matrix();
+  }
+
+  std::unique_ptr<TrackedPosterior> first_, second_;
+  double weight_;
+};
+
+}  // namespace
+
+std::unique_ptr<TrackedPosterior> ModelAverage::track(const Eigen::MatrixXd& C) const {
+  return std::make_unique<AverageTracked>(first_->track(C), second_->track(C), weight_);
+}
+
 TransferGp::TransferGp(std::unique_ptr<Surrogate> inner, Options options)
     : inner_(std::move(inner)), options_(options), plain_(options.gp), gps_(options.gp) {}
 

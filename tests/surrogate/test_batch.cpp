@@ -33,9 +33,9 @@ TEST(BatchProposerTest, the_first_point_is_the_acquisitions_maximizer_under_the_
   const auto posterior = posterior_of_a_peak();
   Eigen::MatrixXd pending(1, 2);
   pending << 0.2, 0.8;
-  const BatchProposer batch(posterior, pending);
+  const BatchProposer batch(posterior, pending, kSquare, MaximizerOptions{}, 5);
   const AcquisitionParams params{.ucb_beta = 4.0, .xi = 0.0, .incumbent = 0.9};
-  const auto ours = batch.next(AcquisitionKind::ei, params, kSquare, MaximizerOptions{}, 5);
+  const auto ours = batch.next(AcquisitionKind::ei, params);
   Acquisition direct(AcquisitionKind::ei, params, posterior);
   direct.set_pending(pending);
   BoxObjective f;
@@ -49,7 +49,7 @@ TEST(BatchProposerTest, the_first_point_is_the_acquisitions_maximizer_under_the_
 
 TEST(BatchProposerTest, accepted_points_are_hallucinated_at_the_mean_and_equal_a_fresh_batch_with_them_pending) {
   const auto posterior = posterior_of_a_peak();
-  BatchProposer batch(posterior, Eigen::MatrixXd(0, 2));
+  BatchProposer batch(posterior, Eigen::MatrixXd(0, 2), kSquare, MaximizerOptions{}, 1);
   const Eigen::Vector2d x(0.65, 0.35), probe(0.62, 0.38);
   const Posterior before = batch.conditioned()->predict(probe.transpose());
   batch.accept(x);
@@ -58,7 +58,7 @@ TEST(BatchProposerTest, accepted_points_are_hallucinated_at_the_mean_and_equal_a
   // GP-BUCB: a hallucinated observation at the mean leaves the mean and shrinks the variance.
   EXPECT_NEAR(after.mean(0), before.mean(0), 1e-9);
   EXPECT_LT(after.var(0), 0.5 * before.var(0));
-  const BatchProposer fresh(posterior, x.transpose());
+  const BatchProposer fresh(posterior, x.transpose(), kSquare, MaximizerOptions{}, 1);
   const Posterior same = fresh.conditioned()->predict(probe.transpose());
   EXPECT_NEAR(same.mean(0), after.mean(0), 1e-9);
   EXPECT_NEAR(same.var(0), after.var(0), 1e-9);
@@ -66,11 +66,11 @@ TEST(BatchProposerTest, accepted_points_are_hallucinated_at_the_mean_and_equal_a
 
 TEST(BatchProposerTest, a_batch_spreads_out_and_each_point_stays_good) {
   const auto posterior = posterior_of_a_peak();
-  BatchProposer batch(posterior, Eigen::MatrixXd(0, 2));
+  BatchProposer batch(posterior, Eigen::MatrixXd(0, 2), kSquare, MaximizerOptions{.candidates = 512}, 11);
   const AcquisitionParams params{.ucb_beta = 1.0, .xi = 0.0, .incumbent = 0.0};
   std::vector<Eigen::VectorXd> points;
   for (int i = 0; i < 6; ++i) {
-    const auto maxima = batch.next(AcquisitionKind::ucb, params, kSquare, MaximizerOptions{.candidates = 512}, 11 + i);
+    const auto maxima = batch.next(AcquisitionKind::ucb, params);
     points.push_back(maxima.front().x);
     batch.accept(maxima.front().x);
   }
@@ -90,4 +90,31 @@ TEST(BatchProposerTest, a_batch_spreads_out_and_each_point_stays_good) {
                                          }())
                                     .mean;
   EXPECT_GT(means.minCoeff(), 0.3);
+}
+
+TEST(BatchProposerTest, a_result_replaces_its_believed_value_as_conditioning_on_it_would) {
+  const auto posterior = posterior_of_a_peak();
+  const Eigen::Vector2d a(0.3, 0.7), b(0.65, 0.35);
+  Eigen::MatrixXd pending(2, 2);
+  pending << a.transpose(), b.transpose();
+  BatchProposer batch(posterior, pending, kSquare, MaximizerOptions{.candidates = 64}, 3);
+  EXPECT_EQ(batch.size(), 0);
+  const double believed_b = posterior->predict(b.transpose()).mean(0);
+  EXPECT_NEAR(batch.believed_best(), std::max(posterior->predict(a.transpose()).mean(0), believed_b), 1e-9);
+  batch.observe(1, 0.25);  // b's result: far below what was believed there
+  // The only believed value left is a's.
+  EXPECT_NEAR(batch.believed_best(), posterior->predict(a.transpose()).mean(0), 1e-9);
+  Eigen::VectorXd y(2);
+  y << posterior->predict(a.transpose()).mean(0), 0.25;
+  const auto exact = posterior->condition(pending, &y);
+  const Eigen::Vector2d probe(0.62, 0.38);
+  EXPECT_NEAR(batch.conditioned()->predict(probe.transpose()).mean(0), exact->predict(probe.transpose()).mean(0), 1e-9);
+  // The candidates' scores follow: UCB with β = 0 is the mean, maximal away from b now.
+  const auto maxima = batch.next(AcquisitionKind::ucb, AcquisitionParams{.ucb_beta = 0.0}, false);
+  const Eigen::MatrixXd C = candidate_points(kSquare, MaximizerOptions{.candidates = 64}, 3);
+  const Posterior at = exact->predict(C);
+  Eigen::Index best = 0;
+  at.mean.maxCoeff(&best);
+  EXPECT_NEAR((maxima.front().x - C.row(best).transpose()).norm(), 0.0, 1e-12);
+  EXPECT_NEAR(maxima.front().value, at.mean(best), 1e-9);
 }

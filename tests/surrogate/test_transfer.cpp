@@ -370,3 +370,25 @@ TEST(TransferGpTest, a_basis_the_data_bear_out_gets_the_weight_one_they_do_not_l
   one.fit(lone, 9);
   EXPECT_EQ(one.basis_weight(0), 0.0);
 }
+
+TEST(TransferGpTest, a_tracked_posterior_with_a_basis_equals_conditioning) {
+  const TaskData data = three_tasks();
+  TransferGp transfer(std::make_unique<GpSurrogate>());
+  transfer.fit(data, 1);
+  const auto posterior = transfer.posterior(1);
+  const Observations C = sample_unit_square(50, 47, wavy);
+  const auto tracked = posterior->track(C.X);
+  const Observations P = sample_unit_square(5, 48, wavy);
+  std::vector<double> values;
+  for (Eigen::Index i = 0; i < P.X.rows(); ++i) {
+    values.push_back(tracked->mean_at(P.X.row(i).transpose()));
+    tracked->add(P.X.row(i).transpose(), nullptr);
+  }
+  tracked->set_value(2, 1.25);
+  values[2] = 1.25;
+  const Eigen::VectorXd y = Eigen::Map<const Eigen::VectorXd>(values.data(), static_cast<Eigen::Index>(values.size()));
+  const Posterior want = posterior->condition(P.X, &y)->predict(C.X);
+  EXPECT_LT((tracked->at_points().mean - want.mean).cwiseAbs().maxCoeff(), 1e-7);
+  EXPECT_LT((tracked->at_points().var - want.var).cwiseAbs().maxCoeff(), 1e-7);
+  EXPECT_LT(tracked->at_points().var.sum(), posterior->predict(C.X).var.sum());
+}

@@ -6,7 +6,9 @@
 // 2010). A hallucinated point keeps the mean and shrinks the variance around it, so a batch
 // spreads out over the candidates parallel slots should try, while each point is still the
 // best the model sees given the others; the trials already running are hallucinated the same
-// way. The posterior is conditioned once per batch, then one point at a time. As in the kriging
+// way. The candidates are scored once per batch, and then kept up to date point by point
+// (TrackedPosterior: O(m² + m n) per point rather than O(m² n)); L-BFGS-B refines the best of
+// them on the conditioned posterior when the caller can afford it. As in the kriging
 // believer, a hallucinated value counts as observed: EI and PI measure improvement over the best
 // of the incumbent and the batch's believed values (else a point whose mean is above the
 // incumbent keeps its improvement however certain it becomes, and the batch repeats it).
@@ -25,30 +27,42 @@ namespace lbo::surrogate {
 class BatchProposer {
  public:
   /// `posterior`: the task's (conditioned on its results); `pending`: p × d points being
-  /// evaluated now, hallucinated.
-  BatchProposer(std::shared_ptr<const TaskPosterior> posterior, const Eigen::MatrixXd& pending);
+  /// evaluated now, believed at the mean (indices 0 … p−1). The candidates every next() scores
+  /// are fixed here: candidate_points(space, options, seed, starts). `space` must outlive this.
+  BatchProposer(std::shared_ptr<const TaskPosterior> posterior, const Eigen::MatrixXd& pending,
+                const EncodedSpace& space, const MaximizerOptions& options, std::uint64_t seed,
+                const std::vector<Eigen::VectorXd>& starts = {});
 
-  /// The maxima of acquisition `kind` over `space` given the pending points and the batch so
-  /// far, best first (the caller takes the first it can use and passes it to accept()).
-  /// `params.incumbent` is raised to the best believed value so far. `starts`: extra
-  /// candidates, e.g. the best observations.
-  std::vector<Maximum> next(AcquisitionKind kind, const AcquisitionParams& params, const EncodedSpace& space,
-                            const MaximizerOptions& options, std::uint64_t seed,
-                            const std::vector<Eigen::VectorXd>& starts = {}) const;
-  /// x (length d) joins the batch: hallucinated at the posterior mean.
-  void accept(const Eigen::VectorXd& x);
-  /// The best value believed so far (the largest mean at which a point was hallucinated).
-  double believed_best() const { return believed_best_; }
+  /// The maxima of acquisition `kind` given the pending points, the batch so far and the
+  /// results that came in for them, best first (the caller takes the first it can use and passes
+  /// it to accept()). The candidates are scored from the tracked posterior; with `refine`, the
+  /// best options.refine of them are refined by L-BFGS-B on the conditioned posterior.
+  /// `params.incumbent` is raised to the best value still believed.
+  std::vector<Maximum> next(AcquisitionKind kind, const AcquisitionParams& params, bool refine = true) const;
+  /// x (length d) joins the batch, believed at the posterior mean. Returns its index.
+  int accept(const Eigen::VectorXd& x);
+  /// The result of point `index` came in: y (standardized) replaces its believed value. The
+  /// other believed values stay as they were believed (the kriging believer).
+  void observe(int index, double y);
+  /// The best value still believed (−∞ when none is).
+  double believed_best() const;
 
-  /// The posterior given the pending points and the batch so far.
-  const std::shared_ptr<const TaskPosterior>& conditioned() const { return conditioned_; }
-  /// Points accepted so far.
-  int size() const { return accepted_; }
+  /// The posterior given the pending points and the batch so far, at their values.
+  std::shared_ptr<const TaskPosterior> conditioned() const;
+  /// Points accepted so far (not counting the pending ones it started with).
+  int size() const { return static_cast<int>(points_.size()) - pending_; }
 
  private:
-  std::shared_ptr<const TaskPosterior> conditioned_;
-  int accepted_ = 0;
-  double believed_best_;
+  std::shared_ptr<const TaskPosterior> posterior_;
+  const EncodedSpace* space_;
+  MaximizerOptions options_;
+  Eigen::MatrixXd candidates_;
+  std::unique_ptr<TrackedPosterior> tracked_;  // the posterior at candidates_, given points_
+  std::vector<Eigen::VectorXd> points_;
+  std::vector<double> values_;
+  std::vector<bool> believed_;
+  int pending_ = 0;
+  mutable std::shared_ptr<const TaskPosterior> conditioned_;  // materialized on demand
 };
 
 }  // namespace lbo::surrogate

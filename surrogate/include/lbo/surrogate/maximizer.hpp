@@ -71,4 +71,14 @@ struct Maximum {
 std::vector<Maximum> maximize(const BoxObjective& objective, const EncodedSpace& space, const MaximizerOptions& options,
                               std::uint64_t seed, const std::vector<Eigen::VectorXd>& starts = {});
 
+/// The candidates maximize() evaluates (rows, canonical): options.candidates quasi-random points
+/// of `space` drawn from `seed`, then `starts`.
+Eigen::MatrixXd candidate_points(const EncodedSpace& space, const MaximizerOptions& options, std::uint64_t seed,
+                                 const std::vector<Eigen::VectorXd>& starts = {});
+/// maximize() once its candidates X are scored (`values`, one per row): the distinct ones
+/// ranked, the best options.refine refined by L-BFGS-B with `objective` (none when 0).
+std::vector<Maximum> maximize_from(const BoxObjective& objective, const EncodedSpace& space,
+                                   const MaximizerOptions& options, const Eigen::MatrixXd& X,
+                                   const Eigen::VectorXd& values);
+
 }  // namespace lbo::surrogate

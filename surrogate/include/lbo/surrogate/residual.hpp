@@ -25,6 +25,8 @@ class ResidualPosterior final : public TaskPosterior {
   Posterior predict(const Eigen::MatrixXd& X) const override;
   PointPosterior predict_with_gradient(const Eigen::VectorXd& x) const override;
   std::shared_ptr<const TaskPosterior> condition(const Eigen::MatrixXd& X, const Eigen::VectorXd* y) const override;
+  /// The base at C once; points go to the residual's tracker.
+  std::unique_ptr<TrackedPosterior> track(const Eigen::MatrixXd& C) const override;
 
  private:
   std::shared_ptr<const TaskPosterior> base_, residual_;

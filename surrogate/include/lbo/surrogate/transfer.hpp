@@ -40,6 +40,8 @@ class ModelAverage final : public TaskPosterior {
   Posterior predict(const Eigen::MatrixXd& X) const override;
   PointPosterior predict_with_gradient(const Eigen::VectorXd& x) const override;
   std::shared_ptr<const TaskPosterior> condition(const Eigen::MatrixXd& X, const Eigen::VectorXd* y) const override;
+  /// Both models tracked; a believed point takes the average's mean in both, as condition(X, &y).
+  std::unique_ptr<TrackedPosterior> track(const Eigen::MatrixXd& C) const override;
   double weight() const { return weight_; }
 
  private:
