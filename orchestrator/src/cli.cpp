@@ -149,6 +149,11 @@ int run(const RunOptions& options, cluster::MpiSession* mpi) {
                 std::to_string(trials) + " trials, from " + std::to_string(job.policy.warm_start.size()) + " run(s)");
   }
   master_options.sync = options.sync;
+  if (job.policy.surrogate != jobs::SurrogateKind::random) {
+    const FitThreads threads = fit_threads(job, use_mpi);
+    master_options.fit_threads = threads.count;
+    console.log("model fits and proposals use " + std::to_string(threads.count) + " thread(s) (" + threads.why + ")");
+  }
   master_options.checkpoint_every_s = options.checkpoint_every_s;
   master_options.resume_command = options.resume_command;
   Master master(job, run_dir, std::move(make_transport), console, master_options, std::move(recovered));

@@ -48,8 +48,14 @@ std::unique_ptr<surrogate::Surrogate> make_surrogate(const jobs::JobSpec& job, i
   }
 }
 
-FitService::FitService(std::unique_ptr<surrogate::Surrogate> surrogate, bool background) : surrogate_(std::move(surrogate)) {
-  if (background) thread_ = std::thread([this] { loop(); });
+FitService::FitService(std::unique_ptr<surrogate::Surrogate> surrogate, bool background, int threads)
+    : surrogate_(std::move(surrogate)) {
+  if (background) {
+    thread_ = std::thread([this, threads] {
+      surrogate::use_threads(threads);
+      loop();
+    });
+  }
 }
 
 FitService::~FitService() {

@@ -40,8 +40,9 @@ std::unique_ptr<surrogate::Surrogate> make_surrogate(const jobs::JobSpec& job, i
 
 class FitService {
  public:
-  /// `background`: fit on a thread of its own (asynchronous runs); otherwise fit_now() only.
-  FitService(std::unique_ptr<surrogate::Surrogate> surrogate, bool background);
+  /// `background`: fit on a thread of its own (asynchronous runs), with `threads` OpenMP
+  /// threads; otherwise fit_now() only (on the caller's thread and thread count).
+  FitService(std::unique_ptr<surrogate::Surrogate> surrogate, bool background, int threads = 1);
   /// Waits for a fit in progress.
   ~FitService();
   FitService(const FitService&) = delete;

@@ -86,7 +86,7 @@ class Master::Loop {
         journal_(open_journal(run_dir, recovered, console)),
         state_(initial_state(recovered)),
         policy_(make_policy(job_, PolicyOptions{options.sync, [&console](const std::string& line) { console.log(line); },
-                                                std::move(options.warm_start)})),
+                                                std::move(options.warm_start), options.fit_threads})),
         scheduler_(job_),
         signals_(io_, SIGINT, SIGTERM, SIGUSR1),
         progress_timer_(io_),

@@ -104,7 +104,8 @@ class ModelPolicy::Impl {
         random_(job.space, job.seed),
         steps_(std::max(1, job.objective.stepwise)),
         transfers_(job.policy.surrogate == jobs::SurrogateKind::lbo || job.policy.surrogate == jobs::SurrogateKind::ablr),
-        fits_(make_surrogate(job, encoder_.dimension()), !options_.sync) {
+        fits_(make_surrogate(job, encoder_.dimension()), !options_.sync, options_.threads) {
+    surrogate::use_threads(options_.threads);  // this thread's: proposals, and fits in --sync runs
     track_tasks();
     const int d = encoder_.dimension();
     for (const WarmTask& w : options_.warm_start) {
@@ -400,7 +401,7 @@ class ModelPolicy::Impl {
   // not seen joined exactly. (--sync: each fitted here.)
   std::optional<Basis> interim_of(const RunState& state, int task, int step, const std::vector<std::int64_t>& results) {
     std::unique_ptr<FitService>& fits = interims_[slot(task, step)];
-    if (!fits) fits = std::make_unique<FitService>(std::make_unique<surrogate::GpSurrogate>(), !options_.sync);
+    if (!fits) fits = std::make_unique<FitService>(std::make_unique<surrogate::GpSurrogate>(), !options_.sync, options_.threads);
     std::shared_ptr<const Snapshot> latest = fits->latest();
     if (!latest || latest->trials.front().size() < results.size()) {
       FitRequest request;

@@ -1,5 +1,7 @@
 #include "lbo/surrogate/surrogate.hpp"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <limits>
 #include <string>
@@ -7,6 +9,8 @@
 #include "lbo/surrogate/linalg.hpp"
 
 namespace lbo::surrogate {
+
+void use_threads(int threads) { omp_set_num_threads(std::max(threads, 1)); }
 
 namespace {
 

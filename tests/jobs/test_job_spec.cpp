@@ -293,6 +293,7 @@ xi = 0.1
 hedge_eta = 3
 candidates = 200
 refine = 2
+fit_threads = 3
 network_width = 32
 network_depth = 2
 networks = 4
@@ -305,6 +306,9 @@ ibp_alpha = 1.5)"));
   EXPECT_EQ(job.policy.hedge_eta, 3.0);
   EXPECT_EQ(job.policy.candidates, 200);
   EXPECT_EQ(job.policy.refine, 2);
+  EXPECT_EQ(job.policy.fit_threads, 3);
+  EXPECT_NE(error_of(valid_with("surrogate = \"random\"", "fit_threads = 0")).find("policy.fit_threads: must be in 1..1024"),
+            std::string::npos);
   EXPECT_EQ(job.policy.network_width, 32);
   EXPECT_EQ(job.policy.network_depth, 2);
   EXPECT_EQ(job.policy.networks, 4);
@@ -313,6 +317,7 @@ ibp_alpha = 1.5)"));
   EXPECT_EQ(defaults.policy.surrogate, SurrogateKind::lbo);
   EXPECT_EQ(defaults.policy.networks, 10);
   EXPECT_EQ(defaults.policy.ibp_alpha, 2.0);
+  EXPECT_FALSE(defaults.policy.fit_threads.has_value());
   EXPECT_EQ(parse(valid_with("\"random\"", "\"lbo\"")).policy.surrogate, SurrogateKind::lbo);
   EXPECT_EQ(defaults.policy.acquisition, AcquisitionKind::ei);
   EXPECT_FALSE(defaults.policy.ucb_beta.has_value());

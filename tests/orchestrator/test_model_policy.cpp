@@ -1,6 +1,9 @@
 #include "lbo/orchestrator/model_policy.hpp"
 
 #include <gtest/gtest.h>
+#include <sched.h>
+
+#include <cstdlib>
 
 #include <cmath>
 #include <cstdio>
@@ -432,4 +435,34 @@ TEST(ModelPolicyTest, a_space_with_every_configuration_taken_falls_back_and_says
   EXPECT_EQ(p.note, "every configuration the acquisition ranks high is taken by the task already");
   ASSERT_EQ(log.size(), 1u);
   EXPECT_NE(log[0].find("trial 3 (t): a random configuration (random-fallback)"), std::string::npos) << log[0];
+}
+
+TEST(FitThreadsTest, the_job_then_omp_num_threads_then_the_affinity_mask_less_the_local_slots) {
+  lbo::jobs::JobSpec job;
+  const char* saved = std::getenv("OMP_NUM_THREADS");
+  const std::string kept = saved != nullptr ? saved : "";
+  ::unsetenv("OMP_NUM_THREADS");
+  cpu_set_t mask;
+  CPU_ZERO(&mask);
+  ASSERT_EQ(sched_getaffinity(0, sizeof mask, &mask), 0);
+  const int cores = CPU_COUNT(&mask);
+  job.workers.local_slots = 1000;
+  EXPECT_EQ(fit_threads(job, false).count, 1);  // the objectives come first
+  job.workers.local_slots = 1;
+  EXPECT_EQ(fit_threads(job, false).count, std::max(cores - 1, 1));
+  EXPECT_EQ(fit_threads(job, true).count, cores);  // the master rank's cores are the model's
+  EXPECT_NE(fit_threads(job, true).why.find("affinity mask"), std::string::npos);
+  ::setenv("OMP_NUM_THREADS", "7", 1);
+  EXPECT_EQ(fit_threads(job, false).count, 7);
+  EXPECT_EQ(fit_threads(job, false).why, "OMP_NUM_THREADS");
+  ::setenv("OMP_NUM_THREADS", "4,2", 1);  // a nested list is not a count: ignored
+  EXPECT_EQ(fit_threads(job, true).count, cores);
+  job.policy.fit_threads = 3;
+  EXPECT_EQ(fit_threads(job, false).count, 3);
+  EXPECT_EQ(fit_threads(job, false).why, "[policy] fit_threads");
+  if (saved != nullptr) {
+    ::setenv("OMP_NUM_THREADS", kept.c_str(), 1);
+  } else {
+    ::unsetenv("OMP_NUM_THREADS");
+  }
 }

@@ -52,6 +52,9 @@ struct PolicySpec {
   double hedge_eta = 1.0;   ///< GP-Hedge learning rate
   int candidates = 1024;    ///< quasi-random candidates per acquisition maximization
   int refine = 5;           ///< best candidates refined by L-BFGS-B
+  /// Threads of the model fits and proposals (OpenMP); unset: OMP_NUM_THREADS, else the cores
+  /// of lbo's affinity mask less the local slots (at least 1), or all of them under MPI.
+  std::optional<int> fit_threads;
   int network_width = 50;   ///< ablr, lbo: units per layer of each feature map
   int network_depth = 3;    ///< ablr, lbo: layers
   int networks = 10;        ///< lbo: M, the most latent feature maps (IBP truncation)

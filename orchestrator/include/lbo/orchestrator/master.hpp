@@ -36,6 +36,8 @@ struct MasterOptions {
   std::string resume_command;
   /// [policy] warm_start's tasks (load_warm_start), for the model.
   std::vector<WarmTask> warm_start;
+  /// OpenMP threads of the model (fit_threads()).
+  int fit_threads = 1;
 };
 
 /// Makes the transport that runs work orders, delivering completions on `io`.

@@ -110,7 +110,19 @@ struct PolicyOptions {
   std::function<void(const std::string&)> log;
   /// Earlier tasks from other runs, modelled before this run's tasks.
   std::vector<WarmTask> warm_start;
+  /// OpenMP threads of each fit and proposal (fit_threads()).
+  int threads = 1;
 };
+
+/// How many threads the model's fits and proposals use, and why (for the log): [policy]
+/// fit_threads; else OMP_NUM_THREADS; else, under MPI, the cores of this process's affinity mask
+/// (the master rank's node or share of it); else those cores less the local slots, at least 1, so
+/// local objectives are not starved.
+struct FitThreads {
+  int count = 1;
+  std::string why;
+};
+FitThreads fit_threads(const jobs::JobSpec& job, bool under_mpi);
 
 /// The policy the job's [policy] table asks for.
 std::unique_ptr<Policy> make_policy(const jobs::JobSpec& job, PolicyOptions options = {});

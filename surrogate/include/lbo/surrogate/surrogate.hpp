@@ -17,6 +17,10 @@ struct TaskData {
   std::vector<Observations> tasks;
 };
 
+/// OpenMP threads for the fits and maximizations the calling thread runs from now on (each
+/// thread has its own count).
+void use_threads(int threads);
+
 class Surrogate {
  public:
   virtual ~Surrogate() = default;
