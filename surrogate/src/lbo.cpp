@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <exception>
 #include <limits>
 #include <numbers>
 #include <stdexcept>
@@ -477,11 +478,20 @@ double Lbo::choose_strength(const Eigen::VectorXd& start, const Observations& da
                             std::uint64_t seed) const {
   const int K = options_.cv_folds;
   const Eigen::Index n = data.y.size();
-  double best_score = -std::numeric_limits<double>::infinity();
-  double best = options_.regularizer_grid.front();
-  for (double strength : options_.regularizer_grid) {
-    double score = 0;
-    for (int k = 0; k < K; ++k) {
+  const auto& grid = options_.regularizer_grid;
+  // Every (strength, fold) fit is independent: they run in parallel (OpenMP), each fold's
+  // log predictive terms kept apart and summed afterwards in the serial order, so the choice does
+  // not depend on the thread count. Exceptions must not leave an OpenMP region: they are kept.
+  const int fits = static_cast<int>(grid.size()) * K;
+  std::vector<std::vector<double>> terms(static_cast<std::size_t>(fits));
+  std::vector<char> failed(static_cast<std::size_t>(fits), 0);
+  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(fits));
+#pragma omp parallel for schedule(dynamic)
+  for (int job = 0; job < fits; ++job) {
+    const double strength = grid[static_cast<std::size_t>(job / K)];
+    const int k = job % K;
+    const auto j = static_cast<std::size_t>(job);
+    try {
       std::vector<Eigen::Index> train, test;
       for (Eigen::Index i = 0; i < n; ++i) (i % K == k ? test : train).push_back(i);
       const Observations fit_on{data.X(train, Eigen::all), data.y(train)};
@@ -495,13 +505,28 @@ double Lbo::choose_strength(const Eigen::VectorXd& start, const Observations& da
         for (std::size_t i = 0; i < test.size(); ++i) {
           const double var = p.var(static_cast<Eigen::Index>(i)) + noise;
           const double r = data.y(test[i]) - p.mean(static_cast<Eigen::Index>(i));
-          score += -0.5 * (std::log(2 * std::numbers::pi * var) + r * r / var);
+          terms[j].push_back(-0.5 * (std::log(2 * std::numbers::pi * var) + r * r / var));
         }
       } catch (const NumericalError&) {
-        score = -std::numeric_limits<double>::infinity();
+        failed[j] = 1;
       }
+    } catch (...) {
+      errors[j] = std::current_exception();
     }
-    if (score > best_score) best_score = score, best = strength;
+  }
+  for (const std::exception_ptr& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
+  double best_score = -std::numeric_limits<double>::infinity();
+  double best = grid.front();
+  for (std::size_t g = 0; g < grid.size(); ++g) {
+    double score = 0;
+    for (int k = 0; k < K; ++k) {
+      const std::size_t j = g * static_cast<std::size_t>(K) + static_cast<std::size_t>(k);
+      for (double t : terms[j]) score += t;
+      if (failed[j]) score = -std::numeric_limits<double>::infinity();
+    }
+    if (score > best_score) best_score = score, best = grid[g];
   }
   return best;
 }
