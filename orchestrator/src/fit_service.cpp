@@ -1,5 +1,8 @@
 #include "fit_service.hpp"
 
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -9,6 +12,13 @@
 #include "lbo/surrogate/transfer.hpp"
 
 namespace lbo::orchestrator {
+
+namespace {
+
+// The background fits' nice value.
+constexpr int kFitNice = 10;
+
+}  // namespace
 
 namespace {
 
@@ -49,111 +59,123 @@ std::unique_ptr<surrogate::Surrogate> make_surrogate(const jobs::JobSpec& job, i
 }
 
 FitService::FitService(std::unique_ptr<surrogate::Surrogate> surrogate, bool background, int threads)
-    : surrogate_(std::move(surrogate)) {
+    : shared_(std::make_shared<Shared>()) {
+  shared_->surrogate = std::move(surrogate);
   if (background) {
-    thread_ = std::thread([this, threads] {
+    thread_ = std::thread([shared = shared_, threads] {
+      // Below the master thread and the local objectives: a fit is throughput work, a free slot
+      // waiting for a proposal is latency (Linux: the nice value is per thread, and the OpenMP
+      // threads this thread starts inherit it).
+      setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), kFitNice);
       surrogate::use_threads(threads);
-      loop();
+      shared->loop();
     });
   }
 }
 
 FitService::~FitService() {
+  bool fitting = false;
   {
-    std::lock_guard lock(mutex_);
-    stopping_ = true;
+    std::lock_guard lock(shared_->mutex);
+    shared_->stopping = true;
+    fitting = shared_->fitting;
   }
-  cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
+  shared_->cv.notify_all();
+  if (!thread_.joinable()) return;
+  if (fitting) {
+    thread_.detach();  // it holds the shared state, finishes the fit, sees `stopping` and ends
+  } else {
+    thread_.join();
+  }
 }
 
 void FitService::request(FitRequest request) {
   {
-    std::lock_guard lock(mutex_);
-    if (fitting_ || request_) {
-      stale_ = true;
+    std::lock_guard lock(shared_->mutex);
+    if (shared_->fitting || shared_->request) {
+      shared_->stale = true;
       return;
     }
-    request_ = std::move(request);
-    fitting_ = true;
-    stale_ = false;
+    shared_->request = std::move(request);
+    shared_->fitting = true;
+    shared_->stale = false;
   }
-  cv_.notify_all();
+  shared_->cv.notify_all();
 }
 
 bool FitService::stale() const {
-  std::lock_guard lock(mutex_);
-  return stale_ && !fitting_ && !request_;
+  std::lock_guard lock(shared_->mutex);
+  return shared_->stale && !shared_->fitting && !shared_->request;
 }
 
 bool FitService::busy() const {
-  std::lock_guard lock(mutex_);
-  return fitting_ || request_.has_value();
+  std::lock_guard lock(shared_->mutex);
+  return shared_->fitting || shared_->request.has_value();
 }
 
-void FitService::fit_now(FitRequest request) { fit(std::move(request)); }
+void FitService::fit_now(FitRequest request) { shared_->fit(std::move(request)); }
 
 void FitService::restore(const surrogate::SurrogateState& saved, FitRequest request) {
   auto snapshot = std::make_shared<Snapshot>();
-  surrogate_->restore(saved, request.data);
+  shared_->surrogate->restore(saved, request.data);
   for (std::size_t t = 0; t < request.data.tasks.size(); ++t) {
-    snapshot->posteriors.push_back(surrogate_->posterior(static_cast<int>(t)));
+    snapshot->posteriors.push_back(shared_->surrogate->posterior(static_cast<int>(t)));
   }
   snapshot->trials = std::move(request.trials);
   snapshot->best = best_of(request.data);
   snapshot->state = saved;
-  std::lock_guard lock(mutex_);
-  published_ = std::move(snapshot);  // version 0: the first real fit (version 1) replaces it
+  std::lock_guard lock(shared_->mutex);
+  shared_->published = std::move(snapshot);  // version 0: the first real fit (version 1) replaces it
 }
 
 std::shared_ptr<const Snapshot> FitService::latest() const {
-  std::lock_guard lock(mutex_);
-  return published_;
+  std::lock_guard lock(shared_->mutex);
+  return shared_->published;
 }
 
 std::uint64_t FitService::fits_completed() const {
-  std::lock_guard lock(mutex_);
-  return fits_;
+  std::lock_guard lock(shared_->mutex);
+  return shared_->fits;
 }
 
 void FitService::wait_for_fits(std::uint64_t count) const {
-  std::unique_lock lock(mutex_);
-  cv_.wait(lock, [&] { return fits_ >= count; });
+  std::unique_lock lock(shared_->mutex);
+  shared_->cv.wait(lock, [&] { return shared_->fits >= count; });
 }
 
-void FitService::fit(FitRequest request) {
+void FitService::Shared::fit(FitRequest work) {
   auto snapshot = std::make_shared<Snapshot>();
-  snapshot->trials = std::move(request.trials);
-  snapshot->best = best_of(request.data);
+  snapshot->trials = std::move(work.trials);
+  snapshot->best = best_of(work.data);
   try {
-    surrogate_->fit(request.data, request.seed);
-    for (std::size_t t = 0; t < request.data.tasks.size(); ++t) {
-      snapshot->posteriors.push_back(surrogate_->posterior(static_cast<int>(t)));
+    surrogate->fit(work.data, work.seed);
+    for (std::size_t t = 0; t < work.data.tasks.size(); ++t) {
+      snapshot->posteriors.push_back(surrogate->posterior(static_cast<int>(t)));
     }
-    snapshot->state = surrogate_->state();
+    snapshot->state = surrogate->state();
   } catch (const std::exception& e) {
     snapshot->error = e.what();
   }
   {
-    std::lock_guard lock(mutex_);
-    snapshot->version = ++fits_;
-    published_ = std::move(snapshot);
-    fitting_ = false;
+    std::lock_guard lock(mutex);
+    snapshot->version = ++fits;
+    published = std::move(snapshot);
+    fitting = false;
   }
-  cv_.notify_all();
+  cv.notify_all();
 }
 
-void FitService::loop() {
+void FitService::Shared::loop() {
   for (;;) {
-    FitRequest request;
+    FitRequest next;
     {
-      std::unique_lock lock(mutex_);
-      cv_.wait(lock, [&] { return stopping_ || request_.has_value(); });
-      if (stopping_) return;
-      request = std::move(*request_);
-      request_.reset();
+      std::unique_lock lock(mutex);
+      cv.wait(lock, [&] { return stopping || request.has_value(); });
+      if (stopping) return;
+      next = std::move(*request);
+      request.reset();
     }
-    fit(std::move(request));
+    fit(std::move(next));
   }
 }
 

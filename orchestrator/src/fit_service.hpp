@@ -43,7 +43,8 @@ class FitService {
   /// `background`: fit on a thread of its own (asynchronous runs), with `threads` OpenMP
   /// threads; otherwise fit_now() only (on the caller's thread and thread count).
   FitService(std::unique_ptr<surrogate::Surrogate> surrogate, bool background, int threads = 1);
-  /// Waits for a fit in progress.
+  /// Does not wait for a fit in progress (minutes, for a large model): its thread is left to
+  /// finish it and its result is dropped. A finished run exits at once.
   ~FitService();
   FitService(const FitService&) = delete;
   FitService& operator=(const FitService&) = delete;
@@ -69,18 +70,23 @@ class FitService {
   void wait_for_fits(std::uint64_t count) const;
 
  private:
-  void fit(FitRequest request);  // the thread's, or fit_now's: only this touches surrogate_
-  void loop();
+  // Everything the thread touches: shared with it, so that it can outlive this object.
+  struct Shared {
+    std::unique_ptr<surrogate::Surrogate> surrogate;  // only fit() touches it
+    mutable std::mutex mutex;
+    mutable std::condition_variable cv;
+    std::shared_ptr<const Snapshot> published;  // guarded by mutex
+    std::optional<FitRequest> request;          // guarded
+    bool fitting = false;                       // guarded: a request is queued or being fitted
+    bool stale = false;                         // guarded: data came while fitting
+    bool stopping = false;                      // guarded
+    std::uint64_t fits = 0;                     // guarded
 
-  std::unique_ptr<surrogate::Surrogate> surrogate_;
-  mutable std::mutex mutex_;
-  mutable std::condition_variable cv_;
-  std::shared_ptr<const Snapshot> published_;  // guarded by mutex_
-  std::optional<FitRequest> request_;          // guarded
-  bool fitting_ = false;                       // guarded: a request is queued or being fitted
-  bool stale_ = false;                         // guarded: data came while fitting
-  bool stopping_ = false;                      // guarded
-  std::uint64_t fits_ = 0;                     // guarded
+    void fit(FitRequest work);  // the thread's, or fit_now's
+    void loop();
+  };
+
+  std::shared_ptr<Shared> shared_;
   std::thread thread_;
 };
 

@@ -308,6 +308,24 @@ class ModelPolicy::Impl {
     std::string note;
   };
 
+  // A posterior to propose from for one task, and what it is.
+  struct Basis {
+    enum class Kind : std::uint8_t {
+      fit,      ///< the task's own posterior in the newest fit (results since join it exactly)
+      prior,    ///< an earlier task's posterior (model-prior)
+      interim,  ///< a GP on the task's own results, until the background fit covers the task
+    };
+    Kind kind = Kind::fit;
+    std::shared_ptr<const surrogate::TaskPosterior> posterior;
+    std::string key;       ///< which posterior: a proposer built on another one is rebuilt
+    double incumbent = 0;  ///< a prior's: the earlier task's best, standardized
+    /// The task's trials the posterior was fitted on (fit, interim; ascending): the others join
+    /// it exactly. Null for a prior.
+    const std::vector<std::int64_t>* fitted = nullptr;
+    std::shared_ptr<const Snapshot> owner;  ///< keeps `fitted` alive
+    ProposalSource source() const { return kind == Kind::prior ? ProposalSource::model_prior : ProposalSource::model; }
+  };
+
   // What a task's proposals come from, and the batch so far: the posterior conditioned on the
   // task's results, its running trials and each point proposed since believed at the mean, and
   // each result that comes in for one of them replacing its believed value (GP-BUCB / the kriging
@@ -325,24 +343,13 @@ class ModelPolicy::Impl {
     // tenth of the master's time, so hundreds of free slots are not kept waiting for it.
     std::chrono::steady_clock::time_point refined_at{};
     std::chrono::steady_clock::duration refine_cost{};
-  };
-
-  // A posterior to propose from for one task, and what it is.
-  struct Basis {
-    enum class Kind : std::uint8_t {
-      fit,      ///< the task's own posterior in the newest fit (results since join it exactly)
-      prior,    ///< an earlier task's posterior (model-prior)
-      interim,  ///< a GP on the task's own results, until the background fit covers the task
-    };
-    Kind kind = Kind::fit;
-    std::shared_ptr<const surrogate::TaskPosterior> posterior;
-    std::string key;       ///< which posterior: a proposer built on another one is rebuilt
-    double incumbent = 0;  ///< a prior's: the earlier task's best, standardized
-    /// The task's trials the posterior was fitted on (fit, interim; ascending): the others join
-    /// it exactly. Null for a prior.
-    const std::vector<std::int64_t>* fitted = nullptr;
-    std::shared_ptr<const Snapshot> owner;  ///< keeps `fitted` alive
-    ProposalSource source() const { return kind == Kind::prior ? ProposalSource::model_prior : ProposalSource::model; }
+    // Likewise a newer basis of the same kind (a new fit) is taken up while rebuilding takes at
+    // most a tenth of the master's time: the batch has every result already, exactly; a new
+    // fit brings new hyperparameters, and the rebuild costs O(m² n).
+    Basis::Kind kind = Basis::Kind::fit;
+    surrogate::Standardization standardization;  ///< the basis's
+    std::chrono::steady_clock::time_point built_at{};
+    std::chrono::steady_clock::duration build_cost{};
   };
 
   // Model tasks: warm-start tasks first, then each run task's steps (one unless stepwise).
@@ -522,14 +529,16 @@ class ModelPolicy::Impl {
     const int finished = state.tasks()[task].finished;
     const auto came_in = std::count_if(p.pending.begin(), p.pending.end(), [&](std::int64_t id) { return state.trial(id).finished; });
     // Every result since is one of the batch's (else one came from elsewhere: rebuild).
-    if (p.batch && p.key == basis.key && !options_.sync && p.finished + came_in == finished) {
+    const auto now = std::chrono::steady_clock::now();
+    const bool current = p.key == basis.key || (p.kind == basis.kind && now - p.built_at < 9 * p.build_cost);
+    if (p.batch && current && !options_.sync && p.finished + came_in == finished) {
       p.finished = finished;
       for (std::int64_t id : p.pending) {
         const Trial& t = state.trial(id);
         if (!t.finished) continue;
         // A prior's posterior is another task's: this task's results do not join it.
-        if (usable(t) && basis.kind != Basis::Kind::prior) {
-          const double z = basis.posterior->standardization().apply(value_of(t, step));
+        if (usable(t) && p.kind != Basis::Kind::prior) {
+          const double z = p.standardization.apply(value_of(t, step));
           p.batch->observe(p.index.at(id), z);
           p.params.incumbent = p.observed == 0 ? z : std::max(p.params.incumbent, z);
           ++p.observed;
@@ -590,6 +599,10 @@ class ModelPolicy::Impl {
     rebuilt.params.xi = job_.policy.xi;
     rebuilt.refined_at = p.refined_at;
     rebuilt.refine_cost = p.refine_cost;
+    rebuilt.kind = basis.kind;
+    rebuilt.standardization = basis.posterior->standardization();
+    rebuilt.built_at = std::chrono::steady_clock::now();
+    rebuilt.build_cost = rebuilt.built_at - now;
     p = std::move(rebuilt);
     return p;
   }
