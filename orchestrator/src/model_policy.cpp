@@ -444,7 +444,7 @@ class ModelPolicy::Impl {
 
   // The maximizer of `step`'s acquisition for `task` (a configuration the task has not taken)
   // and its acquisition value; none while the task has nothing to learn from.
-  std::optional<Nomination> nominate(const RunState& state, int task, int step, std::int64_t trial) {
+  std::optional<Nomination> nominate(const RunState& state, int task, int step, std::int64_t trial, bool retry = true) {
     const std::optional<Basis> basis = basis_of(state, task, step);
     if (!basis) return std::nullopt;
     const std::size_t k = slot(task, step);
@@ -503,7 +503,13 @@ class ModelPolicy::Impl {
       n.value = m.value;
       return n;
     }
-    // Every candidate is taken (a small discrete space): any configuration that is not.
+    // Every candidate is taken. A batch that has proposed some of them draws new candidates;
+    // else (a small discrete space) any configuration that is not taken.
+    if (retry && proposer.batch->size() > 0) {
+      if (hedge) nominees_[k].pop_back();
+      proposer.batch.reset();
+      return nominate(state, task, step, trial, false);
+    }
     n.source = ProposalSource::random_fallback;
     n.note = "every configuration the acquisition ranks high is taken by the task already";
     for (int i = 0; i < 100; ++i) {
@@ -531,7 +537,9 @@ class ModelPolicy::Impl {
     // Every result since is one of the batch's (else one came from elsewhere: rebuild).
     const auto now = std::chrono::steady_clock::now();
     const bool current = p.key == basis.key || (p.kind == basis.kind && now - p.built_at < 9 * p.build_cost);
-    if (p.batch && current && !options_.sync && p.finished + came_in == finished) {
+    // Half its candidates proposed, a batch draws new ones.
+    const bool fresh_enough = p.batch && 2 * p.batch->candidates_left() >= job_.policy.candidates;
+    if (p.batch && current && fresh_enough && !options_.sync && p.finished + came_in == finished) {
       p.finished = finished;
       for (std::int64_t id : p.pending) {
         const Trial& t = state.trial(id);

@@ -12,7 +12,9 @@ BatchProposer::BatchProposer(std::shared_ptr<const TaskPosterior> posterior, con
       space_(&space),
       options_(options),
       candidates_(candidate_points(space, options, seed, starts)),
-      tracked_(posterior_->track(candidates_)) {
+      tracked_(posterior_->track(candidates_)),
+      used_(static_cast<std::size_t>(candidates_.rows()), 0),
+      left_(static_cast<int>(candidates_.rows())) {
   for (Eigen::Index i = 0; i < pending.rows(); ++i) accept(pending.row(i).transpose());
   pending_ = static_cast<int>(pending.rows());
 }
@@ -22,7 +24,10 @@ std::vector<Maximum> BatchProposer::next(AcquisitionKind kind, const Acquisition
   believing.incumbent = std::max(params.incumbent, believed_best());
   const Posterior& at = tracked_->at_points();
   Eigen::VectorXd values(candidates_.rows());
-  for (Eigen::Index i = 0; i < values.size(); ++i) values(i) = acquisition_value(kind, at.mean(i), at.var(i), believing).value;
+  for (Eigen::Index i = 0; i < values.size(); ++i) {
+    values(i) = used_[static_cast<std::size_t>(i)] ? -std::numeric_limits<double>::infinity()
+                                                   : acquisition_value(kind, at.mean(i), at.var(i), believing).value;
+  }
   MaximizerOptions options = options_;
   if (!refine) options.refine = 0;
   BoxObjective objective;
@@ -41,6 +46,12 @@ int BatchProposer::accept(const Eigen::VectorXd& x) {
   values_.push_back(mean);
   believed_.push_back(true);
   conditioned_.reset();
+  for (Eigen::Index i = 0; i < candidates_.rows(); ++i) {
+    if (!used_[static_cast<std::size_t>(i)] && candidates_.row(i) == x.transpose()) {
+      used_[static_cast<std::size_t>(i)] = 1;
+      --left_;
+    }
+  }
   return index;
 }
 

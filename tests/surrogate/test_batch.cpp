@@ -118,3 +118,21 @@ TEST(BatchProposerTest, a_result_replaces_its_believed_value_as_conditioning_on_
   EXPECT_NEAR((maxima.front().x - C.row(best).transpose()).norm(), 0.0, 1e-12);
   EXPECT_NEAR(maxima.front().value, at.mean(best), 1e-9);
 }
+
+TEST(BatchProposerTest, an_accepted_candidate_ranks_last_so_a_long_batch_does_not_repeat_one) {
+  const auto posterior = posterior_of_a_peak();
+  BatchProposer batch(posterior, Eigen::MatrixXd(0, 2), kSquare, MaximizerOptions{.candidates = 32}, 4);
+  EXPECT_EQ(batch.candidates_left(), 32);
+  // UCB with β = 0 ranks by the mean alone, which a believed point does not change: without
+  // marking, the same candidate would come first every time.
+  const AcquisitionParams params{.ucb_beta = 0.0};
+  std::vector<Eigen::VectorXd> chosen;
+  for (int i = 0; i < 5; ++i) {
+    const Eigen::VectorXd x = batch.next(AcquisitionKind::ucb, params, false).front().x;
+    for (const Eigen::VectorXd& earlier : chosen) EXPECT_GT((x - earlier).norm(), 0.0);
+    chosen.push_back(x);
+    batch.accept(x);
+  }
+  EXPECT_EQ(batch.candidates_left(), 27);
+  EXPECT_FALSE(std::isfinite(batch.next(AcquisitionKind::ucb, params, false).back().value));
+}

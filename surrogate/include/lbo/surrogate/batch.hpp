@@ -51,6 +51,8 @@ class BatchProposer {
   std::shared_ptr<const TaskPosterior> conditioned() const;
   /// Points accepted so far (not counting the pending ones it started with).
   int size() const { return static_cast<int>(points_.size()) - pending_; }
+  /// Candidates not yet accepted (an accepted candidate ranks last in next()).
+  int candidates_left() const { return left_; }
 
  private:
   std::shared_ptr<const TaskPosterior> posterior_;
@@ -61,6 +63,8 @@ class BatchProposer {
   std::vector<Eigen::VectorXd> points_;
   std::vector<double> values_;
   std::vector<bool> believed_;
+  std::vector<char> used_;  // per candidate: accepted
+  int left_ = 0;
   int pending_ = 0;
   mutable std::shared_ptr<const TaskPosterior> conditioned_;  // materialized on demand
 };
