@@ -523,23 +523,24 @@ class ModelPolicy::Impl {
     return n;
   }
 
-  // The task's proposer on `basis`, brought up to date: rebuilt when the basis changed (or each
-  // time in --sync runs), otherwise extended by the trials started since (believed at the mean)
-  // and by the results that came in (their values replace the believed ones).
+  // The task's proposer on `basis`, brought up to date: extended by the trials started since
+  // (believed at the mean) and by the results that came in (their values replace the believed
+  // ones), or rebuilt (each time in --sync runs).
   TaskProposer& proposer_for(const RunState& state, int task, int step, const Basis& basis, std::uint64_t seed) {
     TaskProposer& p = proposers_[slot(task, step)];
     std::vector<std::int64_t> pending;
     for (std::int64_t id : state.task_trials(task)) {
       if (!state.trial(id).finished) pending.push_back(id);
     }
-    const int finished = state.tasks()[task].finished;
-    const auto came_in = std::count_if(p.pending.begin(), p.pending.end(), [&](std::int64_t id) { return state.trial(id).finished; });
-    // Every result since is one of the batch's (else one came from elsewhere: rebuild).
+    // The batch goes on while: its basis is this one, or one of the same kind it is not yet time
+    // to take up (see TaskProposer); fewer than half its candidates were proposed; and every
+    // result since is one of its trials' (else one came from elsewhere).
     const auto now = std::chrono::steady_clock::now();
     const bool current = p.key == basis.key || (p.kind == basis.kind && now - p.built_at < 9 * p.build_cost);
-    // Half its candidates proposed, a batch draws new ones.
-    const bool fresh_enough = p.batch && 2 * p.batch->candidates_left() >= job_.policy.candidates;
-    if (p.batch && current && fresh_enough && !options_.sync && p.finished + came_in == finished) {
+    const bool fresh = p.batch && 2 * p.batch->candidates_left() >= job_.policy.candidates;
+    const int finished = state.tasks()[task].finished;
+    const auto came_in = std::count_if(p.pending.begin(), p.pending.end(), [&](std::int64_t id) { return state.trial(id).finished; });
+    if (p.batch && current && fresh && !options_.sync && p.finished + came_in == finished) {
       p.finished = finished;
       for (std::int64_t id : p.pending) {
         const Trial& t = state.trial(id);

@@ -2,7 +2,8 @@
 // ModelPolicy: proposals from a surrogate (lbo, gp or ablr) and an acquisition (ucb, ei, pi or the
 // GP-Hedge portfolio), with every running trial hallucinated so parallel slots spread out. The
 // fits run in a FitService (a thread of their own unless --sync); each task's proposals come from
-// a surrogate::BatchProposer that conditions once and then adds each new pending trial.
+// a surrogate::BatchProposer that scores its candidates once and then updates them with each new
+// running trial and each result.
 
 #include <cstdint>
 #include <memory>
@@ -25,7 +26,8 @@ class ModelPolicy final : public Policy {
   /// no result yet and no earlier task); then the acquisition's maximizer, with the task's
   /// running trials hallucinated, under: its own posterior in the newest fit (results the fit has
   /// not seen joined exactly); else an earlier task's posterior (model-prior, lbo and ablr); else
-  /// a GP fitted on the task's own results on this thread until the background fit covers them.
+  /// a GP on the task's own results (its results since joined exactly) until the background fit
+  /// covers them: the first fitted here, later ones on a thread of their own.
   jobs::Config propose(const RunState& state, int task, std::int64_t trial) override;
   /// Tasks in their initial random phase first; otherwise each open task (each step of a
   /// stepwise one) nominates its acquisition maximizer and one is drawn ∝ its acquisition
