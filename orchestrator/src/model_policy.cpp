@@ -7,13 +7,13 @@
 #include <condition_variable>
 #include <cstdio>
 #include <limits>
-#include <map>
 #include <mutex>
 #include <optional>
 #include <random>
 #include <thread>
 
 #include "fit_service.hpp"
+#include "task_batch.hpp"
 #include "lbo/jobs/encoding.hpp"
 #include "lbo/surrogate/acquisition.hpp"
 #include "lbo/surrogate/batch.hpp"
@@ -308,50 +308,6 @@ class ModelPolicy::Impl {
     std::string note;
   };
 
-  // A posterior to propose from for one task, and what it is.
-  struct Basis {
-    enum class Kind : std::uint8_t {
-      fit,      ///< the task's own posterior in the newest fit (results since join it exactly)
-      prior,    ///< an earlier task's posterior (model-prior)
-      interim,  ///< a GP on the task's own results, until the background fit covers the task
-    };
-    Kind kind = Kind::fit;
-    std::shared_ptr<const surrogate::TaskPosterior> posterior;
-    std::string key;       ///< which posterior: a proposer built on another one is rebuilt
-    double incumbent = 0;  ///< a prior's: the earlier task's best, standardized
-    /// The task's trials the posterior was fitted on (fit, interim; ascending): the others join
-    /// it exactly. Null for a prior.
-    const std::vector<std::int64_t>* fitted = nullptr;
-    std::shared_ptr<const Snapshot> owner;  ///< keeps `fitted` alive
-    ProposalSource source() const { return kind == Kind::prior ? ProposalSource::model_prior : ProposalSource::model; }
-  };
-
-  // What a task's proposals come from, and the batch so far: the posterior conditioned on the
-  // task's results, its running trials and each point proposed since believed at the mean, and
-  // each result that comes in for one of them replacing its believed value (GP-BUCB / the kriging
-  // believer over successive proposals). Rebuilt when the basis changes (a new fit).
-  struct TaskProposer {
-    ProposalSource source = ProposalSource::model;
-    std::string key;                             ///< which posterior it was built on
-    int finished = -1;                           ///< the task's finished trials the batch knows of
-    std::vector<std::int64_t> pending;           ///< the task's unfinished trials in the batch, ascending
-    std::map<std::int64_t, int> index;           ///< trial → its point in the batch
-    std::optional<surrogate::BatchProposer> batch;
-    surrogate::AcquisitionParams params;  ///< ucb_beta is set per proposal
-    int observed = 0;                     ///< the task's usable results
-    // Adaptive effort (asynchronous runs): L-BFGS-B refinement only while it takes at most a
-    // tenth of the master's time, so hundreds of free slots are not kept waiting for it.
-    std::chrono::steady_clock::time_point refined_at{};
-    std::chrono::steady_clock::duration refine_cost{};
-    // Likewise a newer basis of the same kind (a new fit) is taken up while rebuilding takes at
-    // most a tenth of the master's time: the batch has every result already, exactly; a new
-    // fit brings new hyperparameters, and the rebuild costs O(m² n).
-    Basis::Kind kind = Basis::Kind::fit;
-    surrogate::Standardization standardization;  ///< the basis's
-    std::chrono::steady_clock::time_point built_at{};
-    std::chrono::steady_clock::duration build_cost{};
-  };
-
   // Model tasks: warm-start tasks first, then each run task's steps (one unless stepwise).
   // slot() numbers the run's own model tasks from 0 (the Hedge memories, reports).
   std::size_t slot(int task, int step) const {
@@ -449,7 +405,10 @@ class ModelPolicy::Impl {
     if (!basis) return std::nullopt;
     const std::size_t k = slot(task, step);
     const std::uint64_t seed = jobs::trial_seed(job_.seed ^ 0x5eedac9u, trial) + 7919u * static_cast<std::uint64_t>(k);
-    TaskProposer& proposer = proposer_for(state, task, step, *basis, seed);
+    TaskBatch& batch = batches_[k];
+    const BatchSettings settings{&search_space_, surrogate::MaximizerOptions{job_.policy.candidates, job_.policy.refine},
+                                 job_.policy.xi, options_.sync};
+    batch.update(trials_of(state, task, step), *basis, settings, seed);
 
     // On another task's posterior, UCB: EI's and PI's incumbent is the other task's, and once the
     // batch's believed values pass it their improvement is flat, so a wave would pile up.
@@ -460,26 +419,23 @@ class ModelPolicy::Impl {
     } else {
       arms.push_back(basis->kind == Basis::Kind::prior ? AcquisitionKind::ucb : acquisition_of(job_.policy.acquisition));
     }
-    surrogate::AcquisitionParams params = proposer.params;
-    const int t = proposer.observed + static_cast<int>(proposer.pending.size()) + 1;
+    surrogate::AcquisitionParams params = batch.params();
+    const int t = batch.count() + 1;
     params.ucb_beta = job_.policy.ucb_beta.value_or(
         surrogate::ucb_beta_schedule(t, encoder_.dimension(), job_.policy.ucb_delta, job_.policy.ucb_scale));
     // A wave on another task's posterior needs a wide β: the hallucinated points keep the mean,
     // and with a narrow β they would crowd the prior's peak.
     if (basis->kind == Basis::Kind::prior) params.ucb_beta = kDesignBeta;
-    const auto now = std::chrono::steady_clock::now();
-    const bool refine = options_.sync || now - proposer.refined_at >= 9 * proposer.refine_cost;
+    const auto started = std::chrono::steady_clock::now();
+    const bool refine = batch.refine_due(options_.sync);
     std::vector<std::vector<surrogate::Maximum>> ranked;
-    for (std::size_t a = 0; a < arms.size(); ++a) ranked.push_back(proposer.batch->next(arms[a], params, refine));
-    if (refine) {
-      proposer.refined_at = std::chrono::steady_clock::now();
-      proposer.refine_cost = proposer.refined_at - now;
-    }
+    for (std::size_t a = 0; a < arms.size(); ++a) ranked.push_back(batch.proposer().next(arms[a], params, refine));
+    if (refine) batch.refined(started);
 
     Nomination n;
     n.task = task;
     n.step = step;
-    n.source = proposer.source;
+    n.source = batch.source();
     std::size_t arm = 0;
     std::mt19937_64 rng(seed);
     if (hedge) {
@@ -505,9 +461,9 @@ class ModelPolicy::Impl {
     }
     // Every candidate is taken. A batch that has proposed some of them draws new candidates;
     // else (a small discrete space) any configuration that is not taken.
-    if (retry && proposer.batch->size() > 0) {
+    if (retry && batch.proposer().size() > 0) {
       if (hedge) nominees_[k].pop_back();
-      proposer.batch.reset();
+      batch.invalidate();
       return nominate(state, task, step, trial, false);
     }
     n.source = ProposalSource::random_fallback;
@@ -523,97 +479,10 @@ class ModelPolicy::Impl {
     return n;
   }
 
-  // The task's proposer on `basis`, brought up to date: extended by the trials started since
-  // (believed at the mean) and by the results that came in (their values replace the believed
-  // ones), or rebuilt (each time in --sync runs).
-  TaskProposer& proposer_for(const RunState& state, int task, int step, const Basis& basis, std::uint64_t seed) {
-    TaskProposer& p = proposers_[slot(task, step)];
-    std::vector<std::int64_t> pending;
-    for (std::int64_t id : state.task_trials(task)) {
-      if (!state.trial(id).finished) pending.push_back(id);
-    }
-    // The batch goes on while: its basis is this one, or one of the same kind it is not yet time
-    // to take up (see TaskProposer); fewer than half its candidates were proposed; and every
-    // result since is one of its trials' (else one came from elsewhere).
-    const auto now = std::chrono::steady_clock::now();
-    const bool current = p.key == basis.key || (p.kind == basis.kind && now - p.built_at < 9 * p.build_cost);
-    const bool fresh = p.batch && 2 * p.batch->candidates_left() >= job_.policy.candidates;
-    const int finished = state.tasks()[task].finished;
-    const auto came_in = std::count_if(p.pending.begin(), p.pending.end(), [&](std::int64_t id) { return state.trial(id).finished; });
-    if (p.batch && current && fresh && !options_.sync && p.finished + came_in == finished) {
-      p.finished = finished;
-      for (std::int64_t id : p.pending) {
-        const Trial& t = state.trial(id);
-        if (!t.finished) continue;
-        // A prior's posterior is another task's: this task's results do not join it.
-        if (usable(t) && p.kind != Basis::Kind::prior) {
-          const double z = p.standardization.apply(value_of(t, step));
-          p.batch->observe(p.index.at(id), z);
-          p.params.incumbent = p.observed == 0 ? z : std::max(p.params.incumbent, z);
-          ++p.observed;
-        }
-        p.index.erase(id);
-      }
-      for (std::int64_t id : pending) {
-        if (!p.index.contains(id)) p.index.emplace(id, p.batch->accept(encode(encoder_, state.trial(id).config)));
-      }
-      p.pending = std::move(pending);
-      return p;
-    }
-    const int d = encoder_.dimension();
-    std::shared_ptr<const surrogate::TaskPosterior> posterior = basis.posterior;
-    // Results the posterior has not seen join it exactly (hyperparameters kept).
-    std::vector<std::pair<double, std::int64_t>> observed;  // (standardized y, trial)
-    std::vector<Eigen::VectorXd> unseen_x;
-    std::vector<double> unseen_y;
-    const std::vector<std::int64_t>* fitted = basis.fitted;
-    for (std::int64_t id : state.task_trials(task)) {
-      const Trial& t = state.trial(id);
-      if (!usable(t)) continue;
-      const double z = posterior->standardization().apply(value_of(t, step));
-      observed.emplace_back(z, id);
-      if (fitted != nullptr && !std::binary_search(fitted->begin(), fitted->end(), id)) {
-        unseen_x.push_back(encode(encoder_, t.config));
-        unseen_y.push_back(z);
-      }
-    }
-    if (!unseen_x.empty()) {
-      const Eigen::VectorXd y = Eigen::Map<const Eigen::VectorXd>(unseen_y.data(), static_cast<Eigen::Index>(unseen_y.size()));
-      posterior = posterior->condition(rows(unseen_x, d), &y);
-    }
-    std::vector<Eigen::VectorXd> pending_x;
-    for (std::int64_t id : pending) pending_x.push_back(encode(encoder_, state.trial(id).config));
-    // A prior's observations are another task's: its own best is the incumbent, and this
-    // task's results (another scale) only mark configurations as taken.
-    std::sort(observed.rbegin(), observed.rend());
-    std::vector<Eigen::VectorXd> starts;
-    if (basis.kind != Basis::Kind::prior) {
-      for (std::size_t i = 0; i < observed.size() && i < 3; ++i) {
-        starts.push_back(encode(encoder_, state.trial(observed[i].second).config));
-      }
-    }
-    surrogate::MaximizerOptions maximizer;
-    maximizer.candidates = job_.policy.candidates;
-    maximizer.refine = job_.policy.refine;
-    TaskProposer rebuilt;
-    rebuilt.source = basis.source();
-    rebuilt.key = basis.key;
-    rebuilt.observed = static_cast<int>(observed.size());
-    rebuilt.finished = finished;
-    rebuilt.batch.emplace(std::move(posterior), rows(pending_x, d), search_space_, maximizer, seed, starts);
-    for (std::size_t i = 0; i < pending.size(); ++i) rebuilt.index.emplace(pending[i], static_cast<int>(i));
-    rebuilt.pending = std::move(pending);
-    rebuilt.params.incumbent =
-        basis.kind == Basis::Kind::prior ? basis.incumbent : (observed.empty() ? 0.0 : observed.front().first);
-    rebuilt.params.xi = job_.policy.xi;
-    rebuilt.refined_at = p.refined_at;
-    rebuilt.refine_cost = p.refine_cost;
-    rebuilt.kind = basis.kind;
-    rebuilt.standardization = basis.posterior->standardization();
-    rebuilt.built_at = std::chrono::steady_clock::now();
-    rebuilt.build_cost = rebuilt.built_at - now;
-    p = std::move(rebuilt);
-    return p;
+  // `task`'s trials as the batch of its `step` sees them.
+  TaskTrials trials_of(const RunState& state, int task, int step) const {
+    return {state, task, [this](const Trial& t) { return encode(encoder_, t.config); },
+            [this](const Trial& t) { return usable(t); }, [this, step](const Trial& t) { return value_of(t, step); }};
   }
 
   void note_fallback(std::int64_t trial, int task, const std::string& why) {
@@ -648,7 +517,7 @@ class ModelPolicy::Impl {
     const std::size_t slots = job_.tasks.size() * static_cast<std::size_t>(steps_);
     while (hedges_.size() < slots) hedges_.emplace_back(static_cast<int>(kHedgeArms.size()), job_.policy.hedge_eta);
     nominees_.resize(std::max(nominees_.size(), slots));
-    proposers_.resize(std::max(proposers_.size(), slots));
+    batches_.resize(std::max(batches_.size(), slots));
     interims_.resize(std::max(interims_.size(), slots));
   }
 
@@ -737,7 +606,7 @@ class ModelPolicy::Impl {
   std::int64_t fitted_observations_ = -1;  // observations behind adopted_'s fit
   std::vector<surrogate::GpHedge> hedges_;
   std::vector<std::vector<HedgeNominees>> nominees_;
-  std::vector<TaskProposer> proposers_;  // per run model task
+  std::vector<TaskBatch> batches_;  // per run model task
   std::vector<std::unique_ptr<FitService>> interims_;  // per run model task: its interim GPs
   std::int64_t fallbacks_ = 0;     // random proposals the job did not ask for, this process
 };

@@ -1,0 +1,102 @@
+#include "task_batch.hpp"
+
+#include <algorithm>
+
+namespace lbo::orchestrator {
+
+namespace {
+
+Eigen::MatrixXd rows(const std::vector<Eigen::VectorXd>& points, int d) {
+  Eigen::MatrixXd X(static_cast<Eigen::Index>(points.size()), d);
+  for (std::size_t i = 0; i < points.size(); ++i) X.row(static_cast<Eigen::Index>(i)) = points[i].transpose();
+  return X;
+}
+
+}  // namespace
+
+void TaskBatch::update(const TaskTrials& trials, const Basis& basis, const BatchSettings& settings, std::uint64_t seed) {
+  const RunState& state = trials.state;
+  std::vector<std::int64_t> pending;
+  for (std::int64_t id : state.task_trials(trials.task)) {
+    if (!state.trial(id).finished) pending.push_back(id);
+  }
+  const auto now = Clock::now();
+  const bool current = key_ == basis.key || (kind_ == basis.kind && now - built_at_ < 9 * build_cost_);
+  const bool fresh = batch_ && 2 * batch_->candidates_left() >= settings.maximizer.candidates;
+  const int finished = state.tasks()[trials.task].finished;
+  const auto came_in = std::count_if(pending_.begin(), pending_.end(), [&](std::int64_t id) { return state.trial(id).finished; });
+  if (batch_ && current && fresh && !settings.sync && finished_ + came_in == finished) {
+    finished_ = finished;
+    for (std::int64_t id : pending_) {
+      const Trial& t = state.trial(id);
+      if (!t.finished) continue;
+      // A prior's posterior is another task's: this task's results do not join it.
+      if (trials.usable(t) && kind_ != Basis::Kind::prior) {
+        const double z = standardization_.apply(trials.value(t));
+        batch_->observe(index_.at(id), z);
+        params_.incumbent = observed_ == 0 ? z : std::max(params_.incumbent, z);
+        ++observed_;
+      }
+      index_.erase(id);
+    }
+    for (std::int64_t id : pending) {
+      if (!index_.contains(id)) index_.emplace(id, batch_->accept(trials.encode(state.trial(id))));
+    }
+    pending_ = std::move(pending);
+    return;
+  }
+
+  const int d = settings.space->dimension();
+  std::shared_ptr<const surrogate::TaskPosterior> posterior = basis.posterior;
+  // Results the posterior has not seen join it exactly (hyperparameters kept).
+  std::vector<std::pair<double, std::int64_t>> observed;  // (standardized y, trial)
+  std::vector<Eigen::VectorXd> unseen_x;
+  std::vector<double> unseen_y;
+  for (std::int64_t id : state.task_trials(trials.task)) {
+    const Trial& t = state.trial(id);
+    if (!trials.usable(t)) continue;
+    const double z = posterior->standardization().apply(trials.value(t));
+    observed.emplace_back(z, id);
+    if (basis.fitted != nullptr && !std::binary_search(basis.fitted->begin(), basis.fitted->end(), id)) {
+      unseen_x.push_back(trials.encode(t));
+      unseen_y.push_back(z);
+    }
+  }
+  if (!unseen_x.empty()) {
+    const Eigen::VectorXd y = Eigen::Map<const Eigen::VectorXd>(unseen_y.data(), static_cast<Eigen::Index>(unseen_y.size()));
+    posterior = posterior->condition(rows(unseen_x, d), &y);
+  }
+  std::vector<Eigen::VectorXd> pending_x;
+  for (std::int64_t id : pending) pending_x.push_back(trials.encode(state.trial(id)));
+  // A prior's observations are another task's: its own best is the incumbent, and this task's
+  // results (another scale) only mark configurations as taken.
+  std::sort(observed.rbegin(), observed.rend());
+  std::vector<Eigen::VectorXd> starts;
+  if (basis.kind != Basis::Kind::prior) {
+    for (std::size_t i = 0; i < observed.size() && i < 3; ++i) starts.push_back(trials.encode(state.trial(observed[i].second)));
+  }
+  batch_.emplace(std::move(posterior), rows(pending_x, d), *settings.space, settings.maximizer, seed, starts);
+  source_ = basis.source();
+  kind_ = basis.kind;
+  key_ = basis.key;
+  standardization_ = basis.posterior->standardization();
+  finished_ = finished;
+  index_.clear();
+  for (std::size_t i = 0; i < pending.size(); ++i) index_.emplace(pending[i], static_cast<int>(i));
+  pending_ = std::move(pending);
+  observed_ = static_cast<int>(observed.size());
+  params_ = surrogate::AcquisitionParams{};
+  params_.incumbent = basis.kind == Basis::Kind::prior ? basis.incumbent : (observed.empty() ? 0.0 : observed.front().first);
+  params_.xi = settings.xi;
+  built_at_ = Clock::now();
+  build_cost_ = built_at_ - now;
+}
+
+bool TaskBatch::refine_due(bool sync) const { return sync || Clock::now() - refined_at_ >= 9 * refine_cost_; }
+
+void TaskBatch::refined(std::chrono::steady_clock::time_point started) {
+  refined_at_ = Clock::now();
+  refine_cost_ = refined_at_ - started;
+}
+
+}  // namespace lbo::orchestrator

@@ -1,0 +1,102 @@
+#pragma once
+// TaskBatch: one model task's proposals in flight. A surrogate::BatchProposer on a basis (the
+// task's own fit, an earlier task's posterior, or an interim GP) kept up to date with the run:
+// the trials started since are believed at the mean, a result replaces its trial's believed
+// value, and the batch is rebuilt on a newer basis when that costs little. Private to
+// orchestrator/.
+
+#include <Eigen/Core>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "fit_service.hpp"
+#include "lbo/orchestrator/proposal.hpp"
+#include "lbo/orchestrator/run_state.hpp"
+#include "lbo/surrogate/batch.hpp"
+
+namespace lbo::orchestrator {
+
+/// A posterior to propose from for one task, and what it is.
+struct Basis {
+  enum class Kind : std::uint8_t {
+    fit,      ///< the task's own posterior in the newest fit (results since join it exactly)
+    prior,    ///< an earlier task's posterior (model-prior)
+    interim,  ///< a GP on the task's own results, until the background fit covers the task
+  };
+  Kind kind = Kind::fit;
+  std::shared_ptr<const surrogate::TaskPosterior> posterior;
+  std::string key;       ///< which posterior: a batch built on another one is rebuilt
+  double incumbent = 0;  ///< a prior's: the earlier task's best, standardized
+  /// The task's trials the posterior was fitted on (fit, interim; ascending): the others join
+  /// it exactly. Null for a prior.
+  const std::vector<std::int64_t>* fitted = nullptr;
+  std::shared_ptr<const Snapshot> owner;  ///< keeps `fitted` alive
+  ProposalSource source() const { return kind == Kind::prior ? ProposalSource::model_prior : ProposalSource::model; }
+};
+
+/// A model task's trials as its batch sees them (a run task, or one step of a stepwise one).
+struct TaskTrials {
+  const RunState& state;
+  int task = 0;
+  std::function<Eigen::VectorXd(const Trial&)> encode;  ///< the encoded configuration
+  std::function<bool(const Trial&)> usable;             ///< a result the model can take
+  std::function<double(const Trial&)> value;            ///< a usable result's value, larger is better
+};
+
+struct BatchSettings {
+  const surrogate::EncodedSpace* space = nullptr;
+  surrogate::MaximizerOptions maximizer;
+  double xi = 0.01;
+  bool sync = false;  ///< --sync: rebuilt at every update, always refined
+};
+
+class TaskBatch {
+ public:
+  /// Brings the batch up to date with `trials` on `basis`. It goes on while its basis is this
+  /// one (or one of the same kind that it is not yet time to take up), fewer than half its
+  /// candidates were proposed and every result since is one of its trials'; otherwise it is
+  /// rebuilt on candidates drawn from `seed` (in --sync runs, always).
+  void update(const TaskTrials& trials, const Basis& basis, const BatchSettings& settings, std::uint64_t seed);
+  /// The next update() rebuilds.
+  void invalidate() { batch_.reset(); }
+
+  surrogate::BatchProposer& proposer() { return *batch_; }
+  ProposalSource source() const { return source_; }
+  /// The incumbent and ξ; ucb_beta is the caller's.
+  const surrogate::AcquisitionParams& params() const { return params_; }
+  /// The task's usable results and running trials (t − 1 of GP-UCB's β_t).
+  int count() const { return observed_ + static_cast<int>(pending_.size()); }
+
+  /// Adaptive effort: whether L-BFGS-B refinement is due (always in --sync runs; otherwise while
+  /// it takes at most a tenth of the master's time, so a burst of free slots is not kept waiting).
+  bool refine_due(bool sync) const;
+  /// A refinement that began at `started` has ended.
+  void refined(std::chrono::steady_clock::time_point started);
+
+ private:
+  using Clock = std::chrono::steady_clock;
+
+  std::optional<surrogate::BatchProposer> batch_;
+  ProposalSource source_ = ProposalSource::model;
+  Basis::Kind kind_ = Basis::Kind::fit;
+  std::string key_;                          // the basis it was built on
+  surrogate::Standardization standardization_;  // the basis's
+  int finished_ = -1;                         // the task's finished trials the batch knows of
+  std::vector<std::int64_t> pending_;         // the task's unfinished trials in the batch, ascending
+  std::map<std::int64_t, int> index_;         // trial → its point in the batch
+  surrogate::AcquisitionParams params_;
+  int observed_ = 0;
+  // A newer basis of the same kind (a new fit) is taken up while rebuilding takes at most a
+  // tenth of the master's time: the batch has every result already, exactly; a new fit brings
+  // new hyperparameters, and a rebuild costs O(m² n).
+  Clock::time_point built_at_{}, refined_at_{};
+  Clock::duration build_cost_{}, refine_cost_{};
+};
+
+}  // namespace lbo::orchestrator
