@@ -228,14 +228,19 @@ class GpTracked final : public TrackedPosterior {
     return K;
   }
 
-  // l = L⁻¹ k(X, x); the basis at x in *gx when asked.
+  // l = L⁻¹ k(X, x); the basis at x in *gx when asked. A batch asks for the mean at a point and
+  // then adds it: the last answer is kept for that (O(m²), and the basis's other posteriors).
   Eigen::VectorXd solve_for(const Eigen::VectorXd& x, Eigen::MatrixXd* gx) const {
-    const Eigen::MatrixXd xrow = x.transpose();
-    const Eigen::MatrixXd g = basis_ ? basis_->values(xrow) : Eigen::MatrixXd(1, 0);
-    Eigen::VectorXd l = kernel(X_.topRows(m_), G_.topRows(m_), xrow, g).col(0);
-    L_.topLeftCorner(m_, m_).triangularView<Eigen::Lower>().solveInPlace(l);
-    if (gx != nullptr) *gx = g;
-    return l;
+    if (last_m_ != m_ || last_x_.size() != x.size() || last_x_ != x) {
+      const Eigen::MatrixXd xrow = x.transpose();
+      last_g_ = basis_ ? basis_->values(xrow) : Eigen::MatrixXd(1, 0);
+      last_l_ = kernel(X_.topRows(m_), G_.topRows(m_), xrow, last_g_).col(0);
+      L_.topLeftCorner(m_, m_).triangularView<Eigen::Lower>().solveInPlace(last_l_);
+      last_x_ = x;
+      last_m_ = m_;
+    }
+    if (gx != nullptr) *gx = last_g_;
+    return last_l_;
   }
 
   void reserve(Eigen::Index capacity) {
@@ -262,6 +267,9 @@ class GpTracked final : public TrackedPosterior {
   Eigen::VectorXd y_, beta_, prior_, var_;
   Eigen::Index m_ = 0;
   Eigen::Index first_added_ = m_;  // the posterior's own observations come first
+  mutable Eigen::VectorXd last_x_, last_l_;  // solve_for's last answer, at m = last_m_
+  mutable Eigen::MatrixXd last_g_;
+  mutable Eigen::Index last_m_ = -1;
   double signal_ = 1, noise_ = 1e-2, basis_scale_ = 0;
 };
 
