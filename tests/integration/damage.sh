@@ -152,8 +152,16 @@ section_3() {
     "$LBO_BIN" run "$SCRATCH/s3.toml" --run-root "$root" 2> "$SCRATCH/s3.log" &
     pid=$!; wait_rows "$run/results.csv" 20
     # A new mount made read-only as it is made (a remount would fail while trials write there).
-    mount --bind -o ro "$run/trials" "$run/trials" || fail "section 3: cannot bind-mount read-only"
+    # mount(8) may still bind first and then apply "ro", which fails (EBUSY) when a trial opens a
+    # file through the new mount in between: take that mount down and try again.
     mounts+=("$run/trials")
+    made_ro=0
+    for _ in 1 2 3 4 5; do
+      if mount --bind -o ro "$run/trials" "$run/trials" 2> "$SCRATCH/s3-mount.log"; then made_ro=1; break; fi
+      mountpoint -q "$run/trials" && umount "$run/trials"
+      sleep 0.2
+    done
+    [ "$made_ro" -eq 1 ] || { cat "$SCRATCH/s3-mount.log"; fail "section 3: cannot bind-mount read-only"; }
     start=$(date +%s)
     set +e; wait "$pid"; status=$?; set -e
     umount "$run/trials"
