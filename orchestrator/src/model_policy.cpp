@@ -4,13 +4,10 @@
 #include <array>
 #include <chrono>
 #include <cmath>
-#include <condition_variable>
 #include <cstdio>
 #include <limits>
-#include <mutex>
 #include <optional>
 #include <random>
-#include <thread>
 
 #include "fit_service.hpp"
 #include "task_batch.hpp"
@@ -115,7 +112,7 @@ class ModelPolicy::Impl {
       for (std::size_t i = 0; i < w.objectives.size(); ++i) {
         y(static_cast<Eigen::Index>(i)) = w.direction == jobs::Direction::maximize ? w.objectives[i] : -w.objectives[i];
       }
-      warm_.push_back({rows(x, d), std::move(y)});
+      warm_.push_back({surrogate::stack_rows(x, d), std::move(y)});
       warm_sources_.push_back(w.source);
     }
   }
@@ -267,7 +264,7 @@ class ModelPolicy::Impl {
     std::mt19937_64 rng(job_.seed ^ 0x5151u);
     std::vector<Eigen::VectorXd> points;
     for (int i = 0; i < kPoints; ++i) points.push_back(encode(encoder_, job_.space.sample(rng)));
-    const Eigen::MatrixXd X = rows(points, encoder_.dimension());
+    const Eigen::MatrixXd X = surrogate::stack_rows(points, encoder_.dimension());
     std::vector<Eigen::VectorXd> centred(reports.size());
     for (std::size_t k = 0; k < reports.size(); ++k) {
       if (lbo && warm_.size() + k < lbo->tasks.size()) {
@@ -366,21 +363,17 @@ class ModelPolicy::Impl {
     std::unique_ptr<FitService>& fits = interims_[slot(task, step)];
     if (!fits) fits = std::make_unique<FitService>(std::make_unique<surrogate::GpSurrogate>(), !options_.sync, options_.threads);
     std::shared_ptr<const Snapshot> latest = fits->latest();
-    if (!latest || latest->trials.front().size() < results.size()) {
+    const bool here = options_.sync || !latest;
+    // The request is built only when it is taken (not while the thread is busy with the last).
+    if ((!latest || latest->trials.front().size() < results.size()) && (here || !fits->busy())) {
       FitRequest request;
-      std::vector<Eigen::VectorXd> x;
-      Eigen::VectorXd y(static_cast<Eigen::Index>(results.size()));
-      for (std::size_t i = 0; i < results.size(); ++i) {
-        x.push_back(encode(encoder_, state.trial(results[i]).config));
-        y(static_cast<Eigen::Index>(i)) = value_of(state.trial(results[i]), step);
-      }
-      request.data.tasks.push_back({rows(x, encoder_.dimension()), std::move(y)});
+      request.data.tasks.push_back({encoded(state, results), values(state, results, step)});
       request.trials.push_back(results);
       request.seed = jobs::trial_seed(job_.seed ^ 0x1e7u, results.back());
-      if (options_.sync || !latest) {
+      if (here) {
         fits->fit_now(std::move(request));
         latest = fits->latest();
-      } else if (!fits->busy()) {
+      } else {
         fits->request(std::move(request));
       }
     }
@@ -526,15 +519,22 @@ class ModelPolicy::Impl {
     return job_.objective.direction == jobs::Direction::maximize ? objective : -objective;
   }
 
-  static Eigen::MatrixXd rows(const std::vector<Eigen::VectorXd>& points, int d) {
-    Eigen::MatrixXd X(static_cast<Eigen::Index>(points.size()), d);
-    for (std::size_t i = 0; i < points.size(); ++i) X.row(static_cast<Eigen::Index>(i)) = points[i].transpose();
-    return X;
+  // The trials' configurations, encoded, as rows.
+  Eigen::MatrixXd encoded(const RunState& state, const std::vector<std::int64_t>& ids) const {
+    std::vector<Eigen::VectorXd> x;
+    for (std::int64_t id : ids) x.push_back(encode(encoder_, state.trial(id).config));
+    return surrogate::stack_rows(x, encoder_.dimension());
+  }
+
+  // What the trials (usable results) say of `step`, larger is better.
+  Eigen::VectorXd values(const RunState& state, const std::vector<std::int64_t>& ids, int step) const {
+    Eigen::VectorXd y(static_cast<Eigen::Index>(ids.size()));
+    for (std::size_t i = 0; i < ids.size(); ++i) y(static_cast<Eigen::Index>(i)) = value_of(state.trial(ids[i]), step);
+    return y;
   }
 
   FitRequest training_data(const RunState& state) const {
     FitRequest request;
-    const int d = encoder_.dimension();
     std::size_t total = 0;
     for (const surrogate::Observations& w : warm_) {
       request.data.tasks.push_back(w);
@@ -542,16 +542,12 @@ class ModelPolicy::Impl {
       total += static_cast<std::size_t>(w.y.size());
     }
     for (int task = 0; task < static_cast<int>(job_.tasks.size()); ++task) {
-      std::vector<Eigen::VectorXd> x;
       // Failed trials never enter a model: no NaN or infinity reaches surrogate/.
       const std::vector<std::int64_t> ids = usable_trials(state, task);
-      for (std::int64_t id : ids) x.push_back(encode(encoder_, state.trial(id).config));
-      const Eigen::MatrixXd X = rows(x, d);
+      const Eigen::MatrixXd X = encoded(state, ids);
       for (int step = 0; step < steps_; ++step) {
-        Eigen::VectorXd y(static_cast<Eigen::Index>(ids.size()));
-        for (std::size_t i = 0; i < ids.size(); ++i) y(static_cast<Eigen::Index>(i)) = value_of(state.trial(ids[i]), step);
         total += ids.size();
-        request.data.tasks.push_back({X, std::move(y)});
+        request.data.tasks.push_back({X, values(state, ids, step)});
         request.trials.push_back(ids);
       }
     }

@@ -2,17 +2,9 @@
 
 #include <algorithm>
 
+#include "lbo/surrogate/linalg.hpp"
+
 namespace lbo::orchestrator {
-
-namespace {
-
-Eigen::MatrixXd rows(const std::vector<Eigen::VectorXd>& points, int d) {
-  Eigen::MatrixXd X(static_cast<Eigen::Index>(points.size()), d);
-  for (std::size_t i = 0; i < points.size(); ++i) X.row(static_cast<Eigen::Index>(i)) = points[i].transpose();
-  return X;
-}
-
-}  // namespace
 
 void TaskBatch::update(const TaskTrials& trials, const Basis& basis, const BatchSettings& settings, std::uint64_t seed) {
   const RunState& state = trials.state;
@@ -64,7 +56,7 @@ void TaskBatch::update(const TaskTrials& trials, const Basis& basis, const Batch
   }
   if (!unseen_x.empty()) {
     const Eigen::VectorXd y = Eigen::Map<const Eigen::VectorXd>(unseen_y.data(), static_cast<Eigen::Index>(unseen_y.size()));
-    posterior = posterior->condition(rows(unseen_x, d), &y);
+    posterior = posterior->condition(surrogate::stack_rows(unseen_x, d), &y);
   }
   std::vector<Eigen::VectorXd> pending_x;
   for (std::int64_t id : pending) pending_x.push_back(trials.encode(state.trial(id)));
@@ -75,7 +67,7 @@ void TaskBatch::update(const TaskTrials& trials, const Basis& basis, const Batch
   if (basis.kind != Basis::Kind::prior) {
     for (std::size_t i = 0; i < observed.size() && i < 3; ++i) starts.push_back(trials.encode(state.trial(observed[i].second)));
   }
-  batch_.emplace(std::move(posterior), rows(pending_x, d), *settings.space, settings.maximizer, seed, starts);
+  batch_.emplace(std::move(posterior), surrogate::stack_rows(pending_x, d), *settings.space, settings.maximizer, seed, starts);
   source_ = basis.source();
   kind_ = basis.kind;
   key_ = basis.key;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "lbo/surrogate/linalg.hpp"
+
 namespace lbo::surrogate {
 
 BatchProposer::BatchProposer(std::shared_ptr<const TaskPosterior> posterior, const Eigen::MatrixXd& pending,
@@ -74,10 +76,8 @@ double BatchProposer::believed_best() const {
 std::shared_ptr<const TaskPosterior> BatchProposer::conditioned() const {
   if (conditioned_) return conditioned_;
   if (points_.empty()) return conditioned_ = posterior_;
-  Eigen::MatrixXd P(static_cast<Eigen::Index>(points_.size()), candidates_.cols());
-  for (std::size_t i = 0; i < points_.size(); ++i) P.row(static_cast<Eigen::Index>(i)) = points_[i].transpose();
   const Eigen::VectorXd y = Eigen::Map<const Eigen::VectorXd>(values_.data(), static_cast<Eigen::Index>(values_.size()));
-  return conditioned_ = posterior_->condition(P, &y);
+  return conditioned_ = posterior_->condition(stack_rows(points_, static_cast<int>(candidates_.cols())), &y);
 }
 
 }  // namespace lbo::surrogate

@@ -38,6 +38,8 @@ double basis_scale_of(const Eigen::VectorXd& theta, int dimension, const MeanBas
   return std::exp(theta(dimension + 2)) / basis->size();
 }
 
+class GpTracked;
+
 // The GP posterior: K + σ_n²I = LLᵀ over the training points; new observations extend L.
 class GpPosterior final : public TaskPosterior {
  public:
@@ -145,6 +147,8 @@ class GpPosterior final : public TaskPosterior {
   Eigen::VectorXd alpha_;
   Eigen::VectorXd inv_ls_;
   double signal_ = 1, noise_ = 1e-2, basis_scale_ = 0;
+
+  friend class GpTracked;  // starts from these members
 };
 
 // A GP posterior at fixed points C as observations join one at a time: the Cholesky factor L of
@@ -154,13 +158,16 @@ class GpPosterior final : public TaskPosterior {
 // Storage grows by doubling (no m² copy per point). The same algebra as GpPosterior::condition.
 class GpTracked final : public TrackedPosterior {
  public:
-  GpTracked(const Eigen::MatrixXd& X, const Eigen::VectorXd& y, const Eigen::VectorXd& theta, const Eigen::MatrixXd& L,
-            std::shared_ptr<const MeanBasis> basis, const Eigen::MatrixXd& G, const Eigen::MatrixXd& C)
-      : theta_(theta), basis_(std::move(basis)), C_(C), m_(X.rows()) {
-    const int d = static_cast<int>(X.cols());
-    signal_ = std::exp(theta_(d));
-    noise_ = std::exp(theta_(d + 1));
-    basis_scale_ = basis_scale_of(theta_, d, basis_.get());
+  GpTracked(const GpPosterior& p, const Eigen::MatrixXd& C)
+      : theta_(p.theta_),
+        basis_(p.basis_),
+        C_(C),
+        m_(p.X_.rows()),
+        signal_(p.signal_),
+        noise_(p.noise_),
+        basis_scale_(p.basis_scale_) {
+    const Eigen::MatrixXd &X = p.X_, &G = p.G_, &L = p.L_;
+    const Eigen::VectorXd& y = p.y_;
     GC_ = basis_ ? basis_->values(C_) : Eigen::MatrixXd(C_.rows(), 0);
     reserve(m_ + 16);
     X_.topRows(m_) = X;
@@ -274,7 +281,7 @@ class GpTracked final : public TrackedPosterior {
 };
 
 std::unique_ptr<TrackedPosterior> GpPosterior::track(const Eigen::MatrixXd& C) const {
-  return std::make_unique<GpTracked>(X_, y_, theta_, L_, basis_, G_, C);
+  return std::make_unique<GpTracked>(*this, C);
 }
 
 // K + σ_n²I at X, with the basis part when G is given.

@@ -6,6 +6,12 @@
 
 namespace lbo::surrogate {
 
+Eigen::MatrixXd stack_rows(const std::vector<Eigen::VectorXd>& points, int d) {
+  Eigen::MatrixXd X(static_cast<Eigen::Index>(points.size()), d);
+  for (std::size_t i = 0; i < points.size(); ++i) X.row(static_cast<Eigen::Index>(i)) = points[i].transpose();
+  return X;
+}
+
 Eigen::LLT<Eigen::MatrixXd> robust_cholesky(const Eigen::MatrixXd& A) {
   if (!A.allFinite()) throw NumericalError("cholesky: matrix has non-finite entries");
   Eigen::LLT<Eigen::MatrixXd> llt(A);

@@ -3,6 +3,7 @@
 
 #include <vector>
 
+#include "lbo/surrogate/linalg.hpp"
 #include "lbo/surrogate/posterior.hpp"
 
 namespace lbo::surrogate {
@@ -33,10 +34,8 @@ class Reconditioned final : public TrackedPosterior {
 
  private:
   void update() {
-    Eigen::MatrixXd P(static_cast<Eigen::Index>(points_.size()), C_.cols());
-    for (std::size_t i = 0; i < points_.size(); ++i) P.row(static_cast<Eigen::Index>(i)) = points_[i].transpose();
     const Eigen::VectorXd y = Eigen::Map<const Eigen::VectorXd>(values_.data(), static_cast<Eigen::Index>(values_.size()));
-    current_posterior_ = base_->condition(P, &y);
+    current_posterior_ = base_->condition(stack_rows(points_, static_cast<int>(C_.cols())), &y);
     current_ = current_posterior_->predict(C_);
   }
 

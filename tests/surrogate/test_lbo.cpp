@@ -185,3 +185,23 @@ TEST(LboTest, restored_state_gives_the_same_posteriors_and_refits_only_what_chan
   // A state from another surrogate is refused.
   EXPECT_THROW(copy.restore(SurrogateState{}, data), NumericalError);
 }
+
+TEST(LboTest, the_cross_validated_strength_and_the_fit_do_not_depend_on_the_thread_count) {
+  // The (strength, fold) fits run in parallel; their scores are summed in the serial order.
+  const LboOptions options{.networks = 3, .hidden = {10, 10}, .iterations = 100, .warm_iterations = 50};
+  const TaskData data{{bowl(30, 0.0, 11), bowl(12, 0.05, 12)}};  // 12 ≥ 2 × cv_folds: the strength is chosen
+  const Observations probe = bowl(20, 0.05, 13);
+  std::vector<double> strengths;
+  std::vector<Eigen::VectorXd> means;
+  for (int threads : {1, 3}) {
+    use_threads(threads);
+    Lbo lbo(2, options);
+    lbo.fit(data, 5);
+    strengths.push_back(lbo.regularizer_strength(1));
+    means.push_back(lbo.posterior(1)->predict(probe.X).mean);
+  }
+  use_threads(1);
+  EXPECT_GT(strengths[0], 0.0);
+  EXPECT_EQ(strengths[0], strengths[1]);
+  EXPECT_EQ((means[0] - means[1]).cwiseAbs().maxCoeff(), 0.0);
+}

@@ -30,6 +30,12 @@ std::shared_ptr<const TaskPosterior> gp_on(const Eigen::MatrixXd& X, const Eigen
   return make_gp_posterior(X, y, theta, Standardization{});
 }
 
+// Mean and variance agree within `tolerance` at every point.
+void expect_agree(const Posterior& got, const Posterior& want, double tolerance) {
+  EXPECT_LT((got.mean - want.mean).cwiseAbs().maxCoeff(), tolerance);
+  EXPECT_LT((got.var - want.var).cwiseAbs().maxCoeff(), tolerance);
+}
+
 // Adds points one at a time to `tracked` (believed, then two of them given results) and checks
 // mean and variance at C against conditioning `posterior` on the same points and values.
 void expect_tracks(const TaskPosterior& posterior, TrackedPosterior& tracked, const Eigen::MatrixXd& C,
@@ -55,8 +61,7 @@ void expect_tracks(const TaskPosterior& posterior, TrackedPosterior& tracked, co
   const auto exact = posterior.condition(P, &y);
   const Posterior want = exact->predict(C);
   const Posterior& got = tracked.at_points();
-  EXPECT_LT((got.mean - want.mean).cwiseAbs().maxCoeff(), 1e-8);
-  EXPECT_LT((got.var - want.var).cwiseAbs().maxCoeff(), 1e-8);
+  expect_agree(got, want, 1e-8);
   const Eigen::VectorXd probe = uniform(1, 3, rng).row(0).transpose();
   EXPECT_NEAR(tracked.mean_at(probe), exact->predict(probe.transpose()).mean(0), 1e-8);
   // The points do matter: the variance at C fell where they are.
@@ -71,9 +76,7 @@ TEST(TrackedPosteriorTest, a_gp_tracks_points_and_changed_values_exactly) {
   const auto gp = gp_on(X, smooth(X));
   const Eigen::MatrixXd C = uniform(40, 3, rng);
   const auto tracked = gp->track(C);
-  const Posterior start = gp->predict(C);
-  EXPECT_LT((tracked->at_points().mean - start.mean).cwiseAbs().maxCoeff(), 1e-10);
-  EXPECT_LT((tracked->at_points().var - start.var).cwiseAbs().maxCoeff(), 1e-10);
+  expect_agree(tracked->at_points(), gp->predict(C), 1e-10);
   expect_tracks(*gp, *tracked, C, rng);
 }
 
@@ -86,9 +89,7 @@ TEST(TrackedPosteriorTest, storage_grows_past_its_first_capacity) {
   const Eigen::MatrixXd P = uniform(45, 3, rng);  // several doublings
   const Eigen::VectorXd y = smooth(P);
   for (Eigen::Index i = 0; i < P.rows(); ++i) tracked->add(P.row(i).transpose(), &y(i));
-  const Posterior want = gp->condition(P, &y)->predict(C);
-  EXPECT_LT((tracked->at_points().mean - want.mean).cwiseAbs().maxCoeff(), 1e-7);
-  EXPECT_LT((tracked->at_points().var - want.var).cwiseAbs().maxCoeff(), 1e-7);
+  expect_agree(tracked->at_points(), gp->condition(P, &y)->predict(C), 1e-7);
 }
 
 TEST(TrackedPosteriorTest, a_residual_and_a_model_average_track_as_they_condition) {

@@ -4,6 +4,7 @@
 #include <Eigen/Cholesky>
 #include <Eigen/Core>
 #include <stdexcept>
+#include <vector>
 
 namespace lbo::surrogate {
 
@@ -17,6 +18,9 @@ class NumericalError : public std::runtime_error {
 /// definite, adds jitter·mean(diag A)·I with jitter escalating from 1e-10 to 1e-4; throws
 /// NumericalError past that. Never forms an inverse.
 Eigen::LLT<Eigen::MatrixXd> robust_cholesky(const Eigen::MatrixXd& A);
+
+/// The points (each of length d) as the rows of an n × d matrix.
+Eigen::MatrixXd stack_rows(const std::vector<Eigen::VectorXd>& points, int d);
 
 /// Whether every entry is finite.
 template <class Derived>
