@@ -89,7 +89,8 @@ int main(int argc, char** argv) {
               wall > 0 && slots > 0 ? busy / (slots * wall) : NAN, percentile(latencies, 0.5), percentile(latencies, 0.99));
   int model = 0, fallbacks = 0, after_initial = 0;
   for (const TaskProgress& p : state.tasks()) {
-    model += p.proposed_by(ProposalSource::model) + p.proposed_by(ProposalSource::model_prior);
+    model += p.proposed_by(ProposalSource::model) + p.proposed_by(ProposalSource::model_prior) +
+             p.proposed_by(ProposalSource::earlier_best);
     fallbacks += p.proposed_by(ProposalSource::random_fallback);
     after_initial += p.created - p.proposed_by(ProposalSource::initial) - p.proposed_by(ProposalSource::random);
   }

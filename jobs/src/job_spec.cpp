@@ -459,7 +459,7 @@ class JobParser {
     check_keys(t, prefix,
                {"surrogate", "acquisition", "initial_random", "ucb_beta", "ucb_scale", "ucb_delta", "xi", "hedge_eta",
                 "candidates", "refine", "network_width", "network_depth", "networks", "ibp_alpha", "warm_start", "residual_gp",
-                "transfer_gp", "fit_threads"});
+                "transfer_gp", "fit_threads", "transfer_best"});
     PolicySpec& policy = job.policy;
     if (const auto surrogate = get_string(t, "surrogate", prefix, false)) {
       if (const auto kind = one_of<SurrogateKind>(
@@ -532,6 +532,9 @@ class JobParser {
       policy.candidates = *n;
     }
     if (const auto n = get_int_in(t, "refine", prefix, false, 0, 1000, "must be in 0..1000")) policy.refine = *n;
+    if (const auto n = get_int_in(t, "transfer_best", prefix, false, 0, 1'000'000, "must be in 0..1000000")) {
+      policy.transfer_best = *n;
+    }
     if (const auto n = get_int_in(t, "fit_threads", prefix, false, 1, 1024, "must be in 1..1024")) policy.fit_threads = *n;
     if (const auto n = get_int_in(t, "network_width", prefix, false, 1, 4096, "must be in 1..4096")) {
       policy.network_width = *n;

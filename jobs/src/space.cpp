@@ -95,7 +95,9 @@ bool Space::is_active(int param, const Config& config) const {
   return true;
 }
 
-Config Space::sample(std::mt19937_64& rng) const {
+Config Space::sample(std::mt19937_64& rng) const { return sample_balanced(rng, {}); }
+
+Config Space::sample_balanced(std::mt19937_64& rng, const std::vector<Config>& design) const {
   Config config;
   config.values.assign(params_.size(), std::nullopt);
   for (int i : order_) {
@@ -124,8 +126,20 @@ Config Space::sample(std::mt19937_64& rng) const {
         break;
       }
       case ParamType::categorical: {
-        std::uniform_int_distribution<int> u(0, static_cast<int>(p.choices.size()) - 1);
-        config.values[i] = u(rng);
+        // The choices least used so far where the parameter was active (all of them when the
+        // design is empty), one of them uniformly.
+        std::vector<int> uses(p.choices.size(), 0);
+        for (const Config& c : design) {
+          if (c.values.size() == params_.size() && c.values[i]) ++uses[static_cast<std::size_t>(*c.values[i])];
+        }
+        const int fewest = *std::min_element(uses.begin(), uses.end());
+        std::vector<int> least;
+        for (std::size_t c = 0; c < uses.size(); ++c) {
+          if (uses[c] == fewest) least.push_back(static_cast<int>(c));
+        }
+        // (int, as sample() always drew: with no design the stream of draws is unchanged.)
+        std::uniform_int_distribution<int> u(0, static_cast<int>(least.size()) - 1);
+        config.values[i] = least[static_cast<std::size_t>(u(rng))];
         break;
       }
     }

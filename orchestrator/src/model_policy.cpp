@@ -9,6 +9,7 @@
 #include <optional>
 #include <random>
 
+#include "earlier_best.hpp"
 #include "fit_service.hpp"
 #include "task_batch.hpp"
 #include "lbo/jobs/encoding.hpp"
@@ -34,6 +35,9 @@ constexpr int kInterimResults = 3;
 // UCB's β on an earlier task's posterior (a later task's first wave, before a fit of its own):
 // wide (3σ), so the points spread as a design would, drawn to where the earlier task was good.
 constexpr double kDesignBeta = 9.0;
+
+// [policy] transfer_best unset: earlier tasks' bests a new task of lbo or ablr starts with.
+constexpr int kDefaultTransferBest = 2;
 
 // The GP-Hedge portfolio, in arm order.
 constexpr std::array<AcquisitionKind, 3> kHedgeArms = {AcquisitionKind::ucb, AcquisitionKind::ei, AcquisitionKind::pi};
@@ -118,7 +122,7 @@ class ModelPolicy::Impl {
   }
 
   /// The design `task` starts with: initial_random trials, or LiBO's ceil(sqrt(budget)/s^¼)
-  /// for the s-th task of the model (warm-start tasks first).
+  /// for the s-th task of the model (warm-start tasks first); earlier tasks' bests first.
   int initial_design(int task) const {
     if (job_.policy.libo_exploration) {
       return jobs::libo_initial_random(job_.tasks[static_cast<std::size_t>(task)].budget,
@@ -127,12 +131,42 @@ class ModelPolicy::Impl {
     return job_.policy.initial_random;
   }
 
+  // How many of `task`'s first trials are earlier tasks' bests (lbo and ablr by default).
+  std::size_t transfer_best() const {
+    return static_cast<std::size_t>(job_.policy.transfer_best.value_or(transfers_ ? kDefaultTransferBest : 0));
+  }
+
+  // The next earlier task's best configuration `task` has not taken, while its first
+  // transfer_best() trials are handed out; else none. They are part of the task's initial
+  // design (initial_random counts them), as the meta-learned design of Feurer et al.: measured
+  // on bench/real, that is better than adding them before a full random design.
+  std::optional<jobs::Config> earlier_best(const RunState& state, int task) const {
+    const std::size_t count = transfer_best();
+    if (count == 0 || static_cast<std::size_t>(state.tasks()[task].created) >= count) return std::nullopt;
+    for (jobs::Config& c : earlier_bests(state, task, options_.warm_start, count)) {
+      const auto& ids = state.task_trials(task);
+      if (std::none_of(ids.begin(), ids.end(), [&](std::int64_t id) { return state.trial(id).config == c; })) return std::move(c);
+    }
+    return std::nullopt;
+  }
+
+  // A random point of `task`'s initial design, its categoricals balanced over the task's trials
+  // so far (Space::sample_balanced): a 4-way model choice is covered by 4 design points, and
+  // the families of the earlier bests are not drawn again before the others. Measured on
+  // bench/real (bench/README.md). Seeded by the trial, as RandomPolicy's draws.
+  jobs::Config design_point(const RunState& state, int task, std::int64_t trial) const {
+    std::vector<jobs::Config> design;
+    for (std::int64_t id : state.task_trials(task)) design.push_back(state.trial(id).config);
+    std::mt19937_64 rng(jobs::trial_seed(job_.seed, trial));
+    return job_.space.sample_balanced(rng, design);
+  }
+
   jobs::Config propose(const RunState& state, int task, std::int64_t trial) {
     return propose_among(state, {task}, trial).config;
   }
 
-  // Tasks still in their initial design go first (job order): they need those points before an
-  // acquisition means anything. Otherwise every open task, and every step of a stepwise one,
+  // Tasks still in their initial design (earlier tasks' bests, then random) go first (job
+  // order): they need those points before an acquisition means anything. Otherwise every open task, and every step of a stepwise one,
   // nominates its acquisition maximizer and one nominee is drawn with probability ∝ its
   // acquisition value (SMS-DKL eq. 9; all values ≤ 0: uniform), seeded by the trial so --sync
   // runs repeat exactly.
@@ -142,13 +176,16 @@ class ModelPolicy::Impl {
     if (!options_.sync && fits_.stale()) fits_.request(training_data(state));
     std::vector<Nomination> nominees;
     for (int task : open) {
+      if (std::optional<jobs::Config> best = earlier_best(state, task)) {
+        return {task, std::move(*best), ProposalSource::earlier_best, {}};
+      }
       if (state.tasks()[task].created < initial_design(task)) {
-        return {task, random_.propose(state, task, trial), ProposalSource::initial, {}};
+        return {task, design_point(state, task, trial), ProposalSource::initial, {}};
       }
       for (int step = 0; step < steps_; ++step) {
         std::optional<Nomination> n = nominate(state, task, step, trial);
         // Nothing to learn from yet (no result, no earlier task): the initial design goes on.
-        if (!n) return {task, random_.propose(state, task, trial), ProposalSource::initial, {}};
+        if (!n) return {task, design_point(state, task, trial), ProposalSource::initial, {}};
         nominees.push_back(std::move(*n));
       }
     }

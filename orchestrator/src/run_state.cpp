@@ -200,7 +200,8 @@ std::string model_share(const RunState& state, const std::vector<int>& tasks) {
   for (std::size_t i = 0; i < state.tasks().size(); ++i) {
     if (!tasks.empty() && std::find(tasks.begin(), tasks.end(), static_cast<int>(i)) == tasks.end()) continue;
     const TaskProgress& p = state.tasks()[i];
-    model += p.proposed_by(ProposalSource::model) + p.proposed_by(ProposalSource::model_prior);
+    model += p.proposed_by(ProposalSource::model) + p.proposed_by(ProposalSource::model_prior) +
+             p.proposed_by(ProposalSource::earlier_best);
     fallback += p.proposed_by(ProposalSource::random_fallback);
   }
   if (model + fallback == 0) return {};

@@ -44,6 +44,7 @@ std::string proposed_by(const TaskProgress& p) {
   add(ProposalSource::random, "random");
   add(ProposalSource::model, "model");
   add(ProposalSource::model_prior, "prior");
+  add(ProposalSource::earlier_best, "earlier-best");
   add(ProposalSource::random_fallback, "fallback");
   return text.empty() ? "-" : text;
 }

@@ -294,6 +294,7 @@ hedge_eta = 3
 candidates = 200
 refine = 2
 fit_threads = 3
+transfer_best = 1
 network_width = 32
 network_depth = 2
 networks = 4
@@ -309,6 +310,9 @@ ibp_alpha = 1.5)"));
   EXPECT_EQ(job.policy.fit_threads, 3);
   EXPECT_NE(error_of(valid_with("surrogate = \"random\"", "fit_threads = 0")).find("policy.fit_threads: must be in 1..1024"),
             std::string::npos);
+  EXPECT_EQ(job.policy.transfer_best, 1);
+  EXPECT_NE(error_of(valid_with("surrogate = \"random\"", "transfer_best = -1")).find("policy.transfer_best: must be in 0..1000000"),
+            std::string::npos);
   EXPECT_EQ(job.policy.network_width, 32);
   EXPECT_EQ(job.policy.network_depth, 2);
   EXPECT_EQ(job.policy.networks, 4);
@@ -318,6 +322,7 @@ ibp_alpha = 1.5)"));
   EXPECT_EQ(defaults.policy.networks, 10);
   EXPECT_EQ(defaults.policy.ibp_alpha, 2.0);
   EXPECT_FALSE(defaults.policy.fit_threads.has_value());
+  EXPECT_FALSE(defaults.policy.transfer_best.has_value());
   EXPECT_EQ(parse(valid_with("\"random\"", "\"lbo\"")).policy.surrogate, SurrogateKind::lbo);
   EXPECT_EQ(defaults.policy.acquisition, AcquisitionKind::ei);
   EXPECT_FALSE(defaults.policy.ucb_beta.has_value());

@@ -146,6 +146,42 @@ TEST(SpaceTest, nested_conditions_follow_evaluation_order) {
   EXPECT_NEAR(inner_active, 250, 60);  // P(top = on) · P(mid = b)
 }
 
+TEST(SpaceTest, a_balanced_design_covers_every_choice_before_repeating_one) {
+  // A 4-way model choice with a conditional 3-way choice under its first model.
+  ParamSpec model{.name = "model", .type = ParamType::categorical, .choices = {"a", "b", "c", "d"}};
+  ParamSpec kind{.name = "kind", .type = ParamType::categorical, .choices = {"x", "y", "z"},
+                 .when = {Condition{0, {0}}}};
+  ParamSpec x{.name = "x", .low = 0, .high = 1, .when = {Condition{0, {1}}}};
+  const Space space({model, kind, x});
+  int independent_complete = 0;
+  for (std::uint64_t seed = 0; seed < 200; ++seed) {
+    std::mt19937_64 rng(seed), other(seed + 1000);
+    std::vector<Config> design;
+    for (int k = 1; k <= 12; ++k) {
+      design.push_back(space.sample_balanced(rng, design));
+      ASSERT_TRUE(space.is_valid(design.back()));
+      // After k draws every model is used floor(k/4) or ceil(k/4) times.
+      std::map<int, int> uses;
+      for (const Config& c : design) ++uses[static_cast<int>(*c.values[0])];
+      for (int m = 0; m < 4; ++m) {
+        EXPECT_GE(uses[m], k / 4) << "seed " << seed << ", draw " << k;
+        EXPECT_LE(uses[m], (k + 3) / 4) << "seed " << seed << ", draw " << k;
+      }
+    }
+    // The conditional choice is balanced among the draws where it is active (3 of them).
+    std::set<int> kinds;
+    for (const Config& c : design) {
+      if (c.values[1]) kinds.insert(static_cast<int>(*c.values[1]));
+    }
+    EXPECT_EQ(kinds.size(), 3u) << "seed " << seed;
+    // Independent draws: 4 draws cover all 4 models 3 times in 32 (4!/4^4).
+    std::set<int> models;
+    for (int k = 0; k < 4; ++k) models.insert(static_cast<int>(*space.sample(other).values[0]));
+    independent_complete += models.size() == 4 ? 1 : 0;
+  }
+  EXPECT_LT(independent_complete, 50);
+}
+
 TEST(SpaceTest, rejects_cycles_and_bad_bounds) {
   ParamSpec a{.name = "a", .type = ParamType::categorical, .choices = {"x"}, .when = {Condition{1, {0}}}};
   ParamSpec b{.name = "b", .type = ParamType::categorical, .choices = {"y"}, .when = {Condition{0, {0}}}};

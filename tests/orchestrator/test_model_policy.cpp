@@ -21,6 +21,7 @@ using namespace lbo::orchestrator;
 using lbo::testing::Row;
 using lbo::testing::run_job;
 using lbo::testing::RunOutput;
+using lbo::testing::ok_with;
 namespace fs = std::filesystem;
 
 namespace {
@@ -324,13 +325,6 @@ TEST(ModelPolicyTest, lbo_reuses_the_networks_of_an_identical_earlier_task_and_n
 
 namespace {
 
-lbo::workers::Outcome ok_with(double objective) {
-  lbo::workers::Outcome o;
-  o.status = lbo::workers::TrialStatus::ok;
-  o.objective = objective;
-  return o;
-}
-
 double branin_at(const lbo::jobs::Config& c) {
   const double x1 = *c.values[0], x2 = *c.values[1], pi = std::numbers::pi;
   const double u = x2 - 5.1 / (4 * pi * pi) * x1 * x1 + 5 / pi * x1 - 6;
@@ -383,7 +377,8 @@ TEST(ModelPolicyTest, proposals_between_results_spread_out_and_all_come_from_the
 TEST(ModelPolicyTest, a_new_tasks_first_wave_comes_from_the_earlier_task) {
   lbo::testing::ScratchDir dir;
   const lbo::jobs::JobSpec job = lbo::testing::job_from(
-      branin_job("initial_random = 2\nnetworks = 2\nnetwork_width = 16", 4, 30) + "[[tasks]]\nname = \"second\"\nbudget = 20\n",
+      branin_job("initial_random = 2\ntransfer_best = 0\nnetworks = 2\nnetwork_width = 16", 4, 30) +
+          "[[tasks]]\nname = \"second\"\nbudget = 20\n",
       dir.path());
   ASSERT_EQ(job.policy.surrogate, lbo::jobs::SurrogateKind::lbo);  // the default
   RunState state = lbo::testing::started_state(job);
@@ -412,6 +407,96 @@ TEST(ModelPolicyTest, a_new_tasks_first_wave_comes_from_the_earlier_task) {
   double random_mean = 0;
   for (int i = 0; i < 200; ++i) random_mean += branin_at(random.propose(state, 1, 1000 + i)) / 200;
   EXPECT_LT(wave_mean, 0.25 * random_mean) << "prior wave " << wave_mean << ", random " << random_mean;
+}
+
+// A later task starts with what won the earlier ones, the most recent first, as part of its
+// initial design; a configuration the task has taken already is not proposed again.
+TEST(ModelPolicyTest, a_later_task_starts_with_the_earlier_tasks_bests_in_its_design) {
+  lbo::testing::ScratchDir dir;
+  const std::string tasks = "[[tasks]]\nname = \"second\"\nbudget = 20\n[[tasks]]\nname = \"third\"\nbudget = 20\n";
+  for (const std::string surrogate : {"lbo", "ablr", "gp"}) {
+    for (const std::string setting : {"", "transfer_best = 1", "transfer_best = 0"}) {
+      const lbo::jobs::JobSpec job = lbo::testing::job_from(
+          branin_job("surrogate = \"" + surrogate + "\"\ninitial_random = 3\n" + setting, 4, 10) + tasks, dir.path());
+      const std::size_t count = setting.empty() ? (surrogate == "gp" ? 0 : 2) : setting.back() - '0';
+      RunState state = lbo::testing::started_state(job);
+      ModelPolicy policy(job, PolicyOptions{true, nullptr});
+      RandomPolicy random(job.space, 99);
+      std::vector<lbo::jobs::Config> best(2);
+      for (int task = 0; task < 2; ++task) {
+        double lowest = 1e9;
+        for (int i = 0; i < 10; ++i) {
+          const std::int64_t t = lbo::testing::start_trial(state, task, random.propose(state, task, state.next_trial_id()));
+          const double y = branin_at(state.trial(t).config);
+          lbo::testing::end_attempt(state, t, ok_with(y));
+          if (y < lowest) lowest = y, best[static_cast<std::size_t>(task)] = state.trial(t).config;
+        }
+      }
+      const std::string where = surrogate + " [" + setting + "]";
+      // With two, task "third" has taken the second task's best already (a resumed run, say):
+      // it is skipped for the first task's.
+      const auto evaluate = [&](const lbo::jobs::Config& c, ProposalSource source) {
+        lbo::testing::end_attempt(state, lbo::testing::start_trial(state, 2, c, "local:0", source), ok_with(branin_at(c)));
+      };
+      if (count == 2) evaluate(best[1], ProposalSource::initial);
+      // The design's 3 trials, then the model (a GP on the task's own 3 results).
+      std::vector<Proposal> firsts;
+      for (int i = count == 2 ? 1 : 0; i < 4; ++i) {
+        firsts.push_back(policy.propose_among(state, {2}, state.next_trial_id()));
+        evaluate(firsts.back().config, firsts.back().source);
+      }
+      EXPECT_EQ(firsts.back().source, ProposalSource::model) << where;
+      firsts.pop_back();
+      std::size_t k = 0;
+      if (count >= 1) {
+        EXPECT_EQ(firsts[k].source, ProposalSource::earlier_best) << where;
+        EXPECT_EQ(firsts[k++].config, count == 2 ? best[0] : best[1]) << where;
+      }
+      for (; k < firsts.size(); ++k) {
+        EXPECT_EQ(firsts[k].source, ProposalSource::initial) << where << " proposal " << k;
+        EXPECT_NE(firsts[k].config, best[0]) << where;
+        EXPECT_NE(firsts[k].config, best[1]) << where;
+      }
+    }
+  }
+}
+
+// A task's design covers a model choice before it repeats a family, the earlier tasks' bests
+// counted: 4 families, 4 design points (1 earlier best with lbo) name each family once.
+TEST(ModelPolicyTest, a_tasks_design_tries_every_model_family_before_repeating_one) {
+  lbo::testing::ScratchDir dir;
+  for (const std::string surrogate : {"lbo", "gp"}) {
+    for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+      const lbo::jobs::JobSpec job = lbo::testing::job_from(
+          "name = \"families\"\nseed = " + std::to_string(seed) + "\n[objective]\ncommand = [\"" + std::string(LBO_TEST_OBJECTIVE) +
+              "\"]\ndirection = \"maximize\"\n[policy]\nsurrogate = \"" + surrogate + "\"\ninitial_random = 5\n[space]\n"
+              "model = { type = \"categorical\", choices = [\"a\", \"b\", \"c\", \"d\"] }\n"
+              "xa = { type = \"float\", low = 0, high = 1, when = { model = \"a\" } }\n"
+              "xb = { type = \"float\", low = 0, high = 1, when = { model = \"b\" } }\n"
+              "[[tasks]]\nname = \"first\"\nbudget = 10\n[[tasks]]\nname = \"second\"\nbudget = 10\n",
+          dir.path());
+      RunState state = lbo::testing::started_state(job);
+      ModelPolicy policy(job, PolicyOptions{true, nullptr});
+      // The first task tried family "a" only; its best is an "a".
+      for (int i = 0; i < 3; ++i) {
+        const std::int64_t t = lbo::testing::start_trial(state, 0, lbo::jobs::Config{{0.0, 0.1 * (i + 1), std::nullopt}});
+        lbo::testing::end_attempt(state, t, ok_with(i));
+      }
+      std::set<int> families;
+      std::vector<ProposalSource> sources;
+      for (int i = 0; i < 4; ++i) {
+        const Proposal p = policy.propose_among(state, {1}, state.next_trial_id());
+        ASSERT_TRUE(job.space.is_valid(p.config));
+        families.insert(static_cast<int>(*p.config.values[0]));
+        sources.push_back(p.source);
+        lbo::testing::end_attempt(state, lbo::testing::start_trial(state, 1, p.config, "local:0", p.source), ok_with(0.5));
+      }
+      const std::string where = surrogate + ", seed " + std::to_string(seed);
+      EXPECT_EQ(families.size(), 4u) << where;
+      EXPECT_EQ(sources[0], surrogate == "lbo" ? ProposalSource::earlier_best : ProposalSource::initial) << where;
+      EXPECT_EQ(sources[3], ProposalSource::initial) << where;
+    }
+  }
 }
 
 // The one random fallback left: every configuration of a tiny space is taken. It is a

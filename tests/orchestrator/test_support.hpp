@@ -76,6 +76,14 @@ inline void start_again(orchestrator::RunState& state, std::int64_t id, const st
   state.apply(orchestrator::TrialStarted{id, t.task, t.attempts + 1, t.config, worker, 0});
 }
 
+/// An ok outcome with `objective`.
+inline workers::Outcome ok_with(double objective) {
+  workers::Outcome o;
+  o.status = workers::TrialStatus::ok;
+  o.objective = objective;
+  return o;
+}
+
 /// The running attempt of trial `id` ends with `outcome`; `final`: no retry follows.
 inline void end_attempt(orchestrator::RunState& state, std::int64_t id, const workers::Outcome& outcome,
                         const std::string& worker = "local:0", bool final = true) {

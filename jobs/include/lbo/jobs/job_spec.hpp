@@ -40,6 +40,9 @@ struct PolicySpec {
   /// initial_random = "libo": task s (1-based, earlier warm-start tasks counted) starts with
   /// ceil(sqrt(budget) / s^¼) random trials (LiBO's forced exploration).
   bool libo_exploration = false;
+  /// lbo, ablr: a new task's first trials are the best configurations of up to this many
+  /// earlier tasks, the most recent first; unset: kDefaultTransferBest for lbo and ablr.
+  std::optional<int> transfer_best;
   /// Run directories whose finished tasks join the model as earlier tasks (absolute).
   std::vector<std::filesystem::path> warm_start;
   /// Where each warm_start entry is written ("job.toml:14:9: policy.warm_start[0]"), for errors.

@@ -62,6 +62,13 @@ class Space {
   bool is_active(int param, const Config& config) const;
   /// A uniform draw (log-uniform for log parameters) that respects every `when` condition.
   Config sample(std::mt19937_64& rng) const;
+  /// The next point of a design that already holds `design`: a draw as sample(), except that
+  /// every active categorical takes one of its choices least used among the configurations of
+  /// `design` where it is active (uniformly among those). Draws made one after the other so
+  /// cover min(k, choices) of a categorical's choices in k draws, as a Latin hypercube covers
+  /// a range; 5 independent draws leave some family of a 4-way model choice untried 3 times
+  /// in 4.
+  Config sample_balanced(std::mt19937_64& rng, const std::vector<Config>& design) const;
   /// Whether `config` has a valid value for exactly its active parameters.
   bool is_valid(const Config& config) const;
 

@@ -3,6 +3,7 @@
 // proposed_by): the record that tells a user where the model took over, and every place it
 // did not.
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -19,9 +20,12 @@ enum class ProposalSource : std::uint8_t {
   model,            ///< the acquisition's maximizer under the task's own fitted model
   model_prior,      ///< from what earlier tasks taught, before the task has a fit of its own
   random_fallback,  ///< random although the job asks for a model; the note says why
+  earlier_best,     ///< the best configuration of an earlier task ([policy] transfer_best)
 };
+inline constexpr std::size_t kProposalSources = 7;
 
-/// "initial", "random", "model", "model-prior", "random-fallback" ("" when unrecorded).
+/// "initial", "random", "model", "model-prior", "random-fallback", "earlier-best" ("" when
+/// unrecorded).
 std::string_view to_string(ProposalSource source);
 
 /// A new trial: which task it serves, what it evaluates, and how that was chosen.

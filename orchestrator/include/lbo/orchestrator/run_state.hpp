@@ -47,7 +47,7 @@ struct TaskProgress {
   int ok = 0;        ///< finished ok
   std::optional<std::int64_t> best_trial;  ///< by the job's direction
   /// Trials created, by how they were proposed (index: ProposalSource).
-  std::array<int, 6> proposed{};
+  std::array<int, kProposalSources> proposed{};
 
   int failed() const { return finished - ok; }
   int proposed_by(ProposalSource source) const { return proposed[static_cast<std::size_t>(source)]; }

@@ -1,0 +1,36 @@
+#include "earlier_best.hpp"
+
+#include <algorithm>
+
+namespace lbo::orchestrator {
+
+namespace {
+
+// The index of the best objective by the warm task's own direction, or -1 when it has none.
+std::ptrdiff_t best_of(const WarmTask& w) {
+  if (w.objectives.empty()) return -1;
+  const auto best = w.direction == jobs::Direction::maximize ? std::max_element(w.objectives.begin(), w.objectives.end())
+                                                             : std::min_element(w.objectives.begin(), w.objectives.end());
+  return best - w.objectives.begin();
+}
+
+}  // namespace
+
+std::vector<jobs::Config> earlier_bests(const RunState& state, int task, const std::vector<WarmTask>& warm,
+                                        std::size_t count) {
+  std::vector<jobs::Config> bests;
+  const auto add = [&](const jobs::Config& c) {
+    if (bests.size() < count && std::find(bests.begin(), bests.end(), c) == bests.end()) bests.push_back(c);
+  };
+  for (int k = std::min(task, static_cast<int>(state.tasks().size())); k-- > 0;) {
+    if (const auto best = state.tasks()[static_cast<std::size_t>(k)].best_trial) add(state.trial(*best).config);
+  }
+  for (auto w = warm.rbegin(); w != warm.rend(); ++w) {
+    if (const std::ptrdiff_t i = best_of(*w); i >= 0 && static_cast<std::size_t>(i) < w->configs.size()) {
+      add(w->configs[static_cast<std::size_t>(i)]);
+    }
+  }
+  return bests;
+}
+
+}  // namespace lbo::orchestrator
