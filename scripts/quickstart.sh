@@ -8,3 +8,4 @@ scripts/build.sh --target lbo
 build/lbo run jobs/examples/quickstart.toml --fresh "$@"
 echo
 echo "results: runs/quickstart/results.csv (one row per trial); trial files: runs/quickstart/trials/<id>/"
+echo "report: $(pwd)/runs/quickstart/report.html (plots of the run; one file, opens offline)"

@@ -13,6 +13,8 @@ packages=(
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   # the example objectives (run by /usr/bin/python3) and the benchmark's Optuna peer
   python3 python3-numpy python3-sklearn python3-xgboost python3-optuna
+  # tests: process lookup (pgrep), and the report's browser test (headless Chromium)
+  procps chromium
 )
 
 missing=()

@@ -1,5 +1,6 @@
 #include "lbo/cluster/local_transport.hpp"
 
+#include <charconv>
 #include <stdexcept>
 
 #include <boost/asio/io_context.hpp>
@@ -10,6 +11,29 @@ std::string to_string(WorkerSlot worker) {
   if (worker.rank == 0) return "local:" + std::to_string(worker.slot);
   const std::string rank = "rank" + std::to_string(worker.rank);
   return worker.slot < 0 ? rank : rank + ":" + std::to_string(worker.slot);
+}
+
+std::optional<WorkerSlot> parse_worker_slot(std::string_view text) {
+  const auto number = [](std::string_view digits) -> std::optional<int> {
+    int value = 0;
+    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+    if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size() || value < 0) return std::nullopt;
+    return value;
+  };
+  if (text.starts_with("local:")) {
+    const auto slot = number(text.substr(6));
+    if (!slot) return std::nullopt;
+    return WorkerSlot{0, *slot};
+  }
+  if (!text.starts_with("rank")) return std::nullopt;
+  text.remove_prefix(4);
+  const std::size_t colon = text.find(':');
+  const auto rank = number(text.substr(0, colon));
+  if (!rank || *rank == 0) return std::nullopt;
+  if (colon == std::string_view::npos) return WorkerSlot{*rank, -1};
+  const auto slot = number(text.substr(colon + 1));
+  if (!slot) return std::nullopt;
+  return WorkerSlot{*rank, *slot};
 }
 
 LocalTransport::LocalTransport(boost::asio::io_context& io, int slots, CompletionHandler on_completion,

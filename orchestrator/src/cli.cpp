@@ -3,6 +3,7 @@
 #include <sys/resource.h>
 
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <optional>
@@ -19,7 +20,9 @@
 #include "lbo/orchestrator/run_directory.hpp"
 #include "lbo/orchestrator/status.hpp"
 #include "lbo/orchestrator/task_requests.hpp"
+#include "lbo/orchestrator/version.hpp"
 #include "lbo/orchestrator/warm_start.hpp"
+#include "lbo/report/html.hpp"
 
 namespace lbo::orchestrator {
 
@@ -156,6 +159,9 @@ int run(const RunOptions& options, cluster::MpiSession* mpi) {
   }
   master_options.checkpoint_every_s = options.checkpoint_every_s;
   master_options.resume_command = options.resume_command;
+  master_options.write_report = [dir = run_dir.path(), file = run_dir.report_html()](bool end, int exit_code) {
+    report::write_report({dir}, file, end ? std::optional<int>(exit_code) : std::nullopt);
+  };
   Master master(job, run_dir, std::move(make_transport), console, master_options, std::move(recovered));
   return master.run();
 }
@@ -220,11 +226,37 @@ int status(const std::string& run_dir) {
   return kExitDone;
 }
 
+struct ReportOptions {
+  std::vector<std::string> run_dirs;
+  std::optional<std::string> out;
+};
+
+// One run: its report.html (what the run writes itself); several: the page -o names.
+int report_command(const ReportOptions& options) {
+  if (options.run_dirs.size() > 1 && !options.out) {
+    throw InputError("lbo report: " + std::to_string(options.run_dirs.size()) +
+                     " runs side by side need -o FILE (e.g. -o compare.html)");
+  }
+  std::vector<std::filesystem::path> dirs(options.run_dirs.begin(), options.run_dirs.end());
+  const std::filesystem::path out = options.out ? std::filesystem::path(*options.out) : RunPaths(dirs.front()).report_html();
+  if (options.out) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(out, ec)) throw InputError("-o " + *options.out + ": is a folder; name the file to write");
+  }
+  report::write_report(dirs, out);
+  std::error_code ec;
+  const auto bytes = std::filesystem::file_size(out, ec);
+  char size[32];
+  std::snprintf(size, sizeof size, "%.1f MB", ec ? 0.0 : static_cast<double>(bytes) / 1e6);
+  std::cout << "report: " << out.string() << " (" << size << ", opens offline)\n";
+  return kExitDone;
+}
+
 }  // namespace
 
 int run_cli(int argc, char** argv, cluster::MpiSession* mpi) {
   CLI::App app{"lbo: lifelong Bayesian optimisation of costly objectives on local slots or MPI ranks"};
-  app.set_version_flag("--version", std::string("lbo ") + LBO_VERSION);
+  app.set_version_flag("--version", "lbo " + std::string(lbo_version()));
   app.require_subcommand(1);
 
   RunOptions run_options;
@@ -247,6 +279,13 @@ int run_cli(int argc, char** argv, cluster::MpiSession* mpi) {
   std::string status_dir;
   CLI::App* status_command = app.add_subcommand("status", "Summarize a run directory (safe while it runs)");
   status_command->add_option("run_dir", status_dir, "Run directory, e.g. runs/quickstart")->required();
+
+  ReportOptions report_options;
+  CLI::App* report_sub = app.add_subcommand(
+      "report", "Write a run's report.html (plots of its trials, tasks, workers and model), or one page for several runs");
+  report_sub->add_option("run_dirs", report_options.run_dirs, "Run directories, e.g. runs/quickstart")->required();
+  report_sub->add_option("-o,--output", report_options.out,
+                         "The page to write (default: <run>/report.html; required with several runs)");
 
   AddTaskOptions add_options;
   CLI::App* add_command = app.add_subcommand(
@@ -274,6 +313,7 @@ int run_cli(int argc, char** argv, cluster::MpiSession* mpi) {
       return run(run_options, mpi);
     }
     if (*status_command) return status(status_dir);
+    if (*report_sub) return report_command(report_options);
     if (*add_command) return add_task(add_options);
     if (*validate_command) return validate(validate_file);
   } catch (const InputError& e) {

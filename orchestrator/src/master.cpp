@@ -17,7 +17,9 @@
 #include "lbo/orchestrator/files.hpp"
 #include "lbo/orchestrator/journal.hpp"
 #include "lbo/orchestrator/policy.hpp"
+#include "lbo/orchestrator/hedge_csv.hpp"
 #include "lbo/orchestrator/results_csv.hpp"
+#include "lbo/orchestrator/version.hpp"
 #include "lbo/orchestrator/run_state.hpp"
 #include "lbo/orchestrator/scheduler.hpp"
 #include "lbo/orchestrator/task_report.hpp"
@@ -86,6 +88,7 @@ class Master::Loop {
         journal_(open_journal(run_dir, recovered, console)),
         state_(initial_state(recovered)),
         policy_(make_policy(job_, PolicyOptions{options.sync, [&console](const std::string& line) { console.log(line); },
+                                                [this](const HedgeDraw& draw) { guard_report([&] { hedge_csv_.append(draw); }); },
                                                 std::move(options.warm_start), options.fit_threads})),
         scheduler_(job_),
         signals_(io_, SIGINT, SIGTERM, SIGUSR1),
@@ -95,6 +98,7 @@ class Master::Loop {
         tasks_timer_(io_),
         idle_timer_(io_),
         csv_(run_dir.results_csv(), job_),
+        hedge_csv_(run_dir.hedge_csv()),
         checkpoints_(run_dir.path()),
         next_checkpoint_(recovered ? recovered->next_checkpoint : 1),
         resumed_(resumes(recovered)) {
@@ -109,7 +113,7 @@ class Master::Loop {
   int run() {
     started_ = std::chrono::steady_clock::now();
     // Nothing runs yet: a failure to write here ends the run at once (IoError to the caller).
-    const RunStarted started{LBO_VERSION, unix_now(), transport_->slot_count(), JobIdentity::of(job_)};
+    const RunStarted started{std::string(lbo_version()), unix_now(), transport_->slot_count(), JobIdentity::of(job_)};
     journal_.append(started);
     journal_.sync();
     state_.apply(started);
@@ -143,6 +147,7 @@ class Master::Loop {
     guard_report([&] { csv_.rewrite(state_); });
     write_task_report();
     final_checkpoint_ok_ = try_checkpoint_now();
+    write_html_report(true);
     console_.clear_status();
     report_end();
     return exit_code_;
@@ -409,7 +414,7 @@ class Master::Loop {
     }
     for (std::int64_t id : uncommitted_) {
       const Trial& t = state_.trial(id);
-      if (t.finished) guard_report([&] { csv_.append(t); });
+      if (t.finished) guard_report([&] { csv_.append(state_, t); });
       report_attempt(t);
     }
     uncommitted_.clear();
@@ -518,9 +523,19 @@ class Master::Loop {
   // tasks.csv: best, trials to 95%, latent networks and similarity per task. A report, not
   // state: a failure is a warning.
   void write_task_report() {
+    guard_report([&] { hedge_csv_.flush(); });
     guard_report([&] {
       write_file_atomically(run_dir_.tasks_csv(), tasks_csv(job_, state_, policy_->model_report()), Durability::cached);
     });
+  }
+
+  void write_html_report(bool end) {
+    if (!options_.write_report) return;
+    try {
+      options_.write_report(end, exit_code_);
+    } catch (const std::exception& e) {
+      console_.warn(std::string("cannot write the report: ") + e.what());
+    }
   }
 
   void schedule_checkpoint() {
@@ -534,6 +549,7 @@ class Master::Loop {
         halt(e.what(), e.error_number());
       }
       write_task_report();
+      write_html_report(false);
       schedule_checkpoint();
     });
   }
@@ -605,6 +621,7 @@ class Master::Loop {
   asio::steady_timer progress_timer_, checkpoint_timer_, grace_timer_, tasks_timer_, idle_timer_;
   std::unique_ptr<cluster::Transport> transport_;
   ResultsCsv csv_;
+  HedgeCsv hedge_csv_;
   CheckpointWriter checkpoints_;
   std::uint64_t next_checkpoint_;
 

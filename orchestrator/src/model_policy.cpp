@@ -198,17 +198,24 @@ class ModelPolicy::Impl {
       if (!(total > 0)) std::fill(weights.begin(), weights.end(), 1.0), total = static_cast<double>(weights.size());
       std::mt19937_64 rng(jobs::trial_seed(job_.seed ^ 0x4ed9e5u, trial));
       pick = std::discrete_distribution<std::size_t>(weights.begin(), weights.end())(rng);
+      HedgeDraw draw{trial, open.size() > 1 ? "tasks" : "steps", {}, {}, {}, pick};
+      for (std::size_t i = 0; i < nominees.size(); ++i) {
+        draw.options.push_back(nominee_name(nominees[i].task, nominees[i].step));
+        draw.probabilities.push_back(weights[i] / total);
+      }
       if (options_.log) {
         std::string line = "trial " + std::to_string(trial) + ": hedge over " + (open.size() > 1 ? "open tasks" : "steps") + ":";
         for (std::size_t i = 0; i < nominees.size(); ++i) {
           char p[32];
-          std::snprintf(p, sizeof p, " %.3f", weights[i] / total);
-          line += (i ? "," : "") + std::string(" ") + nominee_name(nominees[i].task, nominees[i].step) + p;
+          std::snprintf(p, sizeof p, " %.3f", draw.probabilities[i]);
+          line += (i ? "," : "") + std::string(" ") + draw.options[i] + p;
         }
-        options_.log(line + " -> " + nominee_name(nominees[pick].task, nominees[pick].step));
+        options_.log(line + " -> " + draw.options[pick]);
       }
+      if (options_.hedge) options_.hedge(draw);
     }
     Nomination& chosen = nominees[pick];
+    if (chosen.arm_draw && options_.hedge) options_.hedge(*chosen.arm_draw);
     if (chosen.source == ProposalSource::random_fallback) note_fallback(trial, chosen.task, chosen.note);
     return {chosen.task, std::move(chosen.config), chosen.source, std::move(chosen.note)};
   }
@@ -340,6 +347,7 @@ class ModelPolicy::Impl {
     double value = 0;  ///< its acquisition value, in the task's standardized units
     ProposalSource source = ProposalSource::model;
     std::string note;
+    std::optional<HedgeDraw> arm_draw;  ///< GP-Hedge's choice of its acquisition function
   };
 
   // Model tasks: warm-start tasks first, then each run task's steps (one unless stepwise).
@@ -470,6 +478,8 @@ class ModelPolicy::Impl {
     std::mt19937_64 rng(seed);
     if (hedge) {
       arm = static_cast<std::size_t>(hedges_[k].choose(rng));
+      n.arm_draw = HedgeDraw{trial, "acquisition", nominee_name(task, step), {}, hedges_[k].probabilities(), arm};
+      for (AcquisitionKind a : kHedgeArms) n.arm_draw->options.emplace_back(surrogate::to_string(a));
       HedgeNominees points;
       for (std::size_t a = 0; a < kHedgeArms.size(); ++a) points[a] = ranked[a].front().x;
       nominees_[k].push_back(std::move(points));

@@ -2,7 +2,13 @@
 
 #include <cerrno>
 #include <charconv>
+#include <cmath>
 #include <cstring>
+#include <ctime>
+
+#include <nlohmann/json.hpp>
+
+#include "lbo/cluster/transport.hpp"
 
 #include "lbo/jobs/error.hpp"
 #include "lbo/orchestrator/files.hpp"
@@ -23,7 +29,43 @@ std::string shortest(double v) {
   return std::string(buffer, end);
 }
 
+// The trial's metrics object; a damaged one (never written by lbo's own parser) reads as empty.
+nlohmann::json metrics_of(const Trial& trial) {
+  nlohmann::json metrics = nlohmann::json::parse(trial.outcome.metrics_json, nullptr, false);
+  return metrics.is_object() ? metrics : nlohmann::json::object();
+}
+
+std::string metric_field(const nlohmann::json& value) {
+  if (value.is_number()) return shortest(value.get<double>());
+  if (value.is_string()) return csv_field(value.get<std::string>());
+  if (value.is_null()) return "";
+  return csv_field(value.dump());
+}
+
+// Whether the trial's metrics name a column `names` lacks (and adds them).
+bool add_metric_names(const Trial& trial, ResultsCsv::MetricNames& names) {
+  bool added = false;
+  const nlohmann::json metrics = metrics_of(trial);
+  for (const auto& item : metrics.items()) added |= names.insert(item.key()).second;
+  return added;
+}
+
 }  // namespace
+
+std::string iso8601_utc(double unix_time) {
+  if (!(unix_time > 0) || !std::isfinite(unix_time)) return "";
+  const double whole = std::floor(unix_time);
+  const std::time_t seconds = static_cast<std::time_t>(whole);
+  int millis = static_cast<int>(std::lround((unix_time - whole) * 1000));
+  std::time_t shown = seconds;
+  if (millis == 1000) millis = 0, ++shown;
+  std::tm utc{};
+  gmtime_r(&shown, &utc);
+  char text[96];
+  std::snprintf(text, sizeof text, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", utc.tm_year + 1900, utc.tm_mon + 1, utc.tm_mday,
+                utc.tm_hour, utc.tm_min, utc.tm_sec, millis);
+  return text;
+}
 
 std::string csv_field(std::string_view text) {
   if (text.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(text);
@@ -35,14 +77,16 @@ std::string csv_field(std::string_view text) {
   return out + "\"";
 }
 
-std::string ResultsCsv::header(const jobs::JobSpec& job) {
+std::string ResultsCsv::header(const jobs::JobSpec& job, const MetricNames& metrics) {
   std::string line = "trial,task,status,objective,attempts,duration_s,worker";
   for (int s = 1; s <= job.objective.stepwise; ++s) line += ",step_" + std::to_string(s);
   for (const jobs::ParamSpec& p : job.space.params()) line += "," + csv_field(p.name);
-  return line + ",proposed_by,proposal_note\n";
+  line += ",proposed_by,proposal_note,started,finished,rank,slot,reason";
+  for (const std::string& name : metrics) line += "," + csv_field("metric:" + name);
+  return line + "\n";
 }
 
-std::string ResultsCsv::row(const jobs::JobSpec& job, const Trial& trial) {
+std::string ResultsCsv::row(const jobs::JobSpec& job, const Trial& trial, const MetricNames& metrics) {
   const workers::Outcome& o = trial.outcome;
   char duration[32];
   std::snprintf(duration, sizeof duration, "%.3f", o.duration_s);
@@ -58,12 +102,27 @@ std::string ResultsCsv::row(const jobs::JobSpec& job, const Trial& trial) {
     line += ",";
     if (const auto& v = trial.config.values[p]) line += csv_field(job.space.format_value(p, *v));
   }
-  return line + "," + std::string(to_string(trial.proposed_by)) + "," + csv_field(trial.proposal_note) + "\n";
+  line += "," + std::string(to_string(trial.proposed_by)) + "," + csv_field(trial.proposal_note);
+  line += "," + iso8601_utc(trial.started_unix) + "," + iso8601_utc(trial.finished_unix) + ",";
+  if (const auto where = cluster::parse_worker_slot(trial.worker)) {
+    line += std::to_string(where->rank) + "," + (where->slot >= 0 ? std::to_string(where->slot) : std::string());
+  } else {
+    line += ",";
+  }
+  line += "," + (o.status == workers::TrialStatus::ok ? std::string() : csv_field(o.reason));
+  if (!metrics.empty()) {
+    const nlohmann::json values = metrics_of(trial);
+    for (const std::string& name : metrics) {
+      const auto value = values.find(name);
+      line += "," + (value == values.end() ? std::string() : metric_field(*value));
+    }
+  }
+  return line + "\n";
 }
 
 ResultsCsv::ResultsCsv(std::filesystem::path path, const jobs::JobSpec& job)
     : path_(std::move(path)), job_(job), file_(open_or_throw(path_, "w")) {
-  const std::string h = header(job);
+  const std::string h = header(job, metrics_);
   std::fputs(h.c_str(), file_);
   flush();
 }
@@ -72,8 +131,12 @@ ResultsCsv::~ResultsCsv() {
   if (file_ != nullptr) std::fclose(file_);
 }
 
-void ResultsCsv::append(const Trial& trial) {
-  const std::string line = row(job_, trial);
+void ResultsCsv::append(const RunState& state, const Trial& trial) {
+  if (add_metric_names(trial, metrics_)) {
+    rewrite(state);
+    return;
+  }
+  const std::string line = row(job_, trial, metrics_);
   std::fputs(line.c_str(), file_);
 }
 
@@ -82,9 +145,12 @@ void ResultsCsv::flush() {
 }
 
 void ResultsCsv::rewrite(const RunState& state) {
-  std::string text = header(job_);
   for (const Trial& t : state.trials()) {
-    if (t.finished && !t.lost()) text += row(job_, t);
+    if (t.finished && !t.lost()) add_metric_names(t, metrics_);
+  }
+  std::string text = header(job_, metrics_);
+  for (const Trial& t : state.trials()) {
+    if (t.finished && !t.lost()) text += row(job_, t, metrics_);
   }
   write_file_atomically(path_, text, Durability::cached);
   // The rename replaced the file: append to the new one (the old handle keeps the old one).

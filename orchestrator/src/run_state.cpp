@@ -118,6 +118,8 @@ void RunState::on(const TrialStarted& r) {
   }
   t->attempts = std::max(t->attempts, r.attempt);
   t->worker = r.worker;
+  t->started_unix = r.unix_time;
+  t->finished_unix = 0;
   if (!t->running) {
     t->running = true;
     ++running_;
@@ -151,6 +153,7 @@ void RunState::on(const TrialFinished& r) {
   t->attempts = std::max(t->attempts, r.attempt);
   t->outcome = r.outcome;
   t->worker = r.worker;
+  t->finished_unix = r.unix_time;
   const workers::TrialStatus status = r.outcome.status;
   if (status != workers::TrialStatus::ok && !runs_again_first(status)) ++t->failed_attempts;
   if (r.final) {

@@ -66,6 +66,9 @@ std::string tasks_csv(const jobs::JobSpec& job, const RunState& state, const std
   std::string text = "task,origin,step,budget,ok,best,best_trial,trials_to_95,networks";
   for (const std::string& n : names) text += "," + csv_field("similarity:" + n);
   for (const jobs::ParamSpec& p : job.space.params()) text += "," + csv_field(p.name);
+  std::size_t networks = 0;
+  for (const TaskModelReport& r : reports) networks = std::max(networks, r.usage.size());
+  for (std::size_t m = 0; m < networks; ++m) text += ",usage:" + std::to_string(m);
   text += "\n";
   for (int task = 0; task < static_cast<int>(job.tasks.size()); ++task) {
     const jobs::TaskSpec& spec = job.tasks[static_cast<std::size_t>(task)];
@@ -89,6 +92,10 @@ std::string tasks_csv(const jobs::JobSpec& job, const RunState& state, const std
         if (const auto& v = state.trial(summary.best_trial).config.values[static_cast<std::size_t>(p)]) {
           text += csv_field(job.space.format_value(p, *v));
         }
+      }
+      for (std::size_t m = 0; m < networks; ++m) {
+        text += ",";
+        if (report && m < report->usage.size()) text += number(report->usage[m]);
       }
       text += "\n";
     }

@@ -17,6 +17,18 @@ TEST(TransportTest, worker_names) {
   EXPECT_EQ(to_string(WorkerSlot{2, -1}), "rank2");
 }
 
+TEST(TransportTest, worker_names_parse_back) {
+  for (const WorkerSlot w : {WorkerSlot{0, 3}, WorkerSlot{2, 1}, WorkerSlot{2, -1}, WorkerSlot{17, 12}}) {
+    const auto back = lbo::cluster::parse_worker_slot(to_string(w));
+    ASSERT_TRUE(back) << to_string(w);
+    EXPECT_EQ(back->rank, w.rank);
+    EXPECT_EQ(back->slot, w.slot);
+  }
+  for (const char* bad : {"", "local:", "local:x", "rank0:1", "rank:1", "rank2:", "rank2:-1", "node3", "local:1x"}) {
+    EXPECT_FALSE(lbo::cluster::parse_worker_slot(bad)) << bad;
+  }
+}
+
 TEST(LocalTransportTest, completions_name_trial_attempt_and_slot) {
   const fs::path dir = fs::temp_directory_path() / ("lbo-local-transport-" + std::to_string(::getpid()));
   boost::asio::io_context io;

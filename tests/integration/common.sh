@@ -19,9 +19,10 @@ objectives_left() {
   echo "$n"
 }
 
-# The committed results in a results.csv, sorted: trial,task,status,objective and the
-# parameters (not attempts, duration_s or worker, which a resume may change).
-committed() { [ -f "$1" ] && cut -d, -f1-4,8- "$1" | tail -n +2 | sort || true; }
+# The committed results in a results.csv, sorted: trial,task,status,objective, the parameters
+# and what follows them, but not attempts, duration_s, worker, started, finished, rank or slot
+# (comparable.py), which a resume may change.
+committed() { python3 "$HERE/comparable.py" "$1" --no-header | sort; }
 
 # keeps OLD NEW WHAT: every committed result of OLD is in NEW, unchanged.
 keeps() {

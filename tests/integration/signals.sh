@@ -66,11 +66,13 @@ write_job "$SCRATCH/mpi.toml" 24 300 600
 "${mpirun[@]}" -n 3 "$LBO_BIN" run "$SCRATCH/mpi.toml" --run-root "$SCRATCH/mpi" 2> "$SCRATCH/mpi.log" &
 mpirun_pid=$!
 wait_for_rows "$SCRATCH/mpi/sig/results.csv" 2
+# Only this job's ranks (their command line names its job file), so the search is quick and
+# never finds another test's lbo.
 rank2=""
-for p in /proc/[0-9]*; do
-  if tr '\0' '\n' < "$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=2" \
-     && [[ "$(readlink "$p/exe" 2>/dev/null)" == "$(readlink -f "$LBO_BIN")" ]]; then
-    rank2=${p#/proc/}
+for pid in $(pgrep -f -- "run $SCRATCH/mpi.toml"); do
+  if tr '\0' '\n' < "/proc/$pid/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=2" \
+     && [[ "$(readlink "/proc/$pid/exe" 2>/dev/null)" == "$(readlink -f "$LBO_BIN")" ]]; then
+    rank2=$pid
   fi
 done
 [ -n "$rank2" ] || fail "worker rank 2 not found"

@@ -25,10 +25,10 @@ budget = 15
 JOB
 }
 
-# Everything but duration_s and worker (columns 6 and 7), which depend on timing.
+# Everything but duration_s, worker, started, finished, rank and slot, which depend on timing.
 run() {  # run JOB ROOT → prints the comparable columns of results.csv
   "$LBO_BIN" run "$1" --sync --run-root "$2" 2> "$2.log" || { cat "$2.log"; fail "lbo run --sync exited $?"; }
-  cut -d, -f1-5,8- "$2/sync/results.csv"
+  python3 "$HERE/comparable.py" "$2/sync/results.csv" --keep-attempts --keep-order
 }
 
 write_job "$SCRATCH/a.toml" 4

@@ -1,7 +1,7 @@
 // lbo-test-objective: a fast, scriptable objective for tests and benchmarks.
 //
 //   lbo-test-objective [--function zero|sum|branin|quadratic|steps] [--via stdout|file] [--context FILE]
-//                      [--sleep-ms MS]
+//                      [--sleep-ms MS] [--metrics on]
 //
 // Reads $LBO_PARAMS_FILE (JSON). The value is a known function of the numeric parameters;
 // `quadratic` takes its task's (a, b, c) from the JSON object in FILE (a task's dataset);
@@ -14,7 +14,8 @@
 //   outcome   (string)  "ok" (default), "fail" (exit 3), "crash" (SIGSEGV), "hang" (ignore
 //                       SIGTERM and sleep), "garbage" (no JSON), "nan" (objective NaN),
 //                       "silent" (exit 0, print nothing)
-// The result goes to stdout as the last line, or to $LBO_RESULT_FILE with --via file.
+// The result goes to stdout as the last line, or to $LBO_RESULT_FILE with --via file. With
+// --metrics on, an ok result also carries "metrics": {"twice": 2·value, "function": name}.
 
 #include <csignal>
 #include <cmath>
@@ -71,12 +72,14 @@ double evaluate(const std::string& function, const nlohmann::json& params, const
 
 int main(int argc, char** argv) {
   std::string function = "sum", via = "stdout";
+  bool metrics = false;
   double sleep_ms = -1;
   nlohmann::json context = nlohmann::json::object();
   for (int i = 1; i + 1 < argc; i += 2) {
     if (std::strcmp(argv[i], "--function") == 0) function = argv[i + 1];
     if (std::strcmp(argv[i], "--via") == 0) via = argv[i + 1];
     if (std::strcmp(argv[i], "--sleep-ms") == 0) sleep_ms = std::atof(argv[i + 1]);
+    if (std::strcmp(argv[i], "--metrics") == 0) metrics = std::strcmp(argv[i + 1], "on") == 0;
     if (std::strcmp(argv[i], "--context") == 0) {
       std::ifstream file(argv[i + 1]);
       context = nlohmann::json::parse(file, nullptr, false);
@@ -116,13 +119,16 @@ int main(int argc, char** argv) {
     return 0;
   }
   const double value = outcome == "nan" ? std::nan("") : evaluate(function, params, context);
-  char line[128];
+  char line[256];
   if (function == "steps") {
     const double x = number(params, "x");
     const auto f = [x](double c) { return 1.0 - (x - c) * (x - c); };
     std::snprintf(line, sizeof line, "{\"steps\": [%.17g, %.17g, %.17g]}", f(0.15), f(0.5), f(0.85));
   } else if (std::isnan(value)) {
     std::snprintf(line, sizeof line, "{\"objective\": NaN}");
+  } else if (metrics) {
+    std::snprintf(line, sizeof line, "{\"objective\": %.17g, \"metrics\": {\"twice\": %.17g, \"function\": \"%s\"}}", value,
+                  2 * value, function.c_str());
   } else {
     std::snprintf(line, sizeof line, "{\"objective\": %.17g}", value);
   }

@@ -16,23 +16,43 @@ namespace lbo::testing {
 
 using Row = std::map<std::string, std::string>;
 
-/// results.csv as one map per row (the tests' values hold no quoted fields).
+/// A CSV file lbo wrote as one map per row (RFC 4180 quoting, as csv_field writes it).
 inline std::vector<Row> read_csv(const std::filesystem::path& path) {
-  std::istringstream text(read_text(path));
-  std::vector<std::string> header;
-  std::vector<Row> rows;
-  for (std::string line; std::getline(text, line);) {
-    std::vector<std::string> fields;
-    std::istringstream cells(line);
-    for (std::string cell; std::getline(cells, cell, ',');) fields.push_back(cell);
-    if (line.back() == ',') fields.emplace_back();
-    if (header.empty()) {
-      header = fields;
-      continue;
+  const std::string text = read_text(path);
+  std::vector<std::vector<std::string>> records;
+  std::vector<std::string> fields;
+  std::string field;
+  bool quoted = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
+        field += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        field += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      fields.push_back(std::move(field));
+      field.clear();
+    } else if (c == '\n') {
+      fields.push_back(std::move(field));
+      field.clear();
+      records.push_back(std::move(fields));
+      fields.clear();
+    } else {
+      field += c;
     }
-    EXPECT_EQ(fields.size(), header.size()) << line;
+  }
+  std::vector<Row> rows;
+  for (std::size_t r = 1; r < records.size(); ++r) {
+    EXPECT_EQ(records[r].size(), records[0].size()) << "row " << r << " of " << path.string();
     Row row;
-    for (std::size_t i = 0; i < header.size() && i < fields.size(); ++i) row[header[i]] = fields[i];
+    for (std::size_t i = 0; i < records[0].size() && i < records[r].size(); ++i) row[records[0][i]] = records[r][i];
     rows.push_back(row);
   }
   return rows;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <map>
 #include <thread>
 
 #include "lbo/jobs/error.hpp"
@@ -260,6 +261,25 @@ TEST(HedgeAcrossTasksTest, open_tasks_interleave_by_a_seeded_draw_and_the_log_sh
   const auto first_b = std::find(order.begin(), order.end(), "b") - order.begin();
   EXPECT_LT(first_b, 4) << first.log;
   EXPECT_NE(first.log.find("hedge over open tasks: a "), std::string::npos) << first.log;
+  // hedge.csv: each draw's options a and b, probabilities summing to 1, one chosen: the task of
+  // the trial in results.csv.
+  const std::vector<lbo::testing::Row> draws = lbo::testing::read_csv(first.run_dir / "hedge.csv");
+  ASSERT_FALSE(draws.empty()) << first.log;
+  std::map<std::string, double> total;
+  std::map<std::string, std::string> chosen;
+  for (const auto& d : draws) {
+    ASSERT_EQ(d.at("over"), "tasks");
+    EXPECT_TRUE(d.at("option") == "a" || d.at("option") == "b") << d.at("option");
+    total[d.at("trial")] += std::stod(d.at("probability"));
+    if (d.at("chosen") == "1") chosen[d.at("trial")] = d.at("option");
+  }
+  EXPECT_EQ(chosen.size(), total.size());
+  for (const auto& [trial, p] : total) EXPECT_NEAR(p, 1.0, 1e-5) << "trial " << trial;
+  for (const auto& row : first.rows) {
+    if (chosen.count(row.at("trial"))) {
+      EXPECT_EQ(chosen[row.at("trial")], row.at("task")) << "trial " << row.at("trial");
+    }
+  }
   EXPECT_EQ(order, task_order(second));
   for (std::size_t i = 0; i < first.rows.size(); ++i) EXPECT_EQ(first.rows[i].at("x"), second.rows[i].at("x"));
   // tasks.csv: both tasks, their best trial and configuration; identical tasks correlate.

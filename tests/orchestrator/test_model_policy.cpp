@@ -223,7 +223,8 @@ TEST(ModelPolicyTest, first_trials_of_each_task_are_random_then_the_model_propos
   const lbo::jobs::JobSpec job = lbo::testing::job_from(
       branin_job("surrogate = \"gp\"\nacquisition = \"hedge\"\ninitial_random = 3", 5), dir.path());
   RunState state = lbo::testing::started_state(job);
-  ModelPolicy policy(job, PolicyOptions{true, nullptr});
+  std::vector<HedgeDraw> draws;
+  ModelPolicy policy(job, PolicyOptions{true, nullptr, [&draws](const HedgeDraw& d) { draws.push_back(d); }});
   RandomPolicy random(job.space, job.seed);
   // Three random proposals, identical to the random policy's.
   for (std::int64_t id = 0; id < 3; ++id) {
@@ -238,7 +239,16 @@ TEST(ModelPolicyTest, first_trials_of_each_task_are_random_then_the_model_propos
   policy.results_committed(state);
   EXPECT_EQ(policy.fits_completed(), 1u);
   EXPECT_EQ(policy.hedge_gains(0), (std::vector<double>{0, 0, 0}));
+  EXPECT_TRUE(draws.empty());  // the initial design draws nothing
   const lbo::jobs::Config proposed = policy.propose(state, 0, 3);
+  // GP-Hedge's draw is reported: equal gains, equal probabilities.
+  ASSERT_EQ(draws.size(), 1u);
+  EXPECT_EQ(draws[0].trial, 3);
+  EXPECT_EQ(draws[0].over, "acquisition");
+  EXPECT_EQ(draws[0].task, job.tasks[0].name);
+  EXPECT_EQ(draws[0].options, (std::vector<std::string>{"ucb", "ei", "pi"}));
+  for (double p : draws[0].probabilities) EXPECT_DOUBLE_EQ(p, 1.0 / 3);
+  EXPECT_LT(draws[0].chosen, 3u);
   EXPECT_EQ(policy.propose_among(state, {0}, 3).source, ProposalSource::model);
   EXPECT_TRUE(job.space.is_valid(proposed));
   EXPECT_FALSE(proposed == random.propose(state, 0, 3));
@@ -253,6 +263,13 @@ TEST(ModelPolicyTest, first_trials_of_each_task_are_random_then_the_model_propos
   const std::vector<double> gains = policy.hedge_gains(0);
   ASSERT_EQ(gains.size(), 3u);
   EXPECT_TRUE(std::any_of(gains.begin(), gains.end(), [](double g) { return g != 0; }));
+  // The reported probabilities are softmax(η·gains) of the gains the draw used.
+  ASSERT_GE(draws.size(), 2u);
+  const std::vector<double>& p = draws.back().probabilities;
+  const double eta = job.policy.hedge_eta;
+  double norm = 0;
+  for (double g : gains) norm += std::exp(eta * g);
+  for (std::size_t a = 0; a < 3; ++a) EXPECT_NEAR(p[a], std::exp(eta * gains[a]) / norm, 1e-12);
 }
 
 TEST(ModelPolicyTest, proposals_do_not_wait_for_a_background_refit) {
@@ -317,6 +334,18 @@ TEST(ModelPolicyTest, lbo_reuses_the_networks_of_an_identical_earlier_task_and_n
     for (std::istream_iterator<int> m(second_networks), end; m != end; ++m) shared = shared || used_first.count(*m) > 0;
     EXPECT_TRUE(shared) << "seed " << seed << ": first uses " << tasks[0].at("networks") << ", second "
                         << tasks[1].at("networks");
+    // usage:<m> holds q(z_m = 1); "networks" lists those above ½.
+    for (const Row& t : tasks) {
+      std::string used;
+      for (int m = 0; t.count("usage:" + std::to_string(m)); ++m) {
+        const double usage = std::stod(t.at("usage:" + std::to_string(m)));
+        EXPECT_GE(usage, 0.0);
+        EXPECT_LE(usage, 1.0);
+        if (usage > 0.5) used += (used.empty() ? "" : " ") + std::to_string(m);
+      }
+      EXPECT_TRUE(t.count("usage:0"));
+      EXPECT_EQ(used, t.at("networks"));
+    }
   }
   std::printf("regret of the second task after 8 trials, summed over 3 seeds: with the first %.3f, alone %.3f\n",
               regret_with, regret_alone);

@@ -32,11 +32,12 @@ TEST(ResultsCsvTest, rows_follow_the_documented_columns) {
 k = { type = "int", low = 1, high = 9, when = { kind = "plain" } })"),
       dir.path());
   EXPECT_EQ(ResultsCsv::header(job),
-            "trial,task,status,objective,attempts,duration_s,worker,x,kind,k,proposed_by,proposal_note\n");
+            "trial,task,status,objective,attempts,duration_s,worker,x,kind,k,proposed_by,proposal_note,started,finished,rank,"
+            "slot,reason\n");
   RunState state = lbo::testing::started_state(job);
   lbo::testing::start_trial(state, 0, lbo::jobs::Config{{0.5, 0.0, std::nullopt}}, "local:1", ProposalSource::initial);
   lbo::testing::end_attempt(state, 0, ok(0.1, 1.23456), "local:1");
-  EXPECT_EQ(ResultsCsv::row(job, state.trial(0)), "0,a,ok,0.1,1,1.235,local:1,0.5,\"a,b\",,initial,\n");
+  EXPECT_EQ(ResultsCsv::row(job, state.trial(0)), "0,a,ok,0.1,1,1.235,local:1,0.5,\"a,b\",,initial,,,,0,1,\n");
   lbo::testing::start_trial(state, 0, lbo::jobs::Config{{0.25, 1.0, 7.0}}, "rank2:0", ProposalSource::random_fallback,
                             "no fit, yet");
   lbo::workers::Outcome failed;
@@ -44,7 +45,7 @@ k = { type = "int", low = 1, high = 9, when = { kind = "plain" } })"),
   failed.objective = 99;  // not reported: only ok trials have an objective
   lbo::testing::end_attempt(state, 1, failed, "rank2:0");
   EXPECT_EQ(ResultsCsv::row(job, state.trial(1)),
-            "1,a,timeout,,1,0.000,rank2:0,0.25,plain,7,random-fallback,\"no fit, yet\"\n");
+            "1,a,timeout,,1,0.000,rank2:0,0.25,plain,7,random-fallback,\"no fit, yet\",,,2,0,\n");
 }
 
 TEST(ResultsCsvTest, rewrite_orders_finished_trials_by_id) {
@@ -57,7 +58,7 @@ TEST(ResultsCsvTest, rewrite_orders_finished_trials_by_id) {
   }
   for (int i : {2, 0}) {  // finish out of order; trial 1 is still running
     lbo::testing::end_attempt(state, i, ok(i, 0));
-    csv.append(state.trial(i));
+    csv.append(state, state.trial(i));
   }
   csv.flush();
   const std::string appended = lbo::testing::read_text(dir.path() / "results.csv");
@@ -68,7 +69,74 @@ TEST(ResultsCsvTest, rewrite_orders_finished_trials_by_id) {
                         ResultsCsv::row(job, state.trial(2)));
   // Appending goes on after a rewrite.
   lbo::testing::end_attempt(state, 1, ok(1, 0));
-  csv.append(state.trial(1));
+  csv.append(state, state.trial(1));
   csv.flush();
   EXPECT_EQ(lbo::testing::read_text(dir.path() / "results.csv"), sorted + ResultsCsv::row(job, state.trial(1)));
+}
+
+TEST(ResultsCsvTest, times_are_iso8601_utc_with_milliseconds) {
+  EXPECT_EQ(iso8601_utc(0), "");
+  EXPECT_EQ(iso8601_utc(1764000000.25), "2025-11-24T16:00:00.250Z");
+  EXPECT_EQ(iso8601_utc(951782400.0), "2000-02-29T00:00:00.000Z");
+  EXPECT_EQ(iso8601_utc(1764000000.9996), "2025-11-24T16:00:01.000Z");  // rounds into the next second
+}
+
+TEST(ResultsCsvTest, the_last_attempt_gives_times_place_and_reason) {
+  lbo::testing::ScratchDir dir;
+  const auto job = lbo::testing::job_from(lbo::testing::test_job(), dir.path());
+  RunState state = lbo::testing::started_state(job);
+  const lbo::jobs::Config config{{0.5}};
+  state.apply(TrialStarted{0, 0, 1, config, "rank3", 1764000000.0, ProposalSource::initial, ""});
+  lbo::workers::Outcome failed;
+  failed.status = lbo::workers::TrialStatus::failed;
+  failed.reason = "exit status 3; stderr: boom";
+  state.apply(TrialFinished{0, 1, false, failed, "rank3:2", 1764000001.5, 0, config, ProposalSource::initial, ""});
+  // The retry runs elsewhere and fails again: its times, place and reason are the row's.
+  state.apply(TrialStarted{0, 0, 2, config, "local:1", 1764000002.0, ProposalSource::initial, ""});
+  failed.reason = "exit status 4";
+  state.apply(TrialFinished{0, 2, true, failed, "local:1", 1764000004.125, 0, config, ProposalSource::initial, ""});
+  EXPECT_EQ(ResultsCsv::row(job, state.trial(0)),
+            "0,a,failed,,2,0.000,local:1,0.5,initial,,2025-11-24T16:00:02.000Z,2025-11-24T16:00:04.125Z,0,1,exit status 4\n");
+  // An MPI attempt whose slot was never reported, of a journal with damaged worker names.
+  state.apply(TrialStarted{1, 0, 1, config, "rank3", 1764000005.0, ProposalSource::model, ""});
+  state.apply(TrialFinished{1, 1, true, ok(0.5, 1), "rank3", 0, 0, config, ProposalSource::model, ""});
+  EXPECT_EQ(ResultsCsv::row(job, state.trial(1)), "1,a,ok,0.5,1,1.000,rank3,0.5,model,,2025-11-24T16:00:05.000Z,,3,,\n");
+  state.apply(TrialStarted{2, 0, 1, config, "node7", 0, ProposalSource::model, ""});
+  state.apply(TrialFinished{2, 1, true, ok(0.5, 1), "node7", 0, 0, config, ProposalSource::model, ""});
+  EXPECT_EQ(ResultsCsv::row(job, state.trial(2)), "2,a,ok,0.5,1,1.000,node7,0.5,model,,,,,,\n");
+}
+
+TEST(ResultsCsvTest, a_new_metric_name_adds_a_column_and_rewrites) {
+  lbo::testing::ScratchDir dir;
+  const auto job = lbo::testing::job_from(lbo::testing::test_job(), dir.path());
+  RunState state = lbo::testing::started_state(job);
+  ResultsCsv csv(dir.path() / "results.csv", job);
+  const auto finish = [&](const char* metrics) {
+    const std::int64_t id = lbo::testing::start_trial(state, 0, lbo::jobs::Config{{0.5}});
+    lbo::workers::Outcome o = ok(1, 0);
+    o.metrics_json = metrics;
+    lbo::testing::end_attempt(state, id, o);
+    csv.append(state, state.trial(id));
+    csv.flush();
+  };
+  finish("{}");
+  finish(R"({"auc": 0.9, "note": "a,b"})");
+  finish(R"({"auc": 0.8})");
+  finish(R"({"fit_s": 2, "nested": {"k": [1, 2]}, "none": null})");
+  const std::string text = lbo::testing::read_text(dir.path() / "results.csv");
+  const std::string common = "1,0.000,local:0,0.5,model,,,,0,0,";
+  EXPECT_EQ(text, "trial,task,status,objective,attempts,duration_s,worker,x,proposed_by,proposal_note,started,finished,"
+                  "rank,slot,reason,metric:auc,metric:fit_s,metric:nested,metric:none,metric:note\n"
+                  "0,a,ok,1," + common + ",,,,,\n"
+                  "1,a,ok,1," + common + ",0.9,,,,\"a,b\"\n"
+                  "2,a,ok,1," + common + ",0.8,,,,\n"
+                  "3,a,ok,1," + common + ",,2,\"{\"\"k\"\":[1,2]}\",,\n");
+  // Damage in a journal could hand over text that is not an object: no metric, no crash.
+  lbo::workers::Outcome broken = ok(1, 0);
+  broken.metrics_json = "[1";
+  const std::int64_t id = lbo::testing::start_trial(state, 0, lbo::jobs::Config{{0.5}});
+  lbo::testing::end_attempt(state, id, broken);
+  csv.append(state, state.trial(id));
+  csv.flush();
+  EXPECT_EQ(lbo::testing::read_text(dir.path() / "results.csv"), text + "4,a,ok,1," + common + ",,,,,\n");
 }

@@ -5,7 +5,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "lbo/workers/work_order.hpp"
 
@@ -19,6 +21,8 @@ struct WorkerSlot {
 };
 /// "local:1", "rank2:0", or "rank2" while the slot is unknown, as in results.csv.
 std::string to_string(WorkerSlot worker);
+/// The inverse of to_string: nothing for text it does not write (an older or damaged record).
+std::optional<WorkerSlot> parse_worker_slot(std::string_view text);
 
 struct Completion {
   std::int64_t trial = 0;

@@ -38,6 +38,10 @@ struct MasterOptions {
   std::vector<WarmTask> warm_start;
   /// OpenMP threads of the model (fit_threads()).
   int fit_threads = 1;
+  /// Writes the run's report (report.html) after every periodic checkpoint (`end` false) and
+  /// once the run ends (`end` true, with its exit status). A report, not state: what it throws
+  /// is a warning.
+  std::function<void(bool end, int exit_code)> write_report;
 };
 
 /// Makes the transport that runs work orders, delivering completions on `io`.

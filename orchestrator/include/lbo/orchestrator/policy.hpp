@@ -5,6 +5,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "lbo/jobs/space.hpp"
 #include "lbo/orchestrator/proposal.hpp"
@@ -103,11 +104,26 @@ struct WarmTask {
   jobs::Direction direction = jobs::Direction::maximize;
 };
 
+/// One draw of a Hedge for a new trial (hedge.csv): GP-Hedge over acquisition functions
+/// ("acquisition", for `task`), or Hedge over the open tasks or a task's steps ("tasks", "steps").
+struct HedgeDraw {
+  std::int64_t trial = 0;
+  std::string over;
+  std::string task;  ///< whose acquisition functions; empty for "tasks" and "steps"
+  std::vector<std::string> options;
+  std::vector<double> probabilities;  ///< of each option, summing to 1
+  std::size_t chosen = 0;
+
+  friend bool operator==(const HedgeDraw&, const HedgeDraw&) = default;
+};
+
 struct PolicyOptions {
   /// Refit after every round of results before proposing (exactly reproducible runs).
   bool sync = false;
   /// Where a policy reports what people should know (a fit that failed, ...); master thread.
   std::function<void(const std::string&)> log;
+  /// Every Hedge draw of a proposal that is handed out; master thread.
+  std::function<void(const HedgeDraw&)> hedge;
   /// Earlier tasks from other runs, modelled before this run's tasks.
   std::vector<WarmTask> warm_start;
   /// OpenMP threads of each fit and proposal (fit_threads()).

@@ -2,11 +2,15 @@
 // results.csv: one row per finished trial, kept current while the run goes on.
 // Columns: trial,task,status,objective,attempts,duration_s,worker, step_1..step_T for a
 // stepwise objective, then one per parameter (empty when inactive), then proposed_by and
-// proposal_note (how the configuration was chosen; why, for a random fallback). RFC 4180
-// quoting.
+// proposal_note (how the configuration was chosen; why, for a random fallback), then started
+// and finished (the last attempt's, ISO-8601 UTC with milliseconds), rank and slot (where it
+// ran; slot empty when unknown), reason (why it is not ok; empty when ok), then
+// metric:<name> for every key of the objectives' "metrics" objects seen so far, in name order
+// (a new name rewrites the file with the new column). RFC 4180 quoting.
 
 #include <cstdio>
 #include <filesystem>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -23,20 +27,26 @@ class ResultsCsv {
   ResultsCsv(const ResultsCsv&) = delete;
   ResultsCsv& operator=(const ResultsCsv&) = delete;
 
-  /// Appends the row of a finished trial (buffered until flush()).
-  void append(const Trial& trial);
+  /// Appends the row of a finished trial of `state` (buffered until flush()); rewrites the
+  /// file instead when its metrics bring a new column.
+  void append(const RunState& state, const Trial& trial);
   void flush();
   /// Rewrites the whole file, one row per finished trial in id order (atomic rename).
   void rewrite(const RunState& state);
 
-  static std::string header(const jobs::JobSpec& job);
-  static std::string row(const jobs::JobSpec& job, const Trial& trial);
+  using MetricNames = std::set<std::string>;
+  static std::string header(const jobs::JobSpec& job, const MetricNames& metrics = {});
+  static std::string row(const jobs::JobSpec& job, const Trial& trial, const MetricNames& metrics = {});
 
  private:
   std::filesystem::path path_;
   const jobs::JobSpec& job_;
   std::FILE* file_ = nullptr;
+  MetricNames metrics_;
 };
+
+/// "2026-11-24T07:01:02.345Z"; empty for 0 (unknown).
+std::string iso8601_utc(double unix_time);
 
 /// A CSV field, quoted when it holds a comma, quote or line break.
 std::string csv_field(std::string_view text);

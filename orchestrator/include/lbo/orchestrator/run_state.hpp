@@ -29,6 +29,10 @@ struct Trial {
   std::string worker;        ///< where the last attempt ran ("local:0", "rank2:1")
   ProposalSource proposed_by = ProposalSource::unrecorded;
   std::string proposal_note;  ///< why, for a random fallback
+  /// When the last attempt started and ended (Unix seconds, the journal's clock); 0: unknown
+  /// (its record is lost, or it has not ended).
+  double started_unix = 0;
+  double finished_unix = 0;
 
   /// Damage destroyed every record that named its task and configuration: the id stays taken
   /// (never reused), and the trial belongs to no task.
@@ -38,6 +42,7 @@ struct Trial {
   void serialize(Archive& archive, std::uint32_t version) {
     archive(id, task, config, attempts, failed_attempts, finished, running, outcome, worker);
     if (version >= 2) archive(proposed_by, proposal_note);
+    if (version >= 3) archive(started_unix, finished_unix);
   }
 };
 

@@ -1,0 +1,411 @@
+#include "lbo/report/run_data.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <toml++/toml.h>
+
+#include "csv_table.hpp"
+#include "lbo/cluster/transport.hpp"
+#include "lbo/jobs/error.hpp"
+#include "lbo/orchestrator/recovery.hpp"
+#include "lbo/orchestrator/run_directory.hpp"
+#include "lbo/orchestrator/task_report.hpp"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace lbo::report {
+
+namespace {
+
+using orchestrator::JournalRecord;
+using orchestrator::RunState;
+using orchestrator::Trial;
+
+// One attempt of a trial, as the journal tells it: started, and (unless it still runs or a
+// stop cut it off) ended.
+struct Attempt {
+  std::int64_t trial = 0;
+  int attempt = 1;
+  std::string worker;
+  double start = 0, end = 0;  // 0: unknown
+  std::string status;         // empty until it ends
+  bool final = false;
+  std::size_t allocation = 0;  // of its start
+};
+
+struct Allocation {
+  double started = 0;
+  double last_seen = 0;  // the newest record written in it
+  int slots = 0;
+  std::string lbo_version;
+};
+
+// The journal from its first record: every allocation and every attempt. (The recovered state
+// starts from the newest checkpoint, which keeps no attempt history.)
+struct History {
+  std::vector<Allocation> allocations;
+  std::vector<Attempt> attempts;
+  double last_activity = 0;
+};
+
+History read_history(const fs::path& journal_file) {
+  History h;
+  const orchestrator::JournalContents journal = orchestrator::read_journal(journal_file, 0);
+  std::map<std::pair<std::int64_t, int>, std::size_t> index;
+  const auto seen = [&](double t) {
+    h.last_activity = std::max(h.last_activity, t);
+    if (!h.allocations.empty()) h.allocations.back().last_seen = std::max(h.allocations.back().last_seen, t);
+  };
+  const std::size_t none = static_cast<std::size_t>(-1);
+  for (const JournalRecord& record : journal.records) {
+    if (const auto* r = std::get_if<orchestrator::RunStarted>(&record)) {
+      h.allocations.push_back({r->unix_time, r->unix_time, r->slots, r->lbo_version});
+      seen(r->unix_time);
+    } else if (const auto* s = std::get_if<orchestrator::TrialStarted>(&record)) {
+      index[{s->trial, s->attempt}] = h.attempts.size();
+      h.attempts.push_back({s->trial, s->attempt, s->worker, s->unix_time, 0, {}, false,
+                            h.allocations.empty() ? none : h.allocations.size() - 1});
+      seen(s->unix_time);
+    } else if (const auto* f = std::get_if<orchestrator::TrialFinished>(&record)) {
+      auto at = index.find({f->trial, f->attempt});
+      if (at == index.end()) {  // its start record is lost: the attempt is known from its end
+        at = index.emplace(std::pair{f->trial, f->attempt}, h.attempts.size()).first;
+        h.attempts.push_back({f->trial, f->attempt, f->worker, 0, 0, {}, false,
+                              h.allocations.empty() ? none : h.allocations.size() - 1});
+      }
+      Attempt& a = h.attempts[at->second];
+      a.end = f->unix_time;
+      a.status = workers::to_string(f->outcome.status);
+      a.final = f->final;
+      if (!f->worker.empty()) a.worker = f->worker;  // it names the slot an MPI worker picked
+      seen(f->unix_time);
+    } else if (const auto* t = std::get_if<orchestrator::TaskAdded>(&record)) {
+      seen(t->unix_time);
+    }
+  }
+  return h;
+}
+
+json time_or_null(double t) { return t > 0 && std::isfinite(t) ? json(t) : json(); }
+
+void add_place(json& out, const std::string& worker) {
+  out["worker"] = worker;
+  if (const auto where = cluster::parse_worker_slot(worker)) {
+    out["rank"] = where->rank;
+    if (where->slot >= 0) out["slot"] = where->slot;
+  }
+}
+
+// "model = xgboost", "model in [xgboost, random_forest]", joined by " and ".
+std::string condition_text(const std::vector<jobs::ParamSpec>& space, const jobs::ParamSpec& p) {
+  std::string text;
+  for (const jobs::Condition& c : p.when) {
+    if (c.parent < 0 || c.parent >= static_cast<int>(space.size())) continue;
+    const jobs::ParamSpec& parent = space[static_cast<std::size_t>(c.parent)];
+    std::string choices;
+    for (int k : c.choices) {
+      if (k >= 0 && k < static_cast<int>(parent.choices.size())) {
+        choices += (choices.empty() ? "" : ", ") + parent.choices[static_cast<std::size_t>(k)];
+      }
+    }
+    text += (text.empty() ? "" : " and ") + parent.name + (c.choices.size() == 1 ? " = " + choices : " in [" + choices + "]");
+  }
+  return text;
+}
+
+json space_json(const std::vector<jobs::ParamSpec>& space) {
+  json out = json::array();
+  for (const jobs::ParamSpec& p : space) {
+    json param{{"name", p.name}, {"type", p.type == jobs::ParamType::real ? "float" : std::string(jobs::to_string(p.type))}};
+    if (p.type == jobs::ParamType::categorical) {
+      param["choices"] = p.choices;
+    } else {
+      param["low"] = p.low;
+      param["high"] = p.high;
+      param["log"] = p.log;
+    }
+    if (const std::string when = condition_text(space, p); !when.empty()) param["when"] = when;
+    out.push_back(std::move(param));
+  }
+  return out;
+}
+
+json config_json(const std::vector<jobs::ParamSpec>& space, const jobs::Config& config) {
+  json out = json::object();
+  for (std::size_t i = 0; i < space.size() && i < config.values.size(); ++i) {
+    if (!config.values[i]) continue;
+    const jobs::ParamSpec& p = space[i];
+    const double v = *config.values[i];
+    if (p.type == jobs::ParamType::categorical) {
+      const auto k = static_cast<std::size_t>(v);
+      if (v >= 0 && k < p.choices.size()) out[p.name] = p.choices[k];
+    } else {
+      out[p.name] = v;
+    }
+  }
+  return out;
+}
+
+// What job.toml says that the journal's job identity does not: the policy and the seed. Read
+// as plain TOML (a copy of a run directory need not have the objective or datasets the job
+// names); what it does not set is lbo's default.
+void add_job_settings(json& job, const fs::path& job_file, std::vector<std::string>& notes) {
+  const jobs::PolicySpec defaults;
+  job["surrogate"] = std::string(jobs::to_string(defaults.surrogate));
+  job["acquisition"] = std::string(jobs::to_string(defaults.acquisition));
+  job["initial_random"] = defaults.initial_random;
+  job["stepwise"] = 0;
+  try {
+    const toml::table table = toml::parse_file(job_file.string());
+    if (const auto v = table["policy"]["surrogate"].value<std::string>()) job["surrogate"] = *v;
+    if (const auto v = table["policy"]["acquisition"].value<std::string>()) job["acquisition"] = *v;
+    if (const auto v = table["policy"]["initial_random"].value<std::int64_t>()) job["initial_random"] = *v;
+    if (const auto v = table["policy"]["initial_random"].value<std::string>()) job["initial_random"] = *v;
+    if (const auto v = table["objective"]["stepwise"].value<std::int64_t>()) job["stepwise"] = *v;
+    if (const auto v = table["seed"].value<std::int64_t>()) job["seed"] = *v;
+  } catch (const std::exception& e) {
+    notes.push_back(job_file.filename().string() + " cannot be read (" + e.what() +
+                    "): the job's surrogate, acquisition and seed are shown as lbo's defaults");
+  }
+}
+
+double number_or_nan(const CsvRow& row, const std::string& key) {
+  const auto it = row.find(key);
+  if (it == row.end() || it->second.empty()) return std::nan("");
+  try {
+    return std::stod(it->second);
+  } catch (const std::exception&) {
+    return std::nan("");
+  }
+}
+
+// Similarity and latent-network usage per task, from tasks.csv (the model's report at the
+// last checkpoint). For a stepwise objective, the last step's row stands for the task.
+void add_model_report(json& tasks, const RunState& state, int stepwise, const fs::path& tasks_csv, bool lbo_surrogate,
+                      std::vector<std::string>& notes) {
+  const std::optional<std::vector<CsvRow>> rows = read_csv_file(tasks_csv);
+  if (!rows) {
+    notes.push_back("no tasks.csv yet (written at the first checkpoint): task similarity and network usage are left out");
+    return;
+  }
+  const auto& identities = state.job().tasks;
+  const auto model_name = [&](const std::string& task) {
+    return stepwise > 0 ? task + "/step_" + std::to_string(stepwise) : task;
+  };
+  bool any_usage = false;
+  for (const CsvRow& row : *rows) {
+    const auto task = row.find("task");
+    const auto step = row.find("step");
+    if (task == row.end()) continue;
+    if (stepwise > 0 && (step == row.end() || step->second != std::to_string(stepwise))) continue;
+    const auto at = std::find_if(identities.begin(), identities.end(), [&](const auto& t) { return t.name == task->second; });
+    if (at == identities.end()) continue;
+    json& out = tasks[static_cast<std::size_t>(at - identities.begin())];
+    json similarity = json::array();
+    bool any = false;
+    for (const auto& t : identities) {
+      const double s = number_or_nan(row, "similarity:" + model_name(t.name));
+      similarity.push_back(std::isfinite(s) ? json(s) : json());
+      any = any || std::isfinite(s);
+    }
+    if (any) out["similarity"] = std::move(similarity);
+    json usage = json::array();
+    for (int m = 0; row.count("usage:" + std::to_string(m)); ++m) {
+      const double q = number_or_nan(row, "usage:" + std::to_string(m));
+      usage.push_back(std::isfinite(q) ? json(q) : json());
+    }
+    if (!usage.empty()) {
+      out["usage"] = std::move(usage);
+      any_usage = true;
+    }
+  }
+  if (lbo_surrogate && !any_usage && !rows->empty() && !rows->front().count("usage:0")) {
+    notes.push_back("tasks.csv has no usage columns (written by an older lbo, or before the first fit): the network-usage figure is left out");
+  }
+}
+
+// hedge.csv's draws, the last of each trial and kind (a proposal lost to a crash may have left
+// an earlier draw for the same trial id).
+json hedge_draws(const fs::path& hedge_csv, const std::vector<orchestrator::TaskIdentity>& tasks) {
+  json out = json::array();
+  const std::optional<std::vector<CsvRow>> rows = read_csv_file(hedge_csv);
+  if (!rows) return out;
+  std::map<std::pair<std::int64_t, std::string>, std::size_t> last;
+  std::vector<json> draws;
+  for (const CsvRow& row : *rows) {
+    if (!row.count("trial") || !row.count("over") || !row.count("option") || !row.count("probability")) continue;
+    std::int64_t trial = 0;
+    try {
+      trial = std::stoll(row.at("trial"));
+    } catch (const std::exception&) {
+      continue;
+    }
+    const std::string& over = row.at("over");
+    const std::string task = row.count("task") ? row.at("task") : "";
+    // Rows of one draw are consecutive: a new draw starts when trial, kind or task changes, or
+    // an option comes again.
+    json* draw = draws.empty() ? nullptr : &draws.back();
+    const bool same = draw != nullptr && (*draw)["trial"] == trial && (*draw)["over"] == over &&
+                      (*draw)["task_name"] == task &&
+                      std::find((*draw)["options"].begin(), (*draw)["options"].end(), row.at("option")) == (*draw)["options"].end();
+    if (!same) {
+      json d{{"trial", trial}, {"over", over}, {"task_name", task}, {"options", json::array()}, {"probabilities", json::array()}};
+      const auto at = std::find_if(tasks.begin(), tasks.end(), [&](const auto& t) { return t.name == task; });
+      if (at != tasks.end()) d["task"] = at - tasks.begin();
+      draws.push_back(std::move(d));
+      last[{trial, over + "\n" + task}] = draws.size() - 1;
+      draw = &draws.back();
+    }
+    const double p = number_or_nan(row, "probability");
+    if ((row.count("chosen") ? row.at("chosen") : "") == "1") (*draw)["chosen"] = (*draw)["options"].size();
+    (*draw)["options"].push_back(row.at("option"));
+    (*draw)["probabilities"].push_back(std::isfinite(p) ? json(p) : json());
+  }
+  std::vector<std::size_t> kept;
+  for (const auto& [key, at] : last) kept.push_back(at);
+  std::sort(kept.begin(), kept.end());
+  for (std::size_t at : kept) out.push_back(std::move(draws[at]));
+  return out;
+}
+
+}  // namespace
+
+json run_data(const fs::path& dir, std::optional<int> ended_with) {
+  const orchestrator::RunPaths paths(dir);
+  if (!orchestrator::has_run_state(dir)) {
+    throw InputError(dir.string() + ": not a run directory (no " + paths.journal().filename().string() + ")");
+  }
+  const orchestrator::RecoveredRun run = orchestrator::recover_run(dir);
+  const History history = read_history(paths.journal());
+  const RunState& state = run.state;
+  const orchestrator::JobIdentity& identity = state.job();
+  std::vector<std::string> notes;
+
+  json out;
+  out["dir"] = dir.string();
+  out["name"] = fs::absolute(dir).lexically_normal().filename().string();
+  if (out["name"] == "") out["name"] = fs::absolute(dir).lexically_normal().parent_path().filename().string();
+
+  const orchestrator::LockHolder lock = orchestrator::lock_holder(dir);
+  const bool running = !ended_with && lock.held;
+  const bool done = !running && state.has_job() && !state.tasks().empty() && state.all_budgets_done() &&
+                    ended_with.value_or(0) == 0;
+  out["state"] = running ? "running" : done ? "done" : "stopped";
+  if (running) {
+    out["state_note"] = "running (" + (lock.holder.empty() ? std::string("holder unknown") : lock.holder) + ")";
+  } else if (done) {
+    out["state_note"] = "done: every task's budget is spent";
+  } else if (ended_with) {
+    out["state_note"] = "stopped with exit status " + std::to_string(*ended_with) +
+                        (*ended_with == 75 ? " (a stop signal): the same `lbo run` command resumes it"
+                                           : ": see the log; the same `lbo run` command resumes it once the cause is fixed");
+  } else {
+    out["state_note"] = "stopped before its budgets were spent (exit 75 after a signal, a walltime, a kill or a crash): "
+                        "the same `lbo run` command resumes it";
+  }
+
+  // The job: the journal's identity (space, direction, tasks), job.toml's policy.
+  json job;
+  job["direction"] = std::string(jobs::to_string(identity.direction));
+  job["space"] = space_json(identity.space);
+  job["tasks"] = json::array();
+  for (const orchestrator::TaskIdentity& t : identity.tasks) {
+    job["tasks"].push_back({{"name", t.name}, {"budget", t.budget}, {"origin", std::string(jobs::to_string(t.origin))}});
+  }
+  add_job_settings(job, paths.job_file(), notes);
+  if (!history.allocations.empty()) job["slots"] = history.allocations.back().slots;
+  const int stepwise = job["stepwise"].get<int>();
+
+  json allocations = json::array();
+  for (const Allocation& a : history.allocations) {
+    allocations.push_back({{"started", time_or_null(a.started)}, {"slots", a.slots}, {"lbo_version", a.lbo_version}});
+  }
+  out["allocations"] = std::move(allocations);
+  if (!history.allocations.empty()) {
+    out["lbo_version"] = history.allocations.back().lbo_version;
+    out["started"] = time_or_null(history.allocations.front().started);
+  }
+  out["last_activity"] = time_or_null(history.last_activity);
+
+  // Attempts; one that never ended ran when its allocation ended (or runs now).
+  json attempts = json::array();
+  std::map<std::int64_t, const Attempt*> last_attempt;
+  for (const Attempt& a : history.attempts) {
+    json item{{"trial", a.trial}, {"attempt", a.attempt}, {"start", time_or_null(a.start)}, {"final", a.final}};
+    add_place(item, a.worker);
+    const bool in_last_allocation = a.allocation + 1 >= history.allocations.size();
+    if (!a.status.empty()) {
+      item["status"] = a.status;
+      item["end"] = time_or_null(a.end);
+    } else if (running && in_last_allocation) {
+      item["status"] = "running";
+    } else {
+      item["status"] = "interrupted";
+      if (a.allocation < history.allocations.size()) item["end"] = time_or_null(history.allocations[a.allocation].last_seen);
+    }
+    attempts.push_back(std::move(item));
+    const Attempt*& newest = last_attempt[a.trial];
+    if (newest == nullptr || a.attempt >= newest->attempt) newest = &a;
+  }
+  out["attempts"] = std::move(attempts);
+
+  json trials = json::array();
+  for (const Trial& t : state.trials()) {
+    if (t.lost()) continue;
+    json item{{"id", t.id}, {"task", t.task}, {"attempts", t.attempts},
+              {"proposed_by", std::string(orchestrator::to_string(t.proposed_by))}, {"note", t.proposal_note}};
+    const Attempt* a = last_attempt.count(t.id) ? last_attempt[t.id] : nullptr;
+    if (t.finished) {
+      item["status"] = std::string(workers::to_string(t.outcome.status));
+      if (t.outcome.status == workers::TrialStatus::ok) {
+        item["objective"] = t.outcome.objective;
+        if (!t.outcome.steps.empty()) item["steps"] = t.outcome.steps;
+      } else {
+        item["reason"] = t.outcome.reason;
+      }
+      json metrics = json::parse(t.outcome.metrics_json, nullptr, false);
+      if (metrics.is_object() && !metrics.empty()) item["metrics"] = std::move(metrics);
+    } else {
+      item["status"] = running && a != nullptr && a->status.empty() ? "running" : "queued";
+    }
+    item["config"] = config_json(identity.space, t.config);
+    add_place(item, a != nullptr ? a->worker : t.worker);
+    item["started"] = time_or_null(a != nullptr ? a->start : t.started_unix);
+    item["finished"] = time_or_null(a != nullptr ? a->end : t.finished_unix);
+    trials.push_back(std::move(item));
+  }
+  out["trials"] = std::move(trials);
+
+  json tasks = json::array();
+  for (int i = 0; i < static_cast<int>(state.tasks().size()); ++i) {
+    const orchestrator::TaskSummary s = orchestrator::summarize_task(state, i, stepwise > 0 ? stepwise - 1 : -1);
+    json item{{"name", identity.tasks[static_cast<std::size_t>(i)].name}, {"ok", s.ok}};
+    if (s.best) item["best"] = *s.best;
+    if (s.best_trial >= 0) item["best_trial"] = s.best_trial;
+    if (s.trials_to_95) item["trials_to_95"] = *s.trials_to_95;
+    tasks.push_back(std::move(item));
+  }
+  add_model_report(tasks, state, stepwise, paths.tasks_csv(), job["surrogate"] == "lbo", notes);
+  out["tasks"] = std::move(tasks);
+
+  out["hedge"] = hedge_draws(paths.hedge_csv(), identity.tasks);
+  if (out["hedge"].empty() && job["acquisition"] == "hedge" && !fs::exists(paths.hedge_csv())) {
+    notes.push_back("no hedge.csv (a run of an older lbo, or no model proposal yet): the Hedge figures are left out");
+  }
+  out["job"] = std::move(job);
+  for (const std::string& w : run.warnings) notes.push_back(w);
+  for (const std::string& a : state.anomalies()) notes.push_back("journal: " + a);
+  out["notes"] = notes;
+  return out;
+}
+
+}  // namespace lbo::report

@@ -1,0 +1,219 @@
+#include "lbo/report/run_data.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "lbo/jobs/error.hpp"
+#include "lbo/orchestrator/journal.hpp"
+#include "run_job.hpp"
+
+using nlohmann::json;
+using lbo::testing::RunOutput;
+using lbo::testing::ScratchDir;
+
+namespace {
+
+// Two tasks of a conditional space whose "fail" choice makes the objective exit 3 (one retry),
+// with metrics; `policy` and `objective_extra` vary it.
+std::string report_job(const std::string& policy = "surrogate = \"random\"", const std::string& objective_extra = "",
+                       const std::string& tasks = "[[tasks]]\nname = \"a\"\nbudget = 10\n[[tasks]]\nname = \"b\"\nbudget = 8\n",
+                       const std::string& function = "sum") {
+  return std::string("name = \"r\"\nseed = 5\n[objective]\ncommand = [\"") + LBO_TEST_OBJECTIVE + "\", \"--metrics\", \"on\", \"--function\", \"" +
+         function + "\"]\ndirection = \"maximize\"\nretries = 1\n" + objective_extra + "\n[policy]\n" + policy +
+         "\n[space]\nx = { type = \"float\", low = 0, high = 1 }\n"
+         "outcome = { type = \"categorical\", choices = [\"ok\", \"fail\"] }\n"
+         "k = { type = \"int\", low = 1, high = 5, when = { outcome = \"ok\" } }\n" + tasks;
+}
+
+std::map<std::string, lbo::testing::Row> by_trial(const RunOutput& out) {
+  std::map<std::string, lbo::testing::Row> rows;
+  for (const auto& r : out.rows) rows[r.at("trial")] = r;
+  return rows;
+}
+
+}  // namespace
+
+// The report's data agrees with results.csv trial by trial, and its attempts with the journal:
+// failures with their reasons and retries, metrics, inactive parameters left out, places.
+TEST(RunDataTest, trials_attempts_and_tasks_agree_with_the_run) {
+  ScratchDir dir;
+  const RunOutput out = lbo::testing::run_job(report_job(), dir, 2);
+  ASSERT_EQ(out.exit_code, lbo::orchestrator::kExitDone) << out.log;
+  const json data = lbo::report::run_data(out.run_dir);
+
+  EXPECT_EQ(data["state"], "done");
+  EXPECT_EQ(data["name"], "r");
+  ASSERT_EQ(data["allocations"].size(), 1u);
+  EXPECT_EQ(data["allocations"][0]["slots"], 2);
+  EXPECT_EQ(data["job"]["surrogate"], "random");
+  EXPECT_EQ(data["job"]["direction"], "maximize");
+  EXPECT_EQ(data["job"]["seed"], 5);
+  ASSERT_EQ(data["job"]["space"].size(), 3u);
+  EXPECT_EQ(data["job"]["space"][2]["when"], "outcome = ok");
+  EXPECT_EQ(data["job"]["space"][1]["choices"], json({"ok", "fail"}));
+  EXPECT_EQ(data["job"]["tasks"][1]["budget"], 8);
+
+  const auto rows = by_trial(out);
+  ASSERT_EQ(data["trials"].size(), 18u);
+  int failed = 0, attempts = 0;
+  for (const json& t : data["trials"]) {
+    const auto& row = rows.at(std::to_string(t["id"].get<int>()));
+    EXPECT_EQ(t["status"], row.at("status"));
+    EXPECT_EQ(t["attempts"].get<int>(), std::stoi(row.at("attempts")));
+    attempts += t["attempts"].get<int>();
+    EXPECT_EQ(t["rank"], 0);
+    EXPECT_EQ(std::to_string(t["slot"].get<int>()), row.at("slot"));
+    EXPECT_LE(t["started"].get<double>(), t["finished"].get<double>());
+    if (t["config"]["outcome"] == "fail") {
+      ++failed;
+      EXPECT_EQ(t["status"], "failed");
+      EXPECT_EQ(t["attempts"], 2);  // the retry failed too
+      EXPECT_FALSE(t["config"].contains("k"));  // inactive: absent
+      EXPECT_NE(t["reason"].get<std::string>().find("exit status 3"), std::string::npos) << t["reason"];
+      EXPECT_EQ(row.at("reason"), t["reason"]);  // results.csv's new column holds the same
+      EXPECT_FALSE(t.contains("objective"));
+    } else {
+      EXPECT_EQ(t["status"], "ok");
+      EXPECT_TRUE(t["config"].contains("k"));
+      EXPECT_DOUBLE_EQ(t["objective"].get<double>(), std::stod(row.at("objective")));
+      EXPECT_DOUBLE_EQ(t["metrics"]["twice"].get<double>(), 2 * t["objective"].get<double>());
+      EXPECT_EQ(row.at("metric:function"), "sum");
+    }
+  }
+  ASSERT_GT(failed, 0) << "the seed should draw the failing choice";
+  // One attempt record per attempt; the failing ones are not final but their retries are.
+  ASSERT_EQ(data["attempts"].size(), static_cast<std::size_t>(attempts));
+  for (const json& a : data["attempts"]) {
+    EXPECT_LE(a["start"].get<double>(), a["end"].get<double>());
+    EXPECT_GE(a["slot"].get<int>(), 0);
+    EXPECT_LT(a["slot"].get<int>(), 2);
+    if (a["status"] == "failed") {
+      EXPECT_EQ(a["final"], a["attempt"] == 2);
+    }
+  }
+  // Per task: ok count and best, as results.csv gives them.
+  for (int task = 0; task < 2; ++task) {
+    const json& s = data["tasks"][task];
+    int ok = 0;
+    double best = -INFINITY;
+    for (const auto& [id, row] : rows) {
+      if (row.at("task") != s["name"] || row.at("status") != "ok") continue;
+      ++ok;
+      best = std::max(best, std::stod(row.at("objective")));
+    }
+    EXPECT_EQ(s["ok"], ok);
+    EXPECT_DOUBLE_EQ(s["best"].get<double>(), best);
+  }
+  EXPECT_TRUE(data["hedge"].empty());
+  EXPECT_TRUE(data["notes"].empty()) << data["notes"];
+}
+
+// GP-Hedge and Hedge across open tasks: hedge.csv's draws reach the report; a stepwise
+// objective's steps too; lbo's usage and the similarity come from tasks.csv.
+TEST(RunDataTest, hedge_draws_steps_usage_and_similarity) {
+  ScratchDir dir;
+  std::string job = report_job("surrogate = \"lbo\"\nacquisition = \"hedge\"\ninitial_random = 3\ncandidates = 128", "stepwise = 3",
+                               "[[tasks]]\nname = \"a\"\nbudget = 8\n[[tasks]]\nname = \"b\"\nbudget = 8\n[schedule]\nconcurrent_tasks = 2\n",
+                               "steps");
+  job.replace(job.find("\"fail\"]"), 7, "\"fine\"]");  // no failures: the model gets every result
+  const RunOutput out = lbo::testing::run_job(
+      job, dir, 1, [] {
+        lbo::orchestrator::MasterOptions o;
+        o.sync = true;
+        return o;
+      }());
+  ASSERT_EQ(out.exit_code, lbo::orchestrator::kExitDone) << out.log;
+  const json data = lbo::report::run_data(out.run_dir);
+  EXPECT_EQ(data["job"]["stepwise"], 3);
+  for (const json& t : data["trials"]) {
+    if (t["status"] == "ok") {
+      EXPECT_EQ(t["steps"].size(), 3u);
+    }
+  }
+  std::set<std::string> kinds;
+  for (const json& d : data["hedge"]) {
+    kinds.insert(d["over"]);
+    double total = 0;
+    for (const json& p : d["probabilities"]) total += p.get<double>();
+    EXPECT_NEAR(total, 1.0, 1e-5);
+    ASSERT_TRUE(d.contains("chosen"));
+    EXPECT_LT(d["chosen"].get<std::size_t>(), d["options"].size());
+    if (d["over"] == "acquisition") {
+      EXPECT_EQ(d["options"], json({"ucb", "ei", "pi"}));
+      EXPECT_TRUE(d["task_name"].get<std::string>().find("/step_") != std::string::npos) << d;
+    }
+  }
+  EXPECT_TRUE(kinds.count("acquisition"));
+  EXPECT_TRUE(kinds.count("tasks"));
+  for (const json& task : data["tasks"]) {
+    ASSERT_TRUE(task.contains("usage")) << task;
+    for (const json& q : task["usage"]) {
+      EXPECT_GE(q.get<double>(), 0.0);
+      EXPECT_LE(q.get<double>(), 1.0);
+    }
+    ASSERT_EQ(task["similarity"].size(), 2u);
+  }
+  EXPECT_NEAR(data["tasks"][0]["similarity"][0].get<double>(), 1.0, 1e-9);
+}
+
+// A run directory of an older lbo (no hedge.csv, a tasks.csv without usage columns) still
+// reports; what is missing is said. A second allocation shows; an attempt that a stop cut off
+// reads as interrupted.
+TEST(RunDataTest, an_old_or_stopped_run_reports_what_it_has_and_says_what_it_lacks) {
+  ScratchDir dir;
+  const std::string job = report_job("surrogate = \"lbo\"\nacquisition = \"hedge\"\ninitial_random = 3\ncandidates = 128");
+  const RunOutput out = lbo::testing::run_job(job, dir, 2);
+  ASSERT_EQ(out.exit_code, lbo::orchestrator::kExitDone) << out.log;
+  const lbo::orchestrator::RunPaths paths(out.run_dir);
+  std::filesystem::remove(paths.hedge_csv());
+  std::filesystem::remove(paths.tasks_csv());
+  json data = lbo::report::run_data(out.run_dir);
+  EXPECT_EQ(data["trials"].size(), 18u);
+  EXPECT_TRUE(data["hedge"].empty());
+  const std::string notes = data["notes"].dump();
+  EXPECT_NE(notes.find("no hedge.csv"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("no tasks.csv"), std::string::npos) << notes;
+  {
+    std::ofstream(paths.tasks_csv()) << "task,origin,step,budget,ok,best,best_trial,trials_to_95,networks,similarity:a,similarity:b,x,outcome,k\n"
+                                        "a,job file,,10,5,1,0,1,0 1,1,0.5,0.5,ok,1\n";
+  }
+  data = lbo::report::run_data(out.run_dir);
+  EXPECT_NE(data["notes"].dump().find("no usage columns"), std::string::npos) << data["notes"];
+  EXPECT_EQ(data["tasks"][0]["similarity"], json({1.0, 0.5}));
+
+  // A later allocation starts a trial and is killed: its attempt is interrupted, the trial
+  // queued, the run stopped.
+  const lbo::orchestrator::JournalContents read = lbo::orchestrator::read_journal(paths.journal());
+  auto writer = lbo::orchestrator::JournalWriter::resume(paths.journal(), read, 0);
+  const auto& started = std::get<lbo::orchestrator::RunStarted>(read.records.front());
+  const double t0 = started.unix_time + 1000;
+  writer.append(lbo::orchestrator::RunStarted{"9.9.9+test", t0, 4, started.job});
+  writer.append(lbo::orchestrator::TrialStarted{18, 0, 1, lbo::jobs::Config{{0.5, 0.0, 2.0}}, "rank3", t0 + 5,
+                                                lbo::orchestrator::ProposalSource::model, ""});
+  writer.sync();
+  data = lbo::report::run_data(out.run_dir);
+  EXPECT_EQ(data["state"], "done");  // every budget was spent before; the extra trial is past it
+  ASSERT_EQ(data["allocations"].size(), 2u);
+  EXPECT_EQ(data["allocations"][1]["slots"], 4);
+  EXPECT_EQ(data["lbo_version"], "9.9.9+test");
+  const json& last = data["attempts"].back();
+  EXPECT_EQ(last["trial"], 18);
+  EXPECT_EQ(last["status"], "interrupted");
+  EXPECT_EQ(last["rank"], 3);
+  EXPECT_FALSE(last.contains("slot"));
+  EXPECT_DOUBLE_EQ(last["end"].get<double>(), t0 + 5);
+  EXPECT_EQ(data["trials"].back()["status"], "queued");
+  EXPECT_DOUBLE_EQ(data["last_activity"].get<double>(), t0 + 5);
+  // The master writing its own last report says how the run ended.
+  data = lbo::report::run_data(out.run_dir, 75);
+  EXPECT_EQ(data["state"], "stopped");
+  EXPECT_NE(data["state_note"].get<std::string>().find("exit status 75"), std::string::npos);
+}
+
+TEST(RunDataTest, a_folder_without_a_journal_is_input_error) {
+  ScratchDir dir;
+  EXPECT_THROW(lbo::report::run_data(dir.path()), lbo::InputError);
+}
