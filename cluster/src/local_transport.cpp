@@ -39,8 +39,18 @@ std::optional<WorkerSlot> parse_worker_slot(std::string_view text) {
 LocalTransport::LocalTransport(boost::asio::io_context& io, int slots, CompletionHandler on_completion,
                                workers::RunnerOptions options)
     : slots_(slots),
+      resources_{"local: " + std::to_string(slots) + " slot(s)"},
       on_completion_(std::move(on_completion)),
       pool_(std::make_unique<workers::LocalPool>(io, slots, options)) {}
+
+LocalTransport::LocalTransport(boost::asio::io_context& io, const workers::SlotPlan& plan,
+                               CompletionHandler on_completion, workers::RunnerOptions options)
+    : slots_(static_cast<int>(plan.slots.size())),
+      on_completion_(std::move(on_completion)),
+      pool_(std::make_unique<workers::LocalPool>(io, plan.slots, options)) {
+  resources_.push_back("local: " + workers::describe(plan));
+  resources_.insert(resources_.end(), plan.notes.begin(), plan.notes.end());
+}
 
 WorkerSlot LocalTransport::next_slot() const {
   if (!pool_) throw std::logic_error("LocalTransport::next_slot after shutdown");

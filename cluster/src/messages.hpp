@@ -6,6 +6,7 @@
 #include <string>
 
 #include <cereal/archives/binary.hpp>
+#include <cereal/types/optional.hpp>
 
 #include "lbo/cluster/mpi.hpp"
 #include "lbo/workers/serialization.hpp"
@@ -20,6 +21,20 @@ enum Tag : int {
   kShutdownTag = 4,  ///< master → worker: empty; the worker kills its attempts and answers kByeTag
   kResultTag = 5,    ///< worker → master: ResultMessage
   kByeTag = 6,       ///< worker → master: empty, the last message a worker sends
+  kReadyTag = 7,     ///< worker → master: WorkerReady, the answer to kSetupTag
+};
+
+/// A worker rank's slots, planned from the setup, its cores and GPUs.
+struct WorkerReady {
+  int slots = 0;
+  std::string host;
+  std::string resources;           ///< workers::describe of its plan
+  std::vector<std::string> notes;  ///< what differs from the request
+
+  template <class Archive>
+  void serialize(Archive& archive, std::uint32_t /*version*/) {
+    archive(slots, host, resources, notes);
+  }
 };
 
 struct CancelRequest {
@@ -67,10 +82,12 @@ Message decode(const std::string& bytes) {
 namespace lbo::cluster {
 template <class Archive>
 void serialize(Archive& archive, WorkerSetup& setup, std::uint32_t /*version*/) {
-  archive(setup.slots_per_rank, setup.output_limit_bytes);
+  workers::ResourceRequest& r = setup.resources;
+  archive(r.slots, r.threads_per_trial, r.manage_threads, r.gpus_per_trial, r.gpus, setup.output_limit_bytes);
 }
 }  // namespace lbo::cluster
 
-CEREAL_CLASS_VERSION(lbo::cluster::WorkerSetup, 1)
+CEREAL_CLASS_VERSION(lbo::cluster::WorkerSetup, 2)
+CEREAL_CLASS_VERSION(lbo::cluster::detail::WorkerReady, 1)
 CEREAL_CLASS_VERSION(lbo::cluster::detail::CancelRequest, 1)
 CEREAL_CLASS_VERSION(lbo::cluster::detail::ResultMessage, 1)

@@ -4,7 +4,13 @@
 
 #include <signal.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <array>
+#include <functional>
+#include <set>
+#include <string>
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
@@ -28,6 +34,12 @@ namespace asio = boost::asio;
 namespace lbo::cluster {
 
 namespace {
+
+std::string host_name() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return "?";
+  return name;
+}
 
 void check(int rc, const char* what) {
   if (rc != MPI_SUCCESS) throw std::runtime_error(std::string("MPI error in ") + what);
@@ -144,12 +156,19 @@ class MpiTransport final : public Transport {
   MpiTransport(asio::io_context& io, MpiSession& session, CompletionHandler on_completion, WorkerSetup setup)
       : session_(session),
         on_completion_(std::move(on_completion)),
-        slots_per_rank_(setup.slots_per_rank),
+        capacity_(static_cast<std::size_t>(session.size()), 0),
         busy_(static_cast<std::size_t>(session.size()), 0),
         poller_(io, MPI_ANY_SOURCE, [this](Received r) { on_message(std::move(r)); }) {
     if (session.size() < 2) throw std::logic_error("MpiTransport needs worker ranks");
     const std::string bytes = detail::encode(setup);
     for (int rank = 1; rank < session.size(); ++rank) send_bytes(bytes, rank, detail::kSetupTag);
+    collect_ready();
+    if (slot_count() == 0) {
+      shutdown();
+      std::string why = "no worker rank has a slot to run trials on";
+      if (!notes_.empty()) why += ": " + notes_.front();
+      throw std::runtime_error(why);
+    }
     poller_.start();
   }
 
@@ -161,7 +180,27 @@ class MpiTransport final : public Transport {
     }
   }
 
-  int slot_count() const override { return (static_cast<int>(busy_.size()) - 1) * slots_per_rank_; }
+  int slot_count() const override {
+    int total = 0;
+    for (int c : capacity_) total += c;
+    return total;
+  }
+
+  // One line per rank up to 16 ranks, else a summary; then what differs from the request.
+  std::vector<std::string> resources() const override {
+    std::vector<std::string> lines;
+    const int workers = static_cast<int>(capacity_.size()) - 1;
+    if (workers <= 16) {
+      for (int rank = 1; rank <= workers; ++rank) lines.push_back(descriptions_[rank]);
+    } else {
+      lines.push_back(std::to_string(workers) + " worker ranks on " + std::to_string(hosts_.size()) + " host(s), " +
+                      std::to_string(slot_count()) + " slot(s) in all (rank 1: " + descriptions_[1] + ")");
+    }
+    const std::size_t shown = std::min<std::size_t>(notes_.size(), 10);
+    lines.insert(lines.end(), notes_.begin(), notes_.begin() + static_cast<std::ptrdiff_t>(shown));
+    if (notes_.size() > shown) lines.push_back("and " + std::to_string(notes_.size() - shown) + " more such note(s)");
+    return lines;
+  }
 
   int busy_count() const override {
     int total = 0;
@@ -174,7 +213,7 @@ class MpiTransport final : public Transport {
     if (shut_down_) throw std::logic_error("MpiTransport::next_slot after shutdown");
     int rank = 0;
     for (int r = 1; r < static_cast<int>(busy_.size()); ++r) {
-      if (busy_[r] < slots_per_rank_ && (rank == 0 || busy_[r] < busy_[rank])) rank = r;
+      if (busy_[r] < capacity_[r] && (rank == 0 || busy_[r] < busy_[rank])) rank = r;
     }
     if (rank == 0) throw std::logic_error("MpiTransport: every slot is busy");
     return WorkerSlot{rank, -1};  // the worker picks the slot; the completion says which
@@ -213,6 +252,28 @@ class MpiTransport final : public Transport {
   }
 
  private:
+  // Every rank answers its setup with the slots it planned; nothing else can arrive before.
+  void collect_ready() {
+    descriptions_.assign(capacity_.size(), std::string());
+    int ready = 0;
+    auto idle = std::chrono::microseconds(50);
+    while (ready < session_.size() - 1) {
+      std::optional<Received> r = try_receive(MPI_ANY_SOURCE);
+      if (!r) {
+        std::this_thread::sleep_for(idle);
+        idle = std::min(idle * 2, std::chrono::microseconds(5000));
+        continue;
+      }
+      if (r->tag != detail::kReadyTag) continue;
+      const auto answer = detail::decode<detail::WorkerReady>(r->bytes);
+      capacity_[r->source] = answer.slots;
+      descriptions_[r->source] = "rank " + std::to_string(r->source) + " on " + answer.host + ": " + answer.resources;
+      hosts_.insert(answer.host);
+      notes_.insert(notes_.end(), answer.notes.begin(), answer.notes.end());
+      ++ready;
+    }
+  }
+
   void on_message(Received r) {
     if (r.tag != detail::kResultTag) return;
     auto result = detail::decode<detail::ResultMessage>(r.bytes);
@@ -224,8 +285,11 @@ class MpiTransport final : public Transport {
 
   MpiSession& session_;
   CompletionHandler on_completion_;
-  int slots_per_rank_;
-  std::vector<int> busy_;  // per rank; index 0 (the master) unused
+  std::vector<int> capacity_;  // slots per rank; index 0 (the master) unused
+  std::vector<int> busy_;      // per rank; index 0 unused
+  std::vector<std::string> descriptions_;
+  std::set<std::string> hosts_;
+  std::vector<std::string> notes_;
   std::map<std::int64_t, int> rank_of_trial_;
   bool shut_down_ = false;
   MpiPoller poller_;
@@ -246,6 +310,38 @@ MpiSession::MpiSession(int& argc, char**& argv) {
   check(MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
+  find_node_shares();
+}
+
+// Worker ranks on one node may see the same cores (mpirun --bind-to none, or several ranks bound
+// to one socket) or the same GPUs (mpirun copies CUDA_VISIBLE_DEVICES to every rank): each takes
+// its own part, so two ranks never pin trials to the same core or hand out the same device.
+// Every rank calls this collectively right after MPI_Init.
+void MpiSession::find_node_shares() {
+  MPI_Comm node;
+  check(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node), "MPI_Comm_split_type");
+  int node_size = 1;
+  MPI_Comm_size(node, &node_size);
+  const workers::VisibleGpus gpus = workers::visible_gpus({});
+  const std::array<std::uint64_t, 3> mine{static_cast<std::uint64_t>(rank_),
+                                          std::hash<std::string>{}(workers::cpu_list(workers::affinity_cores())),
+                                          std::hash<std::string>{}(gpus.source + "=" + workers::device_list(gpus.devices))};
+  std::vector<std::uint64_t> all(3 * static_cast<std::size_t>(node_size));
+  check(MPI_Allgather(mine.data(), 3, MPI_UINT64_T, all.data(), 3, MPI_UINT64_T, node), "MPI_Allgather");
+  MPI_Comm_free(&node);
+  const auto share = [&](int field) {
+    workers::Share s{0, 0};
+    for (int i = 0; i < node_size; ++i) {
+      const std::uint64_t* peer = &all[3 * static_cast<std::size_t>(i)];
+      if (peer[0] == 0 || (field > 0 && peer[field] != mine[static_cast<std::size_t>(field)])) continue;  // rank 0 runs no trials
+      if (peer[0] < mine[0]) ++s.index;
+      ++s.count;
+    }
+    return s.count == 0 ? workers::Share{} : s;
+  };
+  node_share_ = share(0);
+  core_share_ = share(1);
+  gpu_share_ = share(2);
 }
 
 MpiSession::~MpiSession() { MPI_Finalize(); }
@@ -281,14 +377,7 @@ class MpiWorker {
  private:
   void on_message(Received r) {
     switch (r.tag) {
-      case detail::kSetupTag: {
-        const auto setup = detail::decode<WorkerSetup>(r.bytes);
-        workers::RunnerOptions options;
-        options.rank = session_.rank();
-        options.output_limit_bytes = setup.output_limit_bytes;
-        pool_ = std::make_unique<workers::LocalPool>(io_, setup.slots_per_rank, options);
-        break;
-      }
+      case detail::kSetupTag: set_up(detail::decode<WorkerSetup>(r.bytes)); break;
       case detail::kOrderTag: start(detail::decode<workers::WorkOrder>(r.bytes)); break;
       case detail::kCancelTag: {
         const auto request = detail::decode<detail::CancelRequest>(r.bytes);
@@ -304,6 +393,27 @@ class MpiWorker {
         break;
       default: break;
     }
+  }
+
+  // Plans this rank's slots from its share of the node's cores and GPUs, and tells the master.
+  void set_up(const WorkerSetup& setup) {
+    const std::string who = "rank " + std::to_string(session_.rank());
+    const std::vector<int> cores = workers::share_of(workers::affinity_cores(), session_.core_share());
+    const workers::VisibleGpus visible = workers::visible_gpus(setup.resources);
+    const workers::Share gpu_share = setup.resources.gpus.empty() ? session_.gpu_share() : session_.node_share();
+    const std::vector<std::string> gpus = workers::share_of(visible.devices, gpu_share);
+    const workers::SlotPlan plan = workers::plan_slots(setup.resources, cores, gpus, who);
+    workers::RunnerOptions options;
+    options.rank = session_.rank();
+    options.output_limit_bytes = setup.output_limit_bytes;
+    if (!plan.slots.empty()) pool_ = std::make_unique<workers::LocalPool>(io_, plan.slots, options);
+    detail::WorkerReady ready{static_cast<int>(plan.slots.size()), host_name(), workers::describe(plan), plan.notes};
+    if (setup.resources.gpus_per_trial > 0 && !visible.source.empty()) ready.resources += " from " + visible.source;
+    if (setup.resources.gpus_per_trial > 0 && visible.source.empty()) {
+      ready.notes.push_back(who + ": no GPU visible (CUDA_VISIBLE_DEVICES, ROCR_VISIBLE_DEVICES, SLURM_STEP_GPUS and "
+                                  "SLURM_JOB_GPUS are unset, and [workers] gpus is empty)");
+    }
+    send_bytes(detail::encode(ready), 0, detail::kReadyTag);
   }
 
   void start(workers::WorkOrder order) {

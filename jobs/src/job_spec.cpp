@@ -193,8 +193,10 @@ class JobParser {
     parse_top(root, job);
     if (const toml::table* t = require_table(root, "objective", "")) parse_objective(*t, job);
     if (const toml::table* t = optional_table(root, "policy", "")) parse_policy(*t, job);
-    job.workers.local_slots = usable_cores();
     if (const toml::table* t = optional_table(root, "workers", "")) parse_workers(*t, job);
+    if (job.workers.local_slots_auto) {
+      job.workers.local_slots = std::max(usable_cores() / job.workers.threads_per_trial.value_or(1), 1);
+    }
     if (const toml::table* t = optional_table(root, "schedule", "")) parse_schedule(*t, job);
     if (const toml::table* t = require_table(root, "space", "")) parse_space(*t, job);
     parse_tasks(root, job);
@@ -597,13 +599,59 @@ class JobParser {
 
   void parse_workers(const toml::table& t, JobSpec& job) {
     const std::string prefix = "workers";
-    check_keys(t, prefix, {"local_slots", "slots_per_rank"});
-    if (const auto n = get_int_in(t, "local_slots", prefix, false, 1, 4096, "must be in 1..4096")) {
-      job.workers.local_slots = *n;
+    WorkersSpec& w = job.workers;
+    check_keys(t, prefix, {"local_slots", "slots_per_rank", "threads_per_trial", "gpus_per_trial", "gpus"});
+    if (const auto automatic = auto_or_reported(t, "local_slots")) {
+      if (*automatic) w.local_slots_auto = true;
+    } else if (const auto n = get_int_in(t, "local_slots", prefix, false, 1, 4096, "must be in 1..4096 or \"auto\"")) {
+      w.local_slots = *n;
+      w.local_slots_auto = false;
     }
-    if (const auto n = get_int_in(t, "slots_per_rank", prefix, false, 1, 4096, "must be in 1..4096")) {
-      job.workers.slots_per_rank = *n;
+    if (const auto automatic = auto_or_reported(t, "slots_per_rank")) {
+      if (*automatic) w.slots_per_rank.reset();
+    } else if (const auto n = get_int_in(t, "slots_per_rank", prefix, false, 1, 4096, "must be in 1..4096 or \"auto\"")) {
+      w.slots_per_rank = *n;
     }
+    if (const auto n = get_int_in(t, "threads_per_trial", prefix, false, 1, 4096, "must be in 1..4096")) {
+      w.threads_per_trial = *n;
+    }
+    if (const auto n = get_int_in(t, "gpus_per_trial", prefix, false, 0, 1024, "must be in 0..1024")) {
+      w.gpus_per_trial = *n;
+    }
+    if (const toml::node* node = t.get("gpus")) {
+      const toml::array* array = node->as_array();
+      if (array == nullptr) {
+        error(*node, "workers.gpus", "must be an array of device ids, e.g. [0, 1] or [\"GPU-8e2f...\"]");
+        return;
+      }
+      for (const toml::node& item : *array) {
+        std::string id;
+        if (const auto i = item.value_exact<std::int64_t>(); i && *i >= 0) {
+          id = std::to_string(*i);
+        } else if (const auto text = item.value_exact<std::string>(); text && !text->empty() &&
+                                                                      text->find_first_of(", ") == std::string::npos) {
+          id = *text;
+        } else {
+          error(item, "workers.gpus", "each device must be an integer >= 0 or a non-empty string without commas or spaces");
+          continue;
+        }
+        if (std::find(w.gpus.begin(), w.gpus.end(), id) != w.gpus.end()) {
+          error(item, "workers.gpus", "device " + id + " is listed twice");
+          continue;
+        }
+        w.gpus.push_back(id);
+      }
+    }
+  }
+
+  // A string value of a key that also takes a number: true for "auto", false for any other
+  // string (reported); nullopt when it is not a string (the caller reads the number).
+  std::optional<bool> auto_or_reported(const toml::table& t, std::string_view key) {
+    const toml::node* node = t.get(key);
+    if (node == nullptr || !node->is_string()) return std::nullopt;
+    if (node->value_exact<std::string>() == "auto") return true;
+    error(*node, key_path("workers", key), "must be a number or \"auto\", not \"" + *node->value_exact<std::string>() + "\"");
+    return false;
   }
 
   struct PendingConditions {

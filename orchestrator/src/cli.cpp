@@ -23,6 +23,7 @@
 #include "lbo/orchestrator/version.hpp"
 #include "lbo/orchestrator/warm_start.hpp"
 #include "lbo/report/html.hpp"
+#include "lbo/workers/resources.hpp"
 
 namespace lbo::orchestrator {
 
@@ -80,6 +81,34 @@ std::string describe(const jobs::JobSpec& job) {
          (job.policy.surrogate == jobs::SurrogateKind::random ? "" : " with " + std::string(jobs::to_string(job.policy.acquisition)));
 }
 
+// The job's [workers] keys as a worker plans its slots from them.
+workers::ResourceRequest resource_request(const jobs::WorkersSpec& w, bool mpi) {
+  workers::ResourceRequest r;
+  r.slots = mpi ? w.slots_per_rank : std::optional<int>(w.local_slots);
+  r.threads_per_trial = w.threads_per_trial.value_or(1);
+  r.manage_threads = w.threads_per_trial.has_value() || (mpi && !w.slots_per_rank);
+  r.gpus_per_trial = w.gpus_per_trial;
+  r.gpus = w.gpus;
+  return r;
+}
+
+// Local slots over this process's cores and GPUs. Without a GPU for gpus_per_trial there is no
+// slot at all: bad input for this machine, said before anything is written.
+workers::SlotPlan local_slot_plan(const jobs::WorkersSpec& w, const std::string& job_file) {
+  const workers::ResourceRequest request = resource_request(w, false);
+  const workers::VisibleGpus gpus = workers::visible_gpus(request);
+  workers::SlotPlan plan = workers::plan_slots(request, workers::affinity_cores(), gpus.devices, "local slots");
+  if (plan.slots.empty()) {
+    throw InputError(job_file + ": [workers] gpus_per_trial = " + std::to_string(w.gpus_per_trial) + " needs " +
+                     std::to_string(w.gpus_per_trial) + " GPU(s) per slot, and " +
+                     (gpus.source.empty() ? std::string("no GPU is visible (CUDA_VISIBLE_DEVICES, ROCR_VISIBLE_DEVICES, "
+                                                        "SLURM_STEP_GPUS and SLURM_JOB_GPUS are unset)")
+                                          : std::to_string(gpus.devices.size()) + " are visible (" + gpus.source + ")") +
+                     "; set [workers] gpus or gpus_per_trial = 0");
+  }
+  return plan;
+}
+
 int validate(const std::string& job_file) {
   const jobs::JobSpec job = jobs::load_job_file(job_file);
   const std::vector<WarmTask> warm_start = load_warm_start(job);
@@ -97,14 +126,14 @@ int run(const RunOptions& options, cluster::MpiSession* mpi) {
   TransportFactory make_transport;
   if (use_mpi) {
     cluster::WorkerSetup setup;
-    setup.slots_per_rank = job.workers.slots_per_rank;
+    setup.resources = resource_request(job.workers, true);
     make_transport = [mpi, setup](boost::asio::io_context& io, cluster::Transport::CompletionHandler done) {
       return cluster::make_mpi_transport(io, *mpi, std::move(done), setup);
     };
   } else {
-    const int slots = job.workers.local_slots;
-    make_transport = [slots](boost::asio::io_context& io, cluster::Transport::CompletionHandler done) {
-      return std::make_unique<cluster::LocalTransport>(io, slots, std::move(done));
+    const workers::SlotPlan plan = local_slot_plan(job.workers, options.job_file);
+    make_transport = [plan](boost::asio::io_context& io, cluster::Transport::CompletionHandler done) {
+      return std::make_unique<cluster::LocalTransport>(io, plan, std::move(done));
     };
   }
 

@@ -165,6 +165,7 @@ class Master::Loop {
     }
     console_.log(line + " on " + std::to_string(transport_->slot_count()) + " slot(s); results in " +
                  run_dir_.path().string());
+    for (const std::string& where : transport_->resources()) console_.log(where);
   }
 
   void wait_for_signal() {

@@ -34,8 +34,10 @@ FitThreads fit_threads(const jobs::JobSpec& job, bool under_mpi) {
   const int cores = sched_getaffinity(0, sizeof mask, &mask) == 0 ? std::max(CPU_COUNT(&mask), 1) : 1;
   const std::string of_cores = std::to_string(cores) + " core(s) in lbo's affinity mask";
   if (under_mpi) return {cores, "the " + of_cores};
-  const int left = std::max(cores - job.workers.local_slots, 1);
-  return {left, of_cores + " less " + std::to_string(job.workers.local_slots) + " local slot(s), at least 1"};
+  const int threads = job.workers.threads_per_trial.value_or(1);
+  const int left = std::max(cores - job.workers.local_slots * threads, 1);
+  return {left, of_cores + " less " + std::to_string(job.workers.local_slots) + " local slot(s)" +
+                    (threads > 1 ? " × " + std::to_string(threads) + " thread(s)" : "") + ", at least 1"};
 }
 
 std::unique_ptr<Policy> make_policy(const jobs::JobSpec& job, PolicyOptions options) {

@@ -81,7 +81,7 @@ std::string ResultsCsv::header(const jobs::JobSpec& job, const MetricNames& metr
   std::string line = "trial,task,status,objective,attempts,duration_s,worker";
   for (int s = 1; s <= job.objective.stepwise; ++s) line += ",step_" + std::to_string(s);
   for (const jobs::ParamSpec& p : job.space.params()) line += "," + csv_field(p.name);
-  line += ",proposed_by,proposal_note,started,finished,rank,slot,reason";
+  line += ",proposed_by,proposal_note,started,finished,rank,slot,reason,cores,gpus";
   for (const std::string& name : metrics) line += "," + csv_field("metric:" + name);
   return line + "\n";
 }
@@ -110,6 +110,7 @@ std::string ResultsCsv::row(const jobs::JobSpec& job, const Trial& trial, const 
     line += ",";
   }
   line += "," + (o.status == workers::TrialStatus::ok ? std::string() : csv_field(o.reason));
+  line += "," + csv_field(o.cores) + "," + csv_field(o.gpus);
   if (!metrics.empty()) {
     const nlohmann::json values = metrics_of(trial);
     for (const std::string& name : metrics) {

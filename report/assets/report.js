@@ -595,7 +595,8 @@
     P.attempts.forEach(a => {
       const status = STATUS_COLOR[a.status] ? a.status : 'failed';
       if (!byStatus.has(status)) byStatus.set(status, []);
-      byStatus.get(status).push([rowOf.get(workerOf(a)), m(a.start), m(isNum(a.end) ? a.end : P.tEnd), a.trial, pick(a.attempt, 1), a.status]);
+      const given = (a.cores ? 'cores ' + a.cores : '') + (a.cores && a.gpus ? ', ' : '') + (a.gpus ? 'GPUs ' + a.gpus : '');
+      byStatus.get(status).push([rowOf.get(workerOf(a)), m(a.start), m(isNum(a.end) ? a.end : P.tEnd), a.trial, pick(a.attempt, 1), a.status, given]);
     });
     const windows = allocationWindows(P).filter(w => isNum(w.start));
     // A fixed style per status: api.style() costs more than the rest of the drawing together.
@@ -610,7 +611,8 @@
     const series = statuses.map(s => ({ type: 'custom', name: s, renderItem: renderItem(STATUS_COLOR[s]), data: byStatus.get(s),
       itemStyle: { color: STATUS_COLOR[s] }, encode: { x: [1, 2], y: 0 }, progressive: 0,
       tooltip: { formatter: q => esc(labels[q.data[0]]) + '<br>trial ' + q.data[3] + ', attempt ' + q.data[4] + ': ' + esc(q.data[5]) +
-        '<br>' + fmt(q.data[1]) + ' \u2192 ' + fmt(q.data[2]) + ' min (' + duration((q.data[2] - q.data[1]) * 60) + ')' } }));
+        '<br>' + fmt(q.data[1]) + ' \u2192 ' + fmt(q.data[2]) + ' min (' + duration((q.data[2] - q.data[1]) * 60) + ')' +
+        (q.data[6] ? '<br>' + esc(q.data[6]) : '') } }));
     // Allocation starts as dashed lines; every other allocation is shaded so their extents read.
     series.push({ type: 'line', name: 'allocations', data: [], silent: true,
       markLine: { symbol: 'none', silent: true, lineStyle: { color: '#333', type: 'dashed' },

@@ -38,6 +38,7 @@ struct Attempt {
   std::string worker;
   double start = 0, end = 0;  // 0: unknown
   std::string status;         // empty until it ends
+  std::string cores, gpus;    // what its slot gave it (known once it ends)
   bool final = false;
   std::size_t allocation = 0;  // of its start
 };
@@ -72,19 +73,21 @@ History read_history(const fs::path& journal_file) {
       seen(r->unix_time);
     } else if (const auto* s = std::get_if<orchestrator::TrialStarted>(&record)) {
       index[{s->trial, s->attempt}] = h.attempts.size();
-      h.attempts.push_back({s->trial, s->attempt, s->worker, s->unix_time, 0, {}, false,
+      h.attempts.push_back({s->trial, s->attempt, s->worker, s->unix_time, 0, {}, {}, {}, false,
                             h.allocations.empty() ? none : h.allocations.size() - 1});
       seen(s->unix_time);
     } else if (const auto* f = std::get_if<orchestrator::TrialFinished>(&record)) {
       auto at = index.find({f->trial, f->attempt});
       if (at == index.end()) {  // its start record is lost: the attempt is known from its end
         at = index.emplace(std::pair{f->trial, f->attempt}, h.attempts.size()).first;
-        h.attempts.push_back({f->trial, f->attempt, f->worker, 0, 0, {}, false,
+        h.attempts.push_back({f->trial, f->attempt, f->worker, 0, 0, {}, {}, {}, false,
                               h.allocations.empty() ? none : h.allocations.size() - 1});
       }
       Attempt& a = h.attempts[at->second];
       a.end = f->unix_time;
       a.status = workers::to_string(f->outcome.status);
+      a.cores = f->outcome.cores;
+      a.gpus = f->outcome.gpus;
       a.final = f->final;
       if (!f->worker.empty()) a.worker = f->worker;  // it names the slot an MPI worker picked
       seen(f->unix_time);
@@ -346,6 +349,8 @@ json run_data(const fs::path& dir, std::optional<int> ended_with) {
     if (!a.status.empty()) {
       item["status"] = a.status;
       item["end"] = time_or_null(a.end);
+      if (!a.cores.empty()) item["cores"] = a.cores;
+      if (!a.gpus.empty()) item["gpus"] = a.gpus;
     } else if (running && in_last_allocation) {
       item["status"] = "running";
     } else {
@@ -374,6 +379,8 @@ json run_data(const fs::path& dir, std::optional<int> ended_with) {
       }
       json metrics = json::parse(t.outcome.metrics_json, nullptr, false);
       if (metrics.is_object() && !metrics.empty()) item["metrics"] = std::move(metrics);
+      if (!t.outcome.cores.empty()) item["cores"] = t.outcome.cores;
+      if (!t.outcome.gpus.empty()) item["gpus"] = t.outcome.gpus;
     } else {
       item["status"] = running && a != nullptr && a->status.empty() ? "running" : "queued";
     }

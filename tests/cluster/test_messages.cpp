@@ -50,10 +50,35 @@ TEST(MessagesTest, result_and_setup_round_trip) {
   EXPECT_EQ(back.outcome.reason, result.outcome.reason);
   EXPECT_EQ(back.outcome.duration_s, result.outcome.duration_s);
 
-  WorkerSetup setup{3, 12345};
+  WorkerSetup setup;
+  setup.resources.slots = 3;
+  setup.resources.threads_per_trial = 4;
+  setup.resources.manage_threads = true;
+  setup.resources.gpus_per_trial = 2;
+  setup.resources.gpus = {"0", "GPU-x"};
+  setup.output_limit_bytes = 12345;
   const auto setup_back = detail::decode<WorkerSetup>(detail::encode(setup));
-  EXPECT_EQ(setup_back.slots_per_rank, 3);
+  EXPECT_EQ(setup_back.resources.slots, 3);
+  EXPECT_EQ(setup_back.resources.threads_per_trial, 4);
+  EXPECT_TRUE(setup_back.resources.manage_threads);
+  EXPECT_EQ(setup_back.resources.gpus_per_trial, 2);
+  EXPECT_EQ(setup_back.resources.gpus, setup.resources.gpus);
   EXPECT_EQ(setup_back.output_limit_bytes, 12345u);
+  setup.resources.slots.reset();  // "auto"
+  EXPECT_FALSE(detail::decode<WorkerSetup>(detail::encode(setup)).resources.slots.has_value());
+
+  const detail::WorkerReady ready{2, "node7", "2 slot(s)", {"rank 1: a note"}};
+  const auto ready_back = detail::decode<detail::WorkerReady>(detail::encode(ready));
+  EXPECT_EQ(ready_back.slots, 2);
+  EXPECT_EQ(ready_back.host, "node7");
+  EXPECT_EQ(ready_back.resources, "2 slot(s)");
+  EXPECT_EQ(ready_back.notes, ready.notes);
+
+  result.outcome.cores = "0-3";
+  result.outcome.gpus = "1";
+  const auto placed = detail::decode<detail::ResultMessage>(detail::encode(result));
+  EXPECT_EQ(placed.outcome.cores, "0-3");
+  EXPECT_EQ(placed.outcome.gpus, "1");
 }
 
 TEST(MessagesTest, truncated_bytes_throw_instead_of_reading_garbage) {

@@ -6,7 +6,11 @@
 
 #include <boost/asio/io_context.hpp>
 #include <filesystem>
+#include <cstdlib>
 #include <map>
+#include <optional>
+#include <string>
+#include <vector>
 #include <set>
 
 #include "lbo/cluster/mpi.hpp"
@@ -28,6 +32,13 @@ lbo::workers::WorkOrder order(std::int64_t trial, const std::string& script) {
   return o;
 }
 
+WorkerSetup setup_with(std::optional<int> slots_per_rank) {
+  WorkerSetup setup;
+  setup.resources.slots = slots_per_rank;
+  setup.output_limit_bytes = 1u << 20;
+  return setup;
+}
+
 }  // namespace
 
 TEST(MpiTransportTest, orders_spread_over_ranks_and_slots_and_come_back) {
@@ -35,7 +46,7 @@ TEST(MpiTransportTest, orders_spread_over_ranks_and_slots_and_come_back) {
   boost::asio::io_context io;
   std::map<std::int64_t, Completion> done;
   auto transport = make_mpi_transport(io, *session, [&](Completion c) { done[c.trial] = std::move(c); },
-                                       WorkerSetup{2, 1u << 20});
+                                       setup_with(2));
   EXPECT_EQ(transport->slot_count(), 4);
   std::map<int, int> per_rank;
   for (std::int64_t t = 0; t < 4; ++t) {
@@ -71,6 +82,52 @@ TEST(MpiTransportTest, orders_spread_over_ranks_and_slots_and_come_back) {
   transport->shutdown();
   EXPECT_TRUE(session->workers_released());
   EXPECT_EQ(done.count(12), 0u);
+  fs::remove_all(fs::temp_directory_path() / ("lbo-mpi-" + std::to_string(::getpid())));
+}
+
+// Run with CUDA_VISIBLE_DEVICES=0,1,2,3 (ctest's mpi_transport_resources): both worker ranks see
+// the same four devices and the same cores, and each takes its own half of both.
+TEST(MpiResourcesTest, ranks_on_one_node_split_its_gpus_and_cores) {
+  ASSERT_EQ(session->size(), 3) << "run with mpirun -n 3";
+  ASSERT_STREQ(std::getenv("CUDA_VISIBLE_DEVICES"), "0,1,2,3");
+  boost::asio::io_context io;
+  std::map<std::int64_t, Completion> done;
+  WorkerSetup setup = setup_with(2);
+  setup.resources.threads_per_trial = 1;
+  setup.resources.manage_threads = true;
+  setup.resources.gpus_per_trial = 1;
+  auto transport = make_mpi_transport(io, *session, [&](Completion c) { done[c.trial] = std::move(c); }, setup);
+  ASSERT_EQ(transport->slot_count(), 4);
+  const std::vector<std::string> lines = transport->resources();
+  ASSERT_GE(lines.size(), 2u);
+  EXPECT_NE(lines[0].find("rank 1 on "), std::string::npos) << lines[0];
+  EXPECT_NE(lines[0].find("GPUs 0,1 (1 per trial) from CUDA_VISIBLE_DEVICES"), std::string::npos) << lines[0];
+  EXPECT_NE(lines[1].find("GPUs 2,3 (1 per trial)"), std::string::npos) << lines[1];
+  for (std::int64_t t = 0; t < 4; ++t) {
+    transport->submit(order(t, R"(touch ../started-$LBO_SLOT-$LBO_RANK; n=0
+while [ $(ls .. | grep -c started-) -lt 4 ] && [ $n -lt 200 ]; do sleep 0.05; n=$((n+1)); done
+cpus=$(sed -n 's/Cpus_allowed_list:\t//p' /proc/self/status)
+echo "{\"objective\": 0, \"metrics\": {\"cuda\": \"$CUDA_VISIBLE_DEVICES\", \"omp\": \"$OMP_NUM_THREADS\", \"cpus\": \"$cpus\"}}")"));
+  }
+  while (done.size() < 4) io.run_one();
+  std::map<int, std::set<std::string>> gpus_of_rank;
+  std::vector<std::string> pinned;
+  for (const auto& [trial, c] : done) {
+    ASSERT_EQ(c.outcome.status, lbo::workers::TrialStatus::ok) << c.outcome.reason;
+    const std::string metrics = c.outcome.metrics_json;
+    EXPECT_NE(metrics.find("\"cuda\":\"" + c.outcome.gpus + "\""), std::string::npos) << metrics;
+    EXPECT_NE(metrics.find("\"omp\":\"1\""), std::string::npos) << metrics;
+    gpus_of_rank[c.worker.rank].insert(c.outcome.gpus);
+    if (!c.outcome.cores.empty()) {
+      EXPECT_NE(metrics.find("\"cpus\":\"" + c.outcome.cores + "\""), std::string::npos) << metrics;
+      pinned.push_back(c.outcome.cores);
+    }
+  }
+  EXPECT_EQ(gpus_of_rank[1], (std::set<std::string>{"0", "1"}));
+  EXPECT_EQ(gpus_of_rank[2], (std::set<std::string>{"2", "3"}));
+  // Pinned when each rank's half of the cores holds its two slots: then no two slots share one.
+  EXPECT_EQ(std::set<std::string>(pinned.begin(), pinned.end()).size(), pinned.size());
+  transport->shutdown();
   fs::remove_all(fs::temp_directory_path() / ("lbo-mpi-" + std::to_string(::getpid())));
 }
 

@@ -20,7 +20,7 @@ objectives_left() {
 }
 
 # The committed results in a results.csv, sorted: trial,task,status,objective, the parameters
-# and what follows them, but not attempts, duration_s, worker, started, finished, rank or slot
+# and what follows them, but not attempts, duration_s, worker, started, finished, rank, slot, cores or gpus
 # (comparable.py), which a resume may change.
 committed() { python3 "$HERE/comparable.py" "$1" --no-header | sort; }
 

@@ -1,5 +1,5 @@
 """Prints a results.csv without the columns that depend on timing and placement (attempts,
-duration_s, worker, started, finished, rank, slot), sorted by trial unless --keep-order: what
+duration_s, worker, started, finished, rank, slot, cores, gpus), sorted by trial unless --keep-order: what
 two runs that made the same trials must agree on.
 
 usage: comparable.py RESULTS_CSV [--keep-attempts] [--keep-order] [--no-header]
@@ -7,7 +7,7 @@ usage: comparable.py RESULTS_CSV [--keep-attempts] [--keep-order] [--no-header]
 import csv
 import sys
 
-TIMING = ["attempts", "duration_s", "worker", "started", "finished", "rank", "slot"]
+TIMING = ["attempts", "duration_s", "worker", "started", "finished", "rank", "slot", "cores", "gpus"]
 
 
 def main(argv):

@@ -98,7 +98,8 @@ TEST_F(JobSpecTest, parses_the_issue_example) {
   EXPECT_EQ(job.policy.surrogate, SurrogateKind::random);
   EXPECT_EQ(job.policy.initial_random, 5);
   EXPECT_EQ(job.workers.local_slots, 2);
-  EXPECT_EQ(job.workers.slots_per_rank, 1);
+  EXPECT_EQ(job.workers.slots_per_rank, std::optional<int>(1));
+  EXPECT_FALSE(job.workers.local_slots_auto);
   ASSERT_EQ(job.space.size(), 4);
   // File order is kept although TOML tables are unordered.
   EXPECT_EQ(job.space.params()[0].name, "model");
@@ -459,4 +460,39 @@ TEST_F(JobSpecTest, stepwise_objectives_and_the_residual_and_transfer_gp_switche
   EXPECT_EQ(parse(valid_with("initial_random = 5", "transfer_gp = false")).policy.transfer_gp, false);
   EXPECT_NE(error_of(valid_with("initial_random = 5", "transfer_gp = \"yes\"")).find("policy.transfer_gp: must be true or false"),
             std::string::npos);
+}
+
+TEST_F(JobSpecTest, per_trial_resources_parse_and_are_checked) {
+  const JobSpec defaults = parse(kValid);
+  EXPECT_FALSE(defaults.workers.threads_per_trial.has_value());
+  EXPECT_EQ(defaults.workers.gpus_per_trial, 0);
+  EXPECT_TRUE(defaults.workers.gpus.empty());
+
+  const JobSpec job = parse(valid_with("local_slots = 2\nslots_per_rank = 1", R"(slots_per_rank = "auto"
+threads_per_trial = 4
+gpus_per_trial = 2
+gpus = [0, 1, "GPU-8e2f"])"));
+  EXPECT_FALSE(job.workers.slots_per_rank.has_value()) << "auto";
+  EXPECT_EQ(job.workers.threads_per_trial, std::optional<int>(4));
+  EXPECT_EQ(job.workers.gpus_per_trial, 2);
+  EXPECT_EQ(job.workers.gpus, (std::vector<std::string>{"0", "1", "GPU-8e2f"}));
+  // local_slots unset: the usable cores divided among 4-thread trials.
+  EXPECT_TRUE(job.workers.local_slots_auto);
+  EXPECT_EQ(job.workers.local_slots, std::max(usable_cores() / 4, 1));
+  EXPECT_EQ(parse(valid_with("local_slots = 2", "local_slots = \"auto\"")).workers.local_slots, usable_cores());
+
+  const std::string message = error_of(valid_with("local_slots = 2\nslots_per_rank = 1", R"(local_slots = "all"
+slots_per_rank = 0
+threads_per_trial = 0
+gpus_per_trial = -1
+gpus = [0, 0, "a,b", -2])"));
+  for (const char* expected : {"workers.local_slots: must be a number or \"auto\", not \"all\"",
+                               "workers.slots_per_rank: must be in 1..4096 or \"auto\" (got 0)",
+                               "workers.threads_per_trial: must be in 1..4096 (got 0)",
+                               "workers.gpus_per_trial: must be in 0..1024 (got -1)",
+                               "workers.gpus: device 0 is listed twice",
+                               "workers.gpus: each device must be an integer >= 0 or a non-empty string without commas"}) {
+    EXPECT_NE(message.find(expected), std::string::npos) << expected << "\n" << message;
+  }
+  EXPECT_NE(error_of(valid_with("local_slots = 2", "gpus = \"0,1\"")).find("job.toml:"), std::string::npos);
 }

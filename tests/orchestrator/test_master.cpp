@@ -49,6 +49,7 @@ class JournalFirstTransport final : public lbo::cluster::Transport {
   JournalFirstTransport(boost::asio::io_context& io, int slots, CompletionHandler done, fs::path journal, int& checked)
       : inner_(io, slots, std::move(done)), journal_(std::move(journal)), checked_(checked) {}
   int slot_count() const override { return inner_.slot_count(); }
+  std::vector<std::string> resources() const override { return inner_.resources(); }
   int busy_count() const override { return inner_.busy_count(); }
   lbo::cluster::WorkerSlot next_slot() const override { return inner_.next_slot(); }
   lbo::cluster::WorkerSlot submit(lbo::workers::WorkOrder order) override {

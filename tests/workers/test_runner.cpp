@@ -373,3 +373,41 @@ TEST_F(RunnerTest, kill_does_not_wait_for_the_grace_period) {
   EXPECT_EQ(outcome->status, TrialStatus::cancelled);
   EXPECT_FALSE(group_alive(pgid));
 }
+
+TEST_F(RunnerTest, a_slot_pins_its_trial_and_sets_its_threads_and_gpus) {
+  const std::vector<int> cores = affinity_cores();
+  RunnerOptions options;
+  options.resources.cores = {cores.back()};
+  options.resources.gpus = {"3", "5"};
+  options.resources.threads = 4;
+  options.resources.manage_threads = true;
+  const Outcome o = run(shell(R"(grep Cpus_allowed_list /proc/self/status > cpus.txt; sh -c 'grep Cpus_allowed_list /proc/self/status' > child.txt; env > env.txt; echo '{"objective": 0}')"),
+                        options);
+  ASSERT_EQ(o.status, TrialStatus::ok) << o.reason;
+  const std::string pinned = std::to_string(cores.back());
+  EXPECT_EQ(read_file(trial_dir() / "cpus.txt"), "Cpus_allowed_list:\t" + pinned + "\n");
+  EXPECT_EQ(read_file(trial_dir() / "child.txt"), "Cpus_allowed_list:\t" + pinned + "\n") << "its children inherit the mask";
+  EXPECT_EQ(affinity_cores(), cores) << "lbo's own thread gets its mask back";
+  const std::string env = read_file(trial_dir() / "env.txt");
+  for (const char* expected : {"LBO_THREADS=4\n", "OMP_NUM_THREADS=4\n", "MKL_NUM_THREADS=4\n", "OPENBLAS_NUM_THREADS=4\n",
+                               "LBO_GPUS=3,5\n", "CUDA_VISIBLE_DEVICES=3,5\n", "ROCR_VISIBLE_DEVICES=3,5\n"}) {
+    EXPECT_NE(env.find(expected), std::string::npos) << expected;
+  }
+  EXPECT_EQ(o.cores, pinned);
+  EXPECT_EQ(o.gpus, "3,5");
+}
+
+TEST_F(RunnerTest, an_unmanaged_slot_leaves_the_thread_variables_and_mask_alone) {
+  ::setenv("OMP_NUM_THREADS", "7", 1);
+  const Outcome o = run(shell(R"(grep Cpus_allowed_list /proc/self/status > cpus.txt; env > env.txt; echo '{"objective": 0}')"));
+  ::unsetenv("OMP_NUM_THREADS");
+  ASSERT_EQ(o.status, TrialStatus::ok) << o.reason;
+  const std::string env = read_file(trial_dir() / "env.txt");
+  EXPECT_NE(env.find("OMP_NUM_THREADS=7\n"), std::string::npos);
+  EXPECT_NE(env.find("LBO_THREADS=1\n"), std::string::npos);
+  EXPECT_NE(env.find("LBO_GPUS=\n"), std::string::npos);
+  EXPECT_EQ(env.find("CUDA_VISIBLE_DEVICES="), std::string::npos);
+  EXPECT_EQ(read_file(trial_dir() / "cpus.txt"), "Cpus_allowed_list:\t" + cpu_list(affinity_cores()) + "\n");
+  EXPECT_EQ(o.cores, "");
+  EXPECT_EQ(o.gpus, "");
+}

@@ -3,6 +3,7 @@
 #include "lbo/workers/runner.hpp"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/syscall.h>
@@ -104,9 +105,24 @@ SpawnResult spawn_child(const SpawnRequest& request) {
   for (const std::string& e : request.env) envp.push_back(const_cast<char*>(e.c_str()));
   envp.push_back(nullptr);
 
+  // posix_spawn has no affinity attribute: the child inherits the calling thread's mask, so
+  // this thread takes the slot's cores for the spawn and gets its own back right after.
+  cpu_set_t own_mask;
+  const bool pinned = !request.cores.empty();
+  if (pinned) {
+    cpu_set_t mask;
+    CPU_ZERO(&mask);
+    for (int cpu : request.cores) CPU_SET(cpu, &mask);
+    if (sched_getaffinity(0, sizeof own_mask, &own_mask) != 0 || sched_setaffinity(0, sizeof mask, &mask) != 0) {
+      result.error_number = errno;
+      result.error = errno_text("cannot pin the trial to its cores", errno);
+      return result;
+    }
+  }
   // posix_spawnp searches PATH of *this* process for a bare program name.
   pid_t pid = -1;
   rc = posix_spawnp(&pid, argv[0], &setup.actions, &setup.attributes, argv.data(), envp.data());
+  if (pinned) sched_setaffinity(0, sizeof own_mask, &own_mask);
   if (rc != 0) {
     result.error = "cannot start " + request.argv[0] + ": " + std::strerror(rc);
     result.error_number = rc;

@@ -14,6 +14,7 @@ struct SpawnRequest {
   std::string workdir;
   int stdout_fd = -1;  ///< becomes the child's fd 1
   int stderr_fd = -1;  ///< becomes the child's fd 2
+  std::vector<int> cores;  ///< the CPUs the child (and all it starts) may run on; empty: ours
 };
 
 struct SpawnResult {

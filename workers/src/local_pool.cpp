@@ -1,18 +1,23 @@
 #include "lbo/workers/local_pool.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace lbo::workers {
 
-LocalPool::LocalPool(boost::asio::io_context& io, int slots, RunnerOptions options) {
-  if (slots < 1) throw std::invalid_argument("LocalPool needs at least one slot");
-  slots_.resize(static_cast<std::size_t>(slots));
-  for (int i = 0; i < slots; ++i) {
+LocalPool::LocalPool(boost::asio::io_context& io, const std::vector<SlotResources>& slots, RunnerOptions options) {
+  if (slots.empty()) throw std::invalid_argument("LocalPool needs at least one slot");
+  slots_.resize(slots.size());
+  for (std::size_t i = 0; i < slots.size(); ++i) {
     RunnerOptions slot_options = options;
-    slot_options.slot = i;
+    slot_options.slot = static_cast<int>(i);
+    slot_options.resources = slots[i];
     slots_[i].runner = std::make_unique<Runner>(io, slot_options);
   }
 }
+
+LocalPool::LocalPool(boost::asio::io_context& io, int slots, RunnerOptions options)
+    : LocalPool(io, std::vector<SlotResources>(static_cast<std::size_t>(std::max(slots, 0))), std::move(options)) {}
 
 int LocalPool::busy_count() const {
   int busy = 0;

@@ -154,6 +154,7 @@ class Runner::Attempt : public std::enable_shared_from_this<Runner::Attempt> {
     request.stdout_fd = out_write.get();
     request.stderr_fd = err_write.get();
     request.env = environment();
+    request.cores = options_.resources.cores;
     const detail::SpawnResult spawned = detail::spawn_child(request);
     if (spawned.pid < 0) {
       fail_before_start(spawned.error, spawned.host_limit() ? spawned.error_number : 0);
@@ -258,6 +259,18 @@ class Runner::Attempt : public std::enable_shared_from_this<Runner::Attempt> {
     vars.push_back({"LBO_WORKDIR", order_.workdir});
     vars.push_back({"LBO_RANK", std::to_string(options_.rank)});
     vars.push_back({"LBO_SLOT", std::to_string(options_.slot)});
+    const SlotResources& r = options_.resources;
+    vars.push_back({"LBO_THREADS", std::to_string(r.threads)});
+    vars.push_back({"LBO_GPUS", device_list(r.gpus)});
+    if (r.manage_threads) {
+      for (const char* name : {"OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"}) {
+        vars.push_back({name, std::to_string(r.threads)});
+      }
+    }
+    if (!r.gpus.empty()) {
+      vars.push_back({"CUDA_VISIBLE_DEVICES", device_list(r.gpus)});
+      vars.push_back({"ROCR_VISIBLE_DEVICES", device_list(r.gpus)});
+    }
     std::vector<std::string> names;
     for (const EnvVar& v : vars) names.push_back(v.name);
     std::vector<std::string> env = detail::inherited_environment(names);
@@ -411,6 +424,8 @@ class Runner::Attempt : public std::enable_shared_from_this<Runner::Attempt> {
     stderr_file_.reset();
     Outcome outcome = make_outcome();
     outcome.duration_s = std::chrono::duration<double>((pid_ >= 0 ? ended_ : Clock::now()) - started_).count();
+    outcome.cores = cpu_list(options_.resources.cores);
+    outcome.gpus = device_list(options_.resources.gpus);
     DoneHandler done = std::move(done_);
     done(std::move(outcome));
   }

@@ -5,6 +5,7 @@
 
 #include "lbo/cluster/transport.hpp"
 #include "lbo/workers/local_pool.hpp"
+#include "lbo/workers/resources.hpp"
 
 namespace lbo::cluster {
 
@@ -12,8 +13,12 @@ class LocalTransport final : public Transport {
  public:
   LocalTransport(boost::asio::io_context& io, int slots, CompletionHandler on_completion,
                  workers::RunnerOptions options = {});
+  /// The slots of `plan` (at least one), each with its cores, GPUs and threads.
+  LocalTransport(boost::asio::io_context& io, const workers::SlotPlan& plan, CompletionHandler on_completion,
+                 workers::RunnerOptions options = {});
 
   int slot_count() const override { return slots_; }
+  std::vector<std::string> resources() const override { return resources_; }
   int busy_count() const override { return pool_ ? pool_->busy_count() : 0; }
   WorkerSlot next_slot() const override;
   WorkerSlot submit(workers::WorkOrder order) override;
@@ -24,6 +29,7 @@ class LocalTransport final : public Transport {
 
  private:
   int slots_;
+  std::vector<std::string> resources_;
   CompletionHandler on_completion_;
   std::unique_ptr<workers::LocalPool> pool_;  ///< null after shutdown()
 };

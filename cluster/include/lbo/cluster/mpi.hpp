@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "lbo/cluster/transport.hpp"
+#include "lbo/workers/resources.hpp"
 
 namespace boost::asio {
 class io_context;
@@ -31,20 +32,32 @@ class MpiSession {
   bool workers_released() const { return workers_released_; }
   void set_workers_released() { workers_released_ = true; }
 
+  /// This rank's part of its node, among the worker ranks (not rank 0) on the same node: of
+  /// those with the same CPU affinity mask (an unbound or socket-bound rank shares its cores
+  /// with such peers), of those that see the same GPUs in their environment, and of all.
+  workers::Share core_share() const { return core_share_; }
+  workers::Share gpu_share() const { return gpu_share_; }
+  workers::Share node_share() const { return node_share_; }
+
  private:
+  void find_node_shares();
+
   int rank_ = 0;
   int size_ = 1;
   bool workers_released_ = false;
+  workers::Share core_share_, gpu_share_, node_share_;
 };
 
 /// What every worker rank learns from the master before its first order.
 struct WorkerSetup {
-  int slots_per_rank = 1;
+  /// The job's [workers] keys: each rank plans its own slots from them, its cores and GPUs.
+  workers::ResourceRequest resources;
   std::size_t output_limit_bytes = 10u << 20;
 };
 
-/// The master's view of ranks 1..size-1, each with setup.slots_per_rank slots. Polls MPI on
-/// `io` (rank 0's main thread, as MPI_THREAD_FUNNELED requires).
+/// The master's view of ranks 1..size-1: sends each its setup and waits for the slots it
+/// planned. Polls MPI on `io` (rank 0's main thread, as MPI_THREAD_FUNNELED requires). Throws
+/// std::runtime_error when no rank has a slot (e.g. GPUs asked for and none seen).
 std::unique_ptr<Transport> make_mpi_transport(boost::asio::io_context& io, MpiSession& session,
                                               Transport::CompletionHandler on_completion,
                                               WorkerSetup setup);

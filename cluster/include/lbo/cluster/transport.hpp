@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "lbo/workers/work_order.hpp"
 
@@ -39,6 +40,9 @@ class Transport {
 
   /// Attempts that can run at once.
   virtual int slot_count() const = 0;
+  /// Where the slots run and what each has (cores, GPUs, threads), and anything that differs
+  /// from what the job asked for: lines for the log.
+  virtual std::vector<std::string> resources() const = 0;
   /// Attempts submitted and not yet completed.
   virtual int busy_count() const = 0;
   /// Where the next submit() sends its order (the master journals an attempt before it

@@ -71,8 +71,19 @@ struct PolicySpec {
 };
 
 struct WorkersSpec {
-  int local_slots = 1;     ///< concurrent trials without mpirun (default: usable cores)
-  int slots_per_rank = 1;  ///< concurrent trials per MPI worker rank
+  /// Concurrent trials without mpirun; default and "auto": the usable cores / threads_per_trial
+  /// (at least 1).
+  int local_slots = 1;
+  bool local_slots_auto = true;  ///< local_slots was not given or is "auto"
+  /// Concurrent trials per MPI worker rank; nullopt: "auto", each rank's cores (its affinity
+  /// mask) / threads_per_trial.
+  std::optional<int> slots_per_rank = 1;
+  /// Cores of one trial: OMP_NUM_THREADS, MKL_NUM_THREADS, OPENBLAS_NUM_THREADS and LBO_THREADS
+  /// in its environment, and each slot pinned to its own cores. Unset: 1 for LBO_THREADS and the
+  /// slot count, and the thread variables and affinity are left as they were.
+  std::optional<int> threads_per_trial;
+  int gpus_per_trial = 0;         ///< GPUs of one trial (CUDA_VISIBLE_DEVICES, ROCR_VISIBLE_DEVICES)
+  std::vector<std::string> gpus;  ///< the devices to split; empty: the environment's
 };
 
 /// Where a task came from: the job file, `lbo add-task`, or a file in the watched folder.

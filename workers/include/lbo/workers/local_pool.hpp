@@ -15,7 +15,10 @@ class LocalPool {
  public:
   using DoneHandler = std::function<void(int slot, Outcome)>;
 
-  /// `options.slot` is ignored: each slot gets its index.
+  /// `options.slot` and `options.resources` are ignored: each slot gets its index and its
+  /// element of `slots`.
+  LocalPool(boost::asio::io_context& io, const std::vector<SlotResources>& slots, RunnerOptions options);
+  /// `slots` slots with default resources (unpinned, no GPU, one thread).
   LocalPool(boost::asio::io_context& io, int slots, RunnerOptions options);
 
   int slot_count() const { return static_cast<int>(slots_.size()); }

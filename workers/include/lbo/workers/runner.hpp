@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "lbo/workers/resources.hpp"
 #include "lbo/workers/work_order.hpp"
 
 namespace boost::asio {
@@ -19,6 +20,10 @@ struct RunnerOptions {
   int slot = 0;  ///< LBO_SLOT: slot within the worker
   std::size_t output_limit_bytes = 10u << 20;  ///< per stream; the rest is dropped with a marker
   double drain_timeout_s = 2;  ///< wait for pipes held open by escaped descendants after exit
+  /// The slot's cores, GPUs and threads: its trials are pinned to the cores, see the GPUs in
+  /// CUDA_VISIBLE_DEVICES/ROCR_VISIBLE_DEVICES, and get LBO_THREADS, LBO_GPUS (and, when
+  /// managed, OMP_NUM_THREADS, MKL_NUM_THREADS, OPENBLAS_NUM_THREADS).
+  SlotResources resources;
 };
 
 /// Kills what an earlier attempt in `workdir` left running on this host (an lbo killed outright

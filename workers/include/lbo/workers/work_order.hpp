@@ -62,11 +62,14 @@ struct Outcome {
   std::string reason;  ///< why it is not ok, for people: "exit status 3; stderr: ..."
   double duration_s = 0;
   int error_number = 0;  ///< lbo_error: the system's errno (it tells whether the condition may pass)
+  std::string cores;     ///< the CPUs it was pinned to ("0-3"); empty: not pinned
+  std::string gpus;      ///< the GPUs it was given ("0,1"); empty: none
 
   template <class Archive>
   void serialize(Archive& archive, std::uint32_t version) {
     archive(status, objective, steps, metrics_json, reason, duration_s);
     if (version >= 2) archive(error_number);
+    if (version >= 3) archive(cores, gpus);
   }
 };
 
