@@ -3,20 +3,19 @@
 #include <mpi.h>
 
 #include <signal.h>
-
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
-#include <functional>
-#include <set>
-#include <string>
 #include <chrono>
 #include <cstdlib>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <optional>
+#include <set>
 #include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
