@@ -15,6 +15,8 @@ packages=(
   python3 python3-numpy python3-sklearn python3-xgboost python3-optuna
   # tests: process lookup (pgrep), and the report's browser test (headless Chromium)
   procps chromium
+  # tests: the single-node SLURM that tests/integration/slurm_cluster.sh starts
+  slurm-wlm munge
 )
 
 missing=()

@@ -13,25 +13,52 @@
 #PBS -j oe
 
 set -u
-cd "${PBS_O_WORKDIR:-.}"
+cd "${PBS_O_WORKDIR:-.}" || exit 2
 job_file=${JOB:?submit with qsub -v JOB=path/to/job.toml}
-lbo=${LBO:-$PWD/build/lbo}
+
+# The lbo to run, first hit wins: $LBO; the installed lbo; lbo on PATH; build/lbo in the folder
+# the job was submitted from (the top folder of a source checkout).
+installed_lbo=  # cmake --install writes the installed lbo's path here
+if [ -n "${LBO:-}" ]; then
+  candidates=("$LBO")
+  tried="LBO=$LBO"
+else
+  submitted=${PBS_O_WORKDIR:-$PWD}/build/lbo
+  candidates=("$installed_lbo" "$(command -v lbo)" "$submitted")
+  tried="LBO (unset), the installed lbo (${installed_lbo:-none: this copy is not installed}),"
+  tried+=" lbo on PATH=$PATH, $submitted"
+fi
+lbo=
+for candidate in "${candidates[@]}"; do
+  if [ -f "$candidate" ] && [ -x "$candidate" ]; then lbo=$candidate; break; fi
+done
+if [ -z "$lbo" ]; then
+  echo "lbo: no executable lbo; tried $tried. Set LBO to lbo's path." >&2
+  exit 2
+fi
+
 warning=${LBO_WARNING:-120}
 
 walltime=$(qstat -f "$PBS_JOBID" 2> /dev/null | awk -F' = ' '/Resource_List.walltime/ {print $2}')
 IFS=: read -r h m s <<< "${walltime:-04:00:00}"
 seconds_left=$((10#$h * 3600 + 10#$m * 60 + 10#$s - warning))
+[ "$seconds_left" -gt 0 ] || seconds_left=0
+echo "lbo: job ${PBS_JOBID:-?}, walltime ${walltime:-04:00:00}: SIGUSR1 to mpirun in $seconds_left s; $lbo"
 
 mpirun "$lbo" run "$job_file" &
 mpirun_pid=$!
-( sleep "$seconds_left" && kill -USR1 "$mpirun_pid" 2> /dev/null ) &
+sleep "$seconds_left" &
 alarm_pid=$!
+# Whichever ends first: the alarm sends SIGUSR1 to mpirun, or mpirun's end cancels the alarm.
+wait -n
+kill -0 "$mpirun_pid" 2> /dev/null && kill -USR1 "$mpirun_pid"
 wait "$mpirun_pid"
 status=$?
 kill "$alarm_pid" 2> /dev/null
 
 if [ "$status" -eq 75 ]; then
   echo "lbo: stopped before the walltime; resubmitting to resume"
-  qsub -v "JOB=$job_file" "$0"
+  # The same lbo and warning for the next job, whatever its environment.
+  qsub -v "JOB=$job_file,LBO=$lbo,LBO_WARNING=$warning" "$0"
 fi
 exit "$status"

@@ -10,13 +10,10 @@ trap 'rm -rf "$SCRATCH"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 # Objective processes of runs under the scratch folder (found by their LBO_WORKDIR), and their
-# children.
+# children. One grep reads every environment, so the count is taken within milliseconds even
+# on a busy machine, and a trial of a second or two cannot end unseen during the search.
 objectives_left() {
-  local n=0 p
-  for p in /proc/[0-9]*; do
-    { tr '\0' '\n' < "$p/environ" | grep -q "^LBO_WORKDIR=$SCRATCH"; } 2> /dev/null && n=$((n + 1))
-  done
-  echo "$n"
+  { grep -lzs "^LBO_WORKDIR=$SCRATCH/" /proc/[0-9]*/environ || true; } | wc -l
 }
 
 # The committed results in a results.csv, sorted: trial,task,status,objective, the parameters
@@ -57,4 +54,12 @@ budget = 20
 name = "second"
 budget = 15
 JOB
+}
+
+# PATH without the folders that hold an lbo, to check where the cluster scripts find one.
+path_without_lbo() {
+  local dir dirs others=()
+  IFS=: read -r -a dirs <<< "$PATH"
+  for dir in "${dirs[@]}"; do [ -x "$dir/lbo" ] || others+=("$dir"); done
+  (IFS=:; echo "${others[*]}")
 }

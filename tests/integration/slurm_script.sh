@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # cluster/scripts/slurm.sbatch outside SLURM: with a stand-in scontrol, SIGUSR1 to the batch
 # script (what --signal=B:USR1@120 sends) stops lbo with exit 75 and requeues the job; the
-# requeued run finishes the budget.
+# requeued run finishes the budget. Then the script's lookup of lbo: LBO naming a file that is
+# not executable is the error (exit 2, naming it); an installed copy runs the lbo that cmake
+# --install wrote into it; with nothing to find, the error names every place tried.
 source "$(dirname "$0")/common.sh"
 command -v mpirun > /dev/null || { echo "no mpirun: skipped"; exit 0; }
 
@@ -44,4 +46,30 @@ bash "$script" "$SCRATCH/job.toml" --run-root "$SCRATCH/runs" > "$SCRATCH/second
   || { cat "$SCRATCH/second.log"; fail "the requeued run failed"; }
 [ "$(wc -l < "$SCRATCH/scontrol.calls")" -eq 1 ] || fail "requeued although the run finished"
 python3 "$HERE/check_results.py" "$SCRATCH/runs/slurm/results.csv" a=30
+echo "requeue ok"
+
+touch "$SCRATCH/not-lbo"
+set +e; LBO="$SCRATCH/not-lbo" bash "$script" "$SCRATCH/job.toml" > "$SCRATCH/lookup.log" 2>&1; status=$?; set -e
+[ "$status" -eq 2 ] || { cat "$SCRATCH/lookup.log"; fail "LBO naming a file that is not executable: exit $status, expected 2"; }
+grep -q "tried LBO=$SCRATCH/not-lbo\." "$SCRATCH/lookup.log" || { cat "$SCRATCH/lookup.log"; fail "the error does not name LBO"; }
+
+# cmake --install fills the one `installed_lbo=` line of the installed copy.
+[ "$(grep -c '^installed_lbo=  *# ' "$script")" -eq 1 ] || fail "$script needs one empty installed_lbo= line"
+sed "s|^installed_lbo=  *#|installed_lbo=$LBO_BIN  #|" "$script" > "$SCRATCH/installed.sbatch"
+no_lbo_path="$SCRATCH/bin:$(path_without_lbo)"
+mkdir "$SCRATCH/submitted"
+env -u LBO PATH="$no_lbo_path" SLURM_SUBMIT_DIR="$SCRATCH/submitted" bash "$SCRATCH/installed.sbatch" \
+  "$SCRATCH/job.toml" --run-root "$SCRATCH/runs" > "$SCRATCH/installed.log" 2>&1 \
+  || { cat "$SCRATCH/installed.log"; fail "the installed copy failed"; }
+grep -q "ranks: $LBO_BIN$" "$SCRATCH/installed.log" || { cat "$SCRATCH/installed.log"; fail "the installed copy did not run its lbo"; }
+
+set +e
+env -u LBO PATH="$no_lbo_path" SLURM_SUBMIT_DIR="$SCRATCH/submitted" bash "$script" "$SCRATCH/job.toml" \
+  > "$SCRATCH/nothing.log" 2>&1
+status=$?
+set -e
+[ "$status" -eq 2 ] || { cat "$SCRATCH/nothing.log"; fail "no lbo anywhere: exit $status, expected 2"; }
+for place in "LBO (unset)" "the installed lbo (none" "lbo on PATH=$no_lbo_path" "$SCRATCH/submitted/build/lbo"; do
+  grep -qF "$place" "$SCRATCH/nothing.log" || { cat "$SCRATCH/nothing.log"; fail "the error does not name $place"; }
+done
 echo "slurm script ok"
