@@ -14,6 +14,7 @@
 #include "lbo/cluster/mpi.hpp"
 #include "lbo/jobs/error.hpp"
 #include "lbo/jobs/job_spec.hpp"
+#include "lbo/orchestrator/deadline.hpp"
 #include "lbo/orchestrator/job_identity.hpp"
 #include "lbo/orchestrator/master.hpp"
 #include "lbo/orchestrator/recovery.hpp"
@@ -36,6 +37,8 @@ struct RunOptions {
   std::optional<int> local_slots;
   std::optional<double> checkpoint_every_s;
   bool sync = false;
+  std::optional<std::string> deadline;
+  bool no_lock = false;
   std::string resume_command;
 };
 
@@ -140,8 +143,17 @@ int run(const RunOptions& options, cluster::MpiSession* mpi) {
   // Read before the run directory is touched: bad input leaves nothing written.
   std::vector<WarmTask> warm_start = load_warm_start(job);
   Console console;
+  const DeadlineSearch deadline = find_deadline(
+      options.deadline, std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count());
+  for (const std::string& note : deadline.notes) console.log(note);
+  for (const std::string& warning : deadline.warnings) console.warn(warning);
   if (!use_mpi) warn_if_too_few_descriptors(job.workers.local_slots, console);
-  RunDirectory run_dir = RunDirectory::open(options.run_root, job, options.fresh);
+  LockOptions locking;
+  locking.take = !options.no_lock;
+  RunDirectory run_dir = RunDirectory::open(options.run_root, job, options.fresh, locking);
+  if (!run_dir.locked()) {
+    console.log("--no-lock: " + run_dir.path().string() + " is not locked; no other lbo may use it while this one runs");
+  }
   if (!run_dir.moved_aside().empty()) console.log("moved the earlier run to " + run_dir.moved_aside().string());
   std::optional<RecoveredRun> recovered;
   const JobIdentity identity = JobIdentity::of(job);
@@ -187,6 +199,7 @@ int run(const RunOptions& options, cluster::MpiSession* mpi) {
     console.log("model fits and proposals use " + std::to_string(threads.count) + " thread(s) (" + threads.why + ")");
   }
   master_options.checkpoint_every_s = options.checkpoint_every_s;
+  master_options.deadline = deadline.deadline;
   master_options.resume_command = options.resume_command;
   master_options.write_report = [dir = run_dir.path(), file = run_dir.report_html()](bool end, int exit_code) {
     report::write_report({dir}, file, end ? std::optional<int>(exit_code) : std::nullopt);
@@ -200,6 +213,7 @@ struct AddTaskOptions {
   std::string name;
   std::optional<std::string> dataset;
   std::optional<int> budget;
+  bool no_lock = false;
 };
 
 // A running master takes the task from a request file within a second or so; a stopped run
@@ -229,7 +243,9 @@ int add_task(const AddTaskOptions& options) {
   if (const std::string why = task_conflict(task_from_request(request, 1), job.tasks, job.command); !why.empty()) {
     throw InputError(run_dir.string() + ": cannot add task " + request.name + ": " + why);
   }
-  if (std::optional<RunDirectory> locked = RunDirectory::lock_existing(run_dir)) {
+  // Without the lock, whether a master runs cannot be told: the request file is safe either way
+  // (a running master takes it, a stopped run at its next start).
+  if (std::optional<RunDirectory> locked = options.no_lock ? std::nullopt : RunDirectory::lock_existing(run_dir)) {
     const jobs::TaskSpec task =
         add_task_to_stopped_run(run_dir, request, [](const std::string& line) { std::cerr << "lbo: warning: " << line << "\n"; });
     std::cout << "task " << task.name << " added to the stopped run in " << run_dir.string() << " with a budget of "
@@ -239,8 +255,10 @@ int add_task(const AddTaskOptions& options) {
   const std::filesystem::path file = write_task_request(run_dir, request);
   const std::optional<std::string> reply = wait_for_reply(file, std::chrono::seconds(30));
   if (!reply) {
-    std::cout << "the running master of " << run_dir.string() << " has not answered within 30 s; the request waits in "
-              << file.string() << " and is applied when it checks, or at the run's next start\n";
+    std::cout << (options.no_lock ? "no running master of " + run_dir.string() + " has answered within 30 s (without the "
+                                    "lock, lbo cannot tell whether one runs)"
+                                  : "the running master of " + run_dir.string() + " has not answered within 30 s")
+              << "; the request waits in " << file.string() << " and is applied when it checks, or at the run's next start\n";
     return kExitDone;
   }
   if (reply->rfind("ok: ", 0) == 0) {
@@ -304,6 +322,15 @@ int run_cli(int argc, char** argv, cluster::MpiSession* mpi) {
   run_command->add_flag("--sync", run_options.sync,
                         "Work in rounds: refit on every result before proposing; with a fixed seed the run is "
                         "reproducible exactly");
+  run_command->add_option("--deadline", run_options.deadline,
+                          "When the allocation ends: unix seconds, an ISO-8601 date-time (local unless it ends in Z or "
+                          "+-HH:MM) or +DURATION from now (+3600, +90m, +1h30m). Trials that would not finish by then "
+                          "less grace_s are not started, and the run stops in time (exit 75). Default: LBO_DEADLINE, "
+                          "else SLURM's end of the job")
+      ->type_name("TIME");
+  run_command->add_flag("--no-lock", run_options.no_lock,
+                        "Do not lock the run directory (for filesystems without file locks): you promise that no "
+                        "other lbo uses it meanwhile");
 
   std::string status_dir;
   CLI::App* status_command = app.add_subcommand("status", "Summarize a run directory (safe while it runs)");
@@ -324,6 +351,10 @@ int run_cli(int argc, char** argv, cluster::MpiSession* mpi) {
   add_command->add_option("--dataset", add_options.dataset, "The task's dataset (the objective's {dataset})");
   add_command->add_option("--budget", add_options.budget, "Trials for the task (default: [schedule] default_budget)")
       ->check(CLI::Range(1, 100'000'000));
+  add_command->add_flag("--no-lock", add_options.no_lock,
+                        "Do not lock the run directory (for filesystems without file locks): always hand the task "
+                        "over as a request, which a running master takes within seconds and a stopped run at its "
+                        "next start");
 
   std::string validate_file;
   CLI::App* validate_command = app.add_subcommand("validate", "Check a job file without running it");

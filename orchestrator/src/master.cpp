@@ -32,10 +32,6 @@ namespace lbo::orchestrator {
 
 namespace {
 
-double unix_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
 std::string format_objective(double v) {
   char text[32];
   std::snprintf(text, sizeof text, "%.6g", v);
@@ -97,12 +93,16 @@ class Master::Loop {
         grace_timer_(io_),
         tasks_timer_(io_),
         idle_timer_(io_),
+        deadline_timer_(io_),
         csv_(run_dir.results_csv(), job_),
         hedge_csv_(run_dir.hedge_csv()),
         checkpoints_(run_dir.path()),
         next_checkpoint_(recovered ? recovered->next_checkpoint : 1),
         resumed_(resumes(recovered)) {
     options_.warm_start.clear();  // the policy has them
+    if (options_.deadline) {
+      deadline_.emplace(*options_.deadline, job_, state_, [&console](const std::string& line) { console.log(line); });
+    }
     if (resumed_) {
       kill_leftovers(run_dir, console);
       policy_->restore(recovered->policy, state_);
@@ -113,7 +113,7 @@ class Master::Loop {
   int run() {
     started_ = std::chrono::steady_clock::now();
     // Nothing runs yet: a failure to write here ends the run at once (IoError to the caller).
-    const RunStarted started{std::string(lbo_version()), unix_now(), transport_->slot_count(), JobIdentity::of(job_)};
+    const RunStarted started{std::string(lbo_version()), options_.clock(), transport_->slot_count(), JobIdentity::of(job_)};
     journal_.append(started);
     journal_.sync();
     state_.apply(started);
@@ -128,6 +128,7 @@ class Master::Loop {
     schedule_checkpoint();
     poll_new_tasks();
     schedule_task_poll();
+    schedule_deadline();
     // A --sync round that ended while the last run was stopping was never refitted on.
     if (options_.sync && state_.interrupted().empty() && policy_->refit_due(state_) && !state_.all_budgets_done()) {
       policy_->results_committed(state_);
@@ -166,6 +167,7 @@ class Master::Loop {
     console_.log(line + " on " + std::to_string(transport_->slot_count()) + " slot(s); results in " +
                  run_dir_.path().string());
     for (const std::string& where : transport_->resources()) console_.log(where);
+    if (deadline_) console_.log(deadline_->start_line());
   }
 
   void wait_for_signal() {
@@ -203,8 +205,12 @@ class Master::Loop {
     if (stopping_) return;
     stopping_ = true;
     try_checkpoint_now();
-    console_.log(why + ": no new trials; " + std::to_string(transport_->busy_count()) + " running trial(s) have " +
-                 format_objective(job_.grace_s) + " s to finish (signal again to cancel them now)");
+    if (const int running = transport_->busy_count(); running > 0) {
+      console_.log(why + ": no new trials; " + std::to_string(running) + " running trial(s) have " +
+                   format_objective(job_.grace_s) + " s to finish (signal again to cancel them now)");
+    } else {
+      console_.log(why + ": no new trials; none is running");
+    }
     grace_timer_.expires_after(seconds(job_.grace_s));
     grace_timer_.async_wait([this](const boost::system::error_code& ec) {
       if (ec || finished_) return;
@@ -296,7 +302,7 @@ class Master::Loop {
   }
 
   bool add_task(const jobs::TaskSpec& task) {
-    const TaskAdded added{TaskIdentity::of(task), unix_now()};
+    const TaskAdded added{TaskIdentity::of(task), options_.clock()};
     if (!journal(added)) return false;
     try {
       journal_.sync();
@@ -316,6 +322,8 @@ class Master::Loop {
       policy_->results_committed(state_);
     }
     fill_slots();
+    // A task whose trials do not fit before the deadline leaves nothing running: stop then.
+    if (deadline_) asio::post(io_, [this] { check_done(); });
     return true;
   }
 
@@ -334,7 +342,7 @@ class Master::Loop {
     // A --sync run that was stopped finishes its interrupted round before proposing anything.
     const bool interrupted_round = options_.sync && !state_.interrupted().empty();
     while (!stopping_ && transport_->busy_count() < transport_->slot_count()) {
-      std::optional<NextAttempt> next = scheduler_.next(state_, *policy_, interrupted_round);
+      std::optional<NextAttempt> next = scheduler_.next(state_, *policy_, interrupted_round, may_start_);
       if (!next) break;
       dispatch(std::move(*next));
     }
@@ -346,7 +354,7 @@ class Master::Loop {
   void dispatch(NextAttempt next) {
     const std::int64_t id = next.trial;
     const TrialStarted started{id, next.task, next.attempt, std::move(next.config),
-                               cluster::to_string(transport_->next_slot()), unix_now(), next.proposed_by,
+                               cluster::to_string(transport_->next_slot()), options_.clock(), next.proposed_by,
                                std::move(next.proposal_note)};
     if (!journal(started)) return;
     state_.apply(started);
@@ -384,12 +392,13 @@ class Master::Loop {
     const bool final = status == workers::TrialStatus::ok ||
                        (!runs_again_first && trial.failed_attempts >= job_.objective.retries);
     const TrialFinished finished{c.trial,          c.attempt,    final,
-                                 c.outcome,        cluster::to_string(c.worker), unix_now(),
+                                 c.outcome,        cluster::to_string(c.worker), options_.clock(),
                                  trial.task,       trial.config, trial.proposed_by,
                                  trial.proposal_note};
     // Applied even when the journal cannot take it: the final checkpoint may still keep it.
     journal(finished);
     state_.apply(finished);
+    if (deadline_) deadline_->record(trial.task, c.outcome);
     if (status == workers::TrialStatus::lbo_error) {
       halt("trial " + std::to_string(c.trial) + " could not be started on " + finished.worker + ": " + c.outcome.reason +
                " (it runs again when the run resumes, without using a retry)",
@@ -458,6 +467,9 @@ class Master::Loop {
     if (finished_ || flush_posted_ || transport_->busy_count() > 0) return;
     if (stopping_) {
       finish();
+    } else if (deadline_ && !state_.all_budgets_done()) {
+      // Nothing runs, and the slots were just offered: no trial fits before the deadline.
+      stop_for_deadline(deadline_->nothing_fits(options_.clock()));
     } else if (state_.all_budgets_done()) {
       if (job_.schedule.idle_timeout_s <= 0) {
         finish();
@@ -485,6 +497,30 @@ class Master::Loop {
     grace_timer_.cancel();
     tasks_timer_.cancel();
     idle_timer_.cancel();
+    deadline_timer_.cancel();
+  }
+
+  // The deadline: a trial that would not finish by it less grace_s is not started (fill_slots
+  // asks the planner through may_start_), and at that time the usual stop begins, so the run is
+  // never killed half-way by the end of its allocation.
+  void schedule_deadline() {
+    if (!deadline_) return;
+    deadline_timer_.expires_after(seconds(std::max(0.0, deadline_->cutoff() - options_.clock())));
+    deadline_timer_.async_wait([this](const boost::system::error_code& ec) {
+      if (ec || finished_) return;
+      // A steady clock and the wall clock drift apart (NTP): wait for the rest.
+      if (options_.clock() < deadline_->cutoff()) {
+        schedule_deadline();
+        return;
+      }
+      stop_for_deadline(deadline_->cutoff_reached());
+    });
+  }
+
+  void stop_for_deadline(const std::string& why) {
+    if (stopping_) return;
+    if (exit_code_ == kExitDone) exit_code_ = kExitResumable;
+    begin_stop(why);
   }
 
   // The whole master state, written atomically. `now`: on this thread (a stop, the end);
@@ -494,7 +530,7 @@ class Master::Loop {
     journal_.sync();
     Checkpoint c;
     c.sequence = next_checkpoint_;
-    c.unix_time = unix_now();
+    c.unix_time = options_.clock();
     c.job = state_.job();
     c.trials = state_.trials();
     c.retries = state_.retries();
@@ -623,10 +659,12 @@ class Master::Loop {
   RunState state_;  // changes only by records appended to journal_
   std::unique_ptr<Policy> policy_;
   Scheduler scheduler_;
+  std::optional<DeadlinePlanner> deadline_;
+  TaskFilter may_start_ = [this](int task) { return !deadline_ || deadline_->may_start(task, options_.clock()); };
 
   asio::io_context io_;
   asio::signal_set signals_;
-  asio::steady_timer progress_timer_, checkpoint_timer_, grace_timer_, tasks_timer_, idle_timer_;
+  asio::steady_timer progress_timer_, checkpoint_timer_, grace_timer_, tasks_timer_, idle_timer_, deadline_timer_;
   std::unique_ptr<cluster::Transport> transport_;
   ResultsCsv csv_;
   HedgeCsv hedge_csv_;

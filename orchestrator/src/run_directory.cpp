@@ -54,10 +54,14 @@ std::string holder_or_unknown(const RunPaths& run) {
   return holder.empty() ? "another lbo" : holder;
 }
 
-void write_holder(int fd, const fs::path& lock) {
+// What the lock file of a run that lbo uses without its lock ends with.
+constexpr std::string_view kNoLockMark = " (--no-lock)";
+
+void write_holder(int fd, const fs::path& lock, bool locked) {
   char host[256] = "?";
   ::gethostname(host, sizeof host - 1);
-  const std::string text = "pid " + std::to_string(::getpid()) + " on " + host + "\n";
+  const std::string text =
+      "pid " + std::to_string(::getpid()) + " on " + host + (locked ? "" : std::string(kNoLockMark)) + "\n";
   if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, text.data(), text.size(), 0) < 0) {
     throw IoError(lock.string() + ": cannot write the run lock: " + std::strerror(errno), errno);
   }
@@ -70,19 +74,32 @@ bool is_empty_dir(const fs::path& dir) {
 
 enum class Lock : std::uint8_t { taken, held_by_another, folder_changed };
 
+// A filesystem without file locks: not "held by a running lbo", and not a reason to give up
+// silently either. `folder`: the run directory, or the run root a new one goes in.
+InputError locks_unsupported_error(const fs::path& folder, const fs::path& lock, int error_number) {
+  return InputError(lock.string() + ": cannot lock the run directory: " + std::strerror(error_number) +
+                    ": the filesystem of " + folder.string() + " does not support file locks (Lustre or NFS without "
+                    "lockd?); choose a --run-root on a filesystem that does, or pass --no-lock if no other lbo uses "
+                    "this run directory at the same time");
+}
+
 // Takes the run lock (flock: released by the kernel when the holder dies, so a crashed run
 // never leaves a stale lock behind) and checks that the file locked is still the folder's: a
-// concurrent --fresh may have moved the folder between the open and the flock.
-Lock try_lock(const RunPaths& run, int& fd_out) {
+// concurrent --fresh may have moved the folder between the open and the flock. Without
+// `locking.take`, only opens the lock file (whose text names this process).
+Lock try_lock(const RunPaths& run, int& fd_out, const LockOptions& locking, const fs::path& folder) {
   const fs::path lock = run.lock();
   const int fd = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) {
     if (errno == ENOENT) return Lock::folder_changed;
     throw IoError(lock.string() + ": cannot open the run lock: " + std::strerror(errno), errno);
   }
-  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+  if (locking.take && locking.flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    const int error_number = errno;
     ::close(fd);
-    return Lock::held_by_another;
+    if (error_number == EWOULDBLOCK || error_number == EINTR) return Lock::held_by_another;
+    if (locks_unsupported(error_number)) throw locks_unsupported_error(folder, lock, error_number);
+    throw IoError(lock.string() + ": cannot lock the run directory: " + std::strerror(error_number), error_number);
   }
   struct stat locked {}, named {};
   if (::fstat(fd, &locked) != 0 || ::stat(lock.c_str(), &named) != 0 || locked.st_ino != named.st_ino ||
@@ -97,7 +114,7 @@ Lock try_lock(const RunPaths& run, int& fd_out) {
 // A new run folder at `dir`, built whole beside it (trials/, job.toml, the lock taken) and then
 // renamed into place, so no other lbo ever sees it half made or unlocked. Returns the lock's
 // descriptor, or -1 when another lbo made a run there first.
-int create_locked(const fs::path& dir, const jobs::JobSpec& job) {
+int create_locked(const fs::path& dir, const jobs::JobSpec& job, const LockOptions& locking) {
   // Hidden, so a staging folder that a kill leaves behind is not mistaken for a run.
   const RunPaths staging(
       unused_name((dir.parent_path() / ("." + dir.filename().string())).string(), ".new-" + std::to_string(::getpid()) + "-", now()));
@@ -106,8 +123,10 @@ int create_locked(const fs::path& dir, const jobs::JobSpec& job) {
   if (ec) throw IoError("cannot create " + staging.path().string() + ": " + ec.message(), ec.value());
   int fd = -1;
   try {
-    if (try_lock(staging, fd) != Lock::taken) throw Error(staging.lock().string() + ": cannot lock a new folder");
-    write_holder(fd, staging.lock());
+    if (try_lock(staging, fd, locking, dir.parent_path()) != Lock::taken) {
+      throw Error(staging.lock().string() + ": cannot lock a new folder");
+    }
+    write_holder(fd, staging.lock(), locking.take);
     write_file_atomically(staging.job_file(), job.source_text, Durability::synced);
   } catch (...) {
     if (fd >= 0) ::close(fd);
@@ -127,6 +146,10 @@ int create_locked(const fs::path& dir, const jobs::JobSpec& job) {
 }
 
 }  // namespace
+
+bool locks_unsupported(int error_number) {
+  return error_number == ENOLCK || error_number == EOPNOTSUPP || error_number == ENOTSUP || error_number == ENOSYS;
+}
 
 std::uint64_t RunPaths::checkpoint_sequence(const fs::path& file) {
   const std::string name = file.filename().string();
@@ -149,7 +172,7 @@ bool RunPaths::holds_run() const {
   return fs::exists(journal(), ec);
 }
 
-RunDirectory RunDirectory::open(const fs::path& run_root, const jobs::JobSpec& job, bool fresh) {
+RunDirectory RunDirectory::open(const fs::path& run_root, const jobs::JobSpec& job, bool fresh, const LockOptions& locking) {
   const fs::path dir = fs::absolute(run_root) / job.name;
   const RunPaths paths(dir);
   std::error_code ec;
@@ -158,15 +181,15 @@ RunDirectory RunDirectory::open(const fs::path& run_root, const jobs::JobSpec& j
   fs::path moved_aside;
   for (int attempt = 0; attempt < kOpenAttempts; ++attempt) {
     if (!fs::exists(dir, ec) || is_empty_dir(dir)) {
-      const int fd = create_locked(dir, job);
+      const int fd = create_locked(dir, job, locking);
       if (fd < 0) continue;  // another lbo made a run there first: look at it again
-      RunDirectory run(dir, fd);
+      RunDirectory run(dir, fd, locking.take);
       run.moved_aside_ = moved_aside;
       return run;
     }
     if (!fs::is_directory(dir, ec)) throw InputError(dir.string() + " exists and is not a run directory");
     int fd = -1;
-    switch (try_lock(paths, fd)) {
+    switch (try_lock(paths, fd, locking, dir)) {
       case Lock::held_by_another:
         throw InputError(dir.string() + " is in use by a running lbo (" + holder_or_unknown(paths) + ")");
       case Lock::folder_changed:
@@ -174,7 +197,7 @@ RunDirectory RunDirectory::open(const fs::path& run_root, const jobs::JobSpec& j
       case Lock::taken:
         break;
     }
-    RunDirectory run(dir, fd);  // closes the lock on every way out
+    RunDirectory run(dir, fd, locking.take);  // closes the lock on every way out
     if (fresh && moved_aside.empty()) {
       // Under the lock: no other lbo can be using or moving this folder now. The lock moves
       // with it and is released when `run` closes it.
@@ -187,9 +210,9 @@ RunDirectory RunDirectory::open(const fs::path& run_root, const jobs::JobSpec& j
     run.moved_aside_ = moved_aside;
     if (paths.holds_run()) {
       // flock is released by the kernel when its holder dies: a name left in the file is stale.
-      run.stale_holder_ = lock_text(paths);
+      if (locking.take) run.stale_holder_ = lock_text(paths);
       run.resuming_ = true;
-      write_holder(run.lock_fd_, paths.lock());
+      write_holder(run.lock_fd_, paths.lock(), locking.take);
       return run;
     }
     // A start that failed before its journal existed leaves job.toml, the lock and trials/;
@@ -205,7 +228,7 @@ RunDirectory RunDirectory::open(const fs::path& run_root, const jobs::JobSpec& j
     }
     fs::create_directories(paths.trials(), ec);
     if (ec) throw IoError("cannot create " + paths.trials().string() + ": " + ec.message(), ec.value());
-    write_holder(run.lock_fd_, paths.lock());
+    write_holder(run.lock_fd_, paths.lock(), locking.take);
     run.freeze_job(job.source_text);
     return run;
   }
@@ -213,30 +236,30 @@ RunDirectory RunDirectory::open(const fs::path& run_root, const jobs::JobSpec& j
                    "try again, or choose another --run-root");
 }
 
-RunDirectory RunDirectory::create(const fs::path& run_root, const jobs::JobSpec& job, bool fresh) {
+RunDirectory RunDirectory::create(const fs::path& run_root, const jobs::JobSpec& job, bool fresh, const LockOptions& locking) {
   const RunPaths paths(fs::absolute(run_root) / job.name);
   if (!fresh && paths.holds_run()) {
     throw InputError(paths.path().string() + " holds an earlier run; pass --fresh to move it aside and start a new run, "
                      "or choose another --run-root");
   }
-  return open(run_root, job, fresh);
+  return open(run_root, job, fresh, locking);
 }
 
-std::optional<RunDirectory> RunDirectory::lock_existing(const fs::path& dir) {
+std::optional<RunDirectory> RunDirectory::lock_existing(const fs::path& dir, const LockOptions& locking) {
   const RunPaths paths(fs::absolute(dir));
   for (int attempt = 0; attempt < kOpenAttempts; ++attempt) {
     if (!paths.holds_run()) {
       throw InputError(dir.string() + ": not a run directory (no " + paths.journal().filename().string() + ")");
     }
     int fd = -1;
-    switch (try_lock(paths, fd)) {
+    switch (try_lock(paths, fd, locking, paths.path())) {
       case Lock::held_by_another:
         return std::nullopt;
       case Lock::folder_changed:
         continue;
       case Lock::taken: {
         // The lock file keeps naming the run's last master: this holder is brief (lbo add-task).
-        RunDirectory run(paths.path(), fd);
+        RunDirectory run(paths.path(), fd, locking.take);
         run.resuming_ = true;
         return run;
       }
@@ -249,17 +272,27 @@ void RunDirectory::freeze_job(const std::string& text) const {
   write_file_atomically(job_file(), text, Durability::synced);
 }
 
-LockHolder lock_holder(const fs::path& run_dir) {
+LockHolder lock_holder(const fs::path& run_dir, const LockOptions& locking) {
   const RunPaths paths(run_dir);
   LockHolder h;
   h.holder = lock_text(paths);
   const int fd = ::open(paths.lock().c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return h;
   // A shared lock we can take means no process holds the exclusive one.
-  if (::flock(fd, LOCK_SH | LOCK_NB) != 0) {
-    h.held = true;
+  if (locking.flock(fd, LOCK_SH | LOCK_NB) != 0) {
+    const int error_number = errno;
+    if (locks_unsupported(error_number)) {
+      h.unknown_why = "the filesystem of " + run_dir.string() + " does not support file locks: " + std::strerror(error_number);
+    } else {
+      h.held = true;
+    }
   } else {
-    ::flock(fd, LOCK_UN);
+    locking.flock(fd, LOCK_UN);
+    const std::string_view holder = h.holder;
+    if (holder.size() > kNoLockMark.size() && holder.substr(holder.size() - kNoLockMark.size()) == kNoLockMark) {
+      h.unknown_why = "the last lbo, " + h.holder.substr(0, holder.size() - kNoLockMark.size()) +
+                      ", ran with --no-lock";
+    }
   }
   ::close(fd);
   return h;
@@ -270,6 +303,7 @@ RunDirectory::RunDirectory(RunDirectory&& other) noexcept
       moved_aside_(std::move(other.moved_aside_)),
       stale_holder_(std::move(other.stale_holder_)),
       resuming_(other.resuming_),
+      locked_(other.locked_),
       lock_fd_(std::exchange(other.lock_fd_, -1)) {}
 
 RunDirectory::~RunDirectory() {

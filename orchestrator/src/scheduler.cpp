@@ -14,10 +14,16 @@ NextAttempt again(const RunState& state, std::int64_t id) {
 
 }  // namespace
 
-std::optional<NextAttempt> Scheduler::next(const RunState& state, Policy& policy, bool interrupted_only) const {
-  if (!state.interrupted().empty()) return again(state, state.interrupted().front());
+std::optional<NextAttempt> Scheduler::next(const RunState& state, Policy& policy, bool interrupted_only,
+                                           const TaskFilter& may_start) const {
+  const auto allowed = [&](int task) { return !may_start || may_start(task); };
+  for (const std::int64_t id : state.interrupted()) {
+    if (allowed(state.trial(id).task)) return again(state, id);
+  }
   if (interrupted_only) return std::nullopt;
-  if (!state.retries().empty()) return again(state, state.retries().front());
+  for (const std::int64_t id : state.retries()) {
+    if (allowed(state.trial(id).task)) return again(state, id);
+  }
   // The open tasks: the first concurrent_tasks ones (job order) with budget left to hand out.
   const auto& tasks = job_->tasks;
   const std::size_t concurrent = static_cast<std::size_t>(std::max(1, job_->schedule.concurrent_tasks));
@@ -25,6 +31,7 @@ std::optional<NextAttempt> Scheduler::next(const RunState& state, Policy& policy
   for (int t = 0; t < static_cast<int>(tasks.size()) && t < static_cast<int>(state.tasks().size()) && open.size() < concurrent; ++t) {
     if (state.tasks()[t].created < tasks[t].budget) open.push_back(t);
   }
+  std::erase_if(open, [&](int t) { return !allowed(t); });
   if (open.empty()) return std::nullopt;
   const std::int64_t id = state.next_trial_id();
   Proposal proposal = policy.propose_among(state, open, id);

@@ -56,7 +56,7 @@ std::string pad(std::string s, std::size_t width) {
 
 }  // namespace
 
-std::string status_report(const fs::path& run_dir) {
+std::string status_report(const fs::path& run_dir, const LockOptions& locking) {
   if (!has_run_state(run_dir)) {
     throw InputError(run_dir.string() + ": not a run directory (no " + RunPaths(run_dir).journal().filename().string() + ")");
   }
@@ -64,8 +64,10 @@ std::string status_report(const fs::path& run_dir) {
   std::ostringstream out;
   out << "run: " << fs::absolute(run_dir).string() << "\n";
 
-  const LockHolder lock = lock_holder(run_dir);
-  if (lock.held) {
+  const LockHolder lock = lock_holder(run_dir, locking);
+  if (!lock.unknown_why.empty()) {
+    out << "state: unknown (" << lock.unknown_why << "; lbo cannot tell whether a live lbo uses the folder)\n";
+  } else if (lock.held) {
     out << "state: running (" << (lock.holder.empty() ? "holder unknown" : lock.holder) << ")\n";
   } else {
     out << "state: not running" << (lock.holder.empty() ? "" : " (last held by " + lock.holder + ")") << "\n";
@@ -105,8 +107,10 @@ std::string status_report(const fs::path& run_dir) {
   std::size_t width = 4, proposed_width = 11;
   for (const TaskIdentity& t : job.tasks) width = std::max(width, t.name.size());
   for (const TaskProgress& p : state.tasks()) proposed_width = std::max(proposed_width, proposed_by(p).size());
+  // Trials started but not finished: running under a live lbo, to rerun after a stopped one.
+  const char* unfinished = lock.held ? "running" : lock.unknown_why.empty() ? "to rerun" : "unfinished";
   out << pad("task", width + 2) << pad("origin", 10) << pad("done/budget", 13) << pad("ok", 6) << pad("failed", 8)
-      << pad(lock.held ? "running" : "to rerun", 10) << pad("to 95%", 8) << pad("networks", 12)
+      << pad(unfinished, 10) << pad("to 95%", 8) << pad("networks", 12)
       << pad("proposed by", proposed_width + 2) << "best ("
       << jobs::to_string(job.direction) << ")\n";
   for (std::size_t i = 0; i < state.tasks().size(); ++i) {

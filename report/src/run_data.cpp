@@ -302,14 +302,17 @@ json run_data(const fs::path& dir, std::optional<int> ended_with) {
   const bool running = !ended_with && lock.held;
   const bool done = !running && state.has_job() && !state.tasks().empty() && state.all_budgets_done() &&
                     ended_with.value_or(0) == 0;
-  out["state"] = running ? "running" : done ? "done" : "stopped";
-  if (running) {
+  const bool unknown = !ended_with && !done && !lock.unknown_why.empty();
+  out["state"] = running ? "running" : done ? "done" : unknown ? "unknown" : "stopped";
+  if (unknown) {
+    out["state_note"] = "running or stopped: " + lock.unknown_why + ", so lbo cannot tell whether a live lbo uses it";
+  } else if (running) {
     out["state_note"] = "running (" + (lock.holder.empty() ? std::string("holder unknown") : lock.holder) + ")";
   } else if (done) {
     out["state_note"] = "done: every task's budget is spent";
   } else if (ended_with) {
     out["state_note"] = "stopped with exit status " + std::to_string(*ended_with) +
-                        (*ended_with == 75 ? " (a stop signal): the same `lbo run` command resumes it"
+                        (*ended_with == 75 ? " (a stop signal or the deadline): the same `lbo run` command resumes it"
                                            : ": see the log; the same `lbo run` command resumes it once the cause is fixed");
   } else {
     out["state_note"] = "stopped before its budgets were spent (exit 75 after a signal, a walltime, a kill or a crash): "

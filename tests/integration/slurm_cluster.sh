@@ -213,6 +213,14 @@ allocations=$(grep -c "^lbo: allocation $job_a (restart [0-9]*) on $ranks ranks:
 [ "$(grep -c "^lbo: stopped before the walltime; requeueing to resume$" "$log_a" || true)" -eq $((allocations - 1)) ] \
   || { cat "$log_a"; fail "every allocation but the last should end with exit 75 and a requeue"; }
 [ "$(job_field "$job_a" Restarts)" -eq $((allocations - 1)) ] || fail "SLURM counts $(job_field "$job_a" Restarts) restarts"
+# Walltime-aware dispatch: each allocation's lbo learned its end from SLURM.
+grep -Eq "allocation ends .* \((SLURM_JOB_END_TIME|squeue)\)" "$log_a" \
+  || { cat "$log_a"; fail "lbo did not learn the allocation's end from SLURM"; }
+ends=$(grep -Ec "allocation ends .* \((SLURM_JOB_END_TIME|squeue)\)" "$log_a")
+phase "A: $ends allocation(s) logged their end: $(grep -Eho "\((SLURM_JOB_END_TIME|squeue)\)" "$log_a" | sort | uniq -c | tr -s ' \n' ' ')"
+by_deadline=$(grep -c "stopping for the deadline" "$log_a" || true)
+by_signal=$(grep -c "received SIGUSR1" "$log_a" || true)
+phase "A: allocations stopped by lbo for the deadline: $by_deadline, by SLURM's SIGUSR1: $by_signal"
 python3 "$HERE/check_results.py" "$SCRATCH/runs-a/slurm/results.csv" a=190
 [ "$(objectives_left)" -eq 0 ] || fail "objective processes left after job $job_a"
 phase "A: job $job_a completed in $allocations allocations"

@@ -323,3 +323,116 @@ TEST(MasterTest, a_sync_run_stopped_and_resumed_proposes_what_an_unstopped_one_d
     }
   }
 }
+
+namespace {
+
+// The master's clock a million seconds ahead of this machine's: a master that read the
+// system clock instead would find its deadline long past and start nothing.
+double shifted_clock() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count() + 1e6;
+}
+
+MasterOptions with_deadline(double seconds_from_now) {
+  MasterOptions options;
+  options.clock = shifted_clock;
+  options.deadline = Deadline{shifted_clock() + seconds_from_now, "--deadline"};
+  return options;
+}
+
+}  // namespace
+
+// Issue 16: trials are started while one fits before the deadline less grace_s, then the run
+// stops itself (exit 75); a resume whose deadline leaves no time for a trial (by the durations
+// of the first run) starts none; one with time enough completes the budget, every trial once.
+// Trials take at least their sleep, 150 ms: 40 of them on 2 slots cannot end within the 2 s
+// before the cut-off, and no estimate made from them is below 150 ms.
+TEST(MasterTest, a_run_stops_before_its_deadline_and_a_later_one_completes_it) {
+  lbo::testing::ScratchDir dir;
+  const std::string job = "grace_s = 0.5\n" + lbo::testing::test_job("sleep_ms = { type = \"int\", low = 150, high = 170 }",
+                                                                      "[[tasks]]\nname = \"a\"\nbudget = 40\n");
+  const MasterOptions first_options = with_deadline(2.5);
+  const double cutoff = first_options.deadline->unix_time - 0.5;
+  const RunOutput first = run_job(job, dir, 2, first_options);
+  ASSERT_EQ(first.exit_code, kExitResumable) << first.log;
+  EXPECT_NE(first.log.find("allocation ends "), std::string::npos) << first.log;
+  EXPECT_NE(first.log.find(" (--deadline); trials that cannot finish by then less grace_s 0.5 s are not started"),
+            std::string::npos)
+      << first.log;
+  EXPECT_NE(first.log.find("stopping for the deadline: "), std::string::npos) << first.log;
+  EXPECT_EQ(first.log.find("received SIG"), std::string::npos) << first.log;
+  EXPECT_GE(first.rows.size(), 2u);
+  EXPECT_LT(first.rows.size(), 40u);
+  // Before any trial has ended, trials start until the cut-off; after, only those whose
+  // estimate (150 ms or more) ends by it. A start is journaled a little after its check (the
+  // proposal): 50 ms of the 150 allow for that.
+  bool one_ended = false;
+  for (const JournalRecord& r : first.journal.records) {
+    if (std::holds_alternative<TrialFinished>(r)) one_ended = true;
+    if (const auto* s = std::get_if<TrialStarted>(&r)) {
+      EXPECT_LT(s->unix_time, cutoff) << "trial " << s->trial << " started after the cut-off";
+      if (one_ended) {
+        EXPECT_LE(s->unix_time + 0.1, cutoff) << "trial " << s->trial << " cannot have fitted";
+      }
+    }
+  }
+
+  // 0.6 s before the deadline, less grace_s 0.5: no trial of 150 ms or more fits.
+  const RunOutput second = run_job(job, dir, 2, with_deadline(0.6));
+  EXPECT_EQ(second.exit_code, kExitResumable) << second.log;
+  EXPECT_NE(second.log.find("task a: not starting trials: a trial takes ~0."), std::string::npos) << second.log;
+  EXPECT_NE(second.log.find("stopping for the deadline: no trial can finish in the "), std::string::npos) << second.log;
+  EXPECT_EQ(second.rows.size(), first.rows.size());
+  const auto last_start = std::find_if(second.journal.records.rbegin(), second.journal.records.rend(),
+                                       [](const JournalRecord& r) { return !std::holds_alternative<TrialFinished>(r); });
+  ASSERT_NE(last_start, second.journal.records.rend());
+  EXPECT_TRUE(std::holds_alternative<RunStarted>(*last_start)) << "a trial started after the resume";
+
+  const RunOutput third = run_job(job, dir, 2, with_deadline(1000));
+  EXPECT_EQ(third.exit_code, kExitDone) << third.log;
+  ASSERT_EQ(third.rows.size(), 40u);
+  for (std::size_t i = 0; i < third.rows.size(); ++i) {
+    EXPECT_EQ(third.rows[i].at("trial"), std::to_string(i));
+    EXPECT_EQ(third.rows[i].at("status"), "ok");
+  }
+  EXPECT_EQ(count_finals(third.journal), 40);
+  for (const Row& row : first.rows) EXPECT_EQ(third.rows[std::stoul(row.at("trial"))].at("objective"), row.at("objective"));
+}
+
+// With no timeout_s and no trial ended yet, nothing tells how long a trial takes: trials start,
+// and at the deadline less grace_s the usual stop begins, so no batch system has to kill them.
+TEST(MasterTest, at_the_deadline_less_grace_s_the_usual_stop_begins) {
+  lbo::testing::ScratchDir dir;
+  const std::string job = "grace_s = 0.3\n" + lbo::testing::test_job(R"(outcome = { type = "categorical", choices = ["hang"] })",
+                                                                      "[[tasks]]\nname = \"a\"\nbudget = 10\n",
+                                                                      "kill_grace_s = 0.2");
+  MasterOptions options = with_deadline(1.3);
+  options.resume_command = "lbo run job.toml";
+  const double deadline = options.deadline->unix_time;
+  const RunOutput out = run_job(job, dir, 2, options);
+  EXPECT_EQ(out.exit_code, kExitResumable) << out.log;
+  EXPECT_GE(shifted_clock(), deadline - 0.3) << "stopped before the cut-off";
+  EXPECT_NE(out.log.find("deadline: no trial has ended yet and the objective has no timeout_s"), std::string::npos) << out.log;
+  EXPECT_NE(out.log.find("stopping for the deadline: grace_s (0.3 s) before the allocation ends at "), std::string::npos)
+      << out.log;
+  EXPECT_NE(out.log.find("no new trials; 2 running trial(s) have 0.3 s to finish"), std::string::npos) << out.log;
+  EXPECT_NE(out.log.find("resume with: lbo run job.toml"), std::string::npos) << out.log;
+  EXPECT_TRUE(out.rows.empty());
+  EXPECT_EQ(processes_under(dir.path()), 0);
+  const RecoveredRun recovered = recover_run(out.run_dir);
+  EXPECT_EQ(recovered.state.interrupted(), (std::vector<std::int64_t>{0, 1}));
+}
+
+// A deadline closer than grace_s: the cut-off has passed before the first dispatch, and no
+// trial starts even though nothing tells how long one takes.
+TEST(MasterTest, a_run_that_starts_past_its_cut_off_starts_no_trial) {
+  lbo::testing::ScratchDir dir;
+  const std::string job = "grace_s = 30\n" + lbo::testing::test_job();
+  const RunOutput out = run_job(job, dir, 2, with_deadline(5));
+  EXPECT_EQ(out.exit_code, kExitResumable) << out.log;
+  EXPECT_NE(out.log.find("task a: not starting trials: 0 s left before the deadline "), std::string::npos) << out.log;
+  EXPECT_NE(out.log.find("stopping for the deadline: no trial can finish in the 0 s left before the deadline "),
+            std::string::npos)
+      << out.log;
+  EXPECT_EQ(out.log.find("nothing tells how long a trial takes"), std::string::npos) << out.log;
+  for (const JournalRecord& r : out.journal.records) EXPECT_FALSE(std::holds_alternative<TrialStarted>(r));
+}

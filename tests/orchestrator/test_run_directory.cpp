@@ -1,6 +1,12 @@
 #include "lbo/orchestrator/run_directory.hpp"
 
+#include <unistd.h>
+
 #include <gtest/gtest.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
 
 #include "lbo/jobs/error.hpp"
 #include "test_support.hpp"
@@ -89,4 +95,103 @@ TEST(RunDirectoryTest, foreign_files_are_never_overwritten) {
   const RunDirectory run = RunDirectory::open(dir.path() / "runs", job, false);
   EXPECT_FALSE(run.resuming());
   EXPECT_EQ(lbo::testing::read_text(run.path() / "job.toml"), job.source_text);
+}
+
+namespace {
+
+// flock as on a filesystem without file locks (Lustre mounted without flock, NFS without lockd).
+LockOptions without_file_locks(int error_number) {
+  LockOptions locking;
+  locking.flock = [error_number](int, int) {
+    errno = error_number;
+    return -1;
+  };
+  return locking;
+}
+
+std::string open_error(const fs::path& run_root, const lbo::jobs::JobSpec& job, const LockOptions& locking) {
+  try {
+    RunDirectory::open(run_root, job, false, locking);
+  } catch (const lbo::InputError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "opened without its lock";
+  return "";
+}
+
+}  // namespace
+
+// Issue 16 §5: "held by a running lbo" was said of a filesystem that cannot lock at all.
+TEST(RunDirectoryTest, a_filesystem_without_file_locks_is_named_with_the_way_out) {
+  lbo::testing::ScratchDir dir;
+  const auto job = lbo::testing::job_from(lbo::testing::test_job(), dir.path());
+  for (const int error_number : {ENOLCK, EOPNOTSUPP, ENOSYS}) {
+    // A new run (its folder is built beside the run root's others), then an existing one.
+    const std::string message = open_error(dir.path() / "runs", job, without_file_locks(error_number));
+    EXPECT_NE(message.find(": cannot lock the run directory: " + std::string(std::strerror(error_number)) +
+                           ": the filesystem of " + (dir.path() / "runs").string() +
+                           " does not support file locks (Lustre or NFS without lockd?)"),
+              std::string::npos)
+        << message;
+    EXPECT_NE(message.find("pass --no-lock if no other lbo uses this run directory at the same time"), std::string::npos)
+        << message;
+    EXPECT_EQ(message.find("in use by a running lbo"), std::string::npos) << message;
+    EXPECT_FALSE(fs::exists(dir.path() / "runs" / "t")) << "a half-made run folder was left";
+  }
+  { RunDirectory made = RunDirectory::open(dir.path() / "runs", job, false); }
+  std::ofstream(dir.path() / "runs" / "t" / "journal.lbo") << "x";
+  const std::string message = open_error(dir.path() / "runs", job, without_file_locks(ENOLCK));
+  EXPECT_EQ(message.rfind((dir.path() / "runs" / "t" / "lock").string() + ": cannot lock the run directory: ", 0), 0u)
+      << message;
+  EXPECT_NE(message.find("the filesystem of " + (dir.path() / "runs" / "t").string() + " does not support file locks"),
+            std::string::npos)
+      << message;
+  try {
+    RunDirectory::lock_existing(dir.path() / "runs" / "t", without_file_locks(ENOLCK));
+    FAIL() << "add-task took a run without its lock";
+  } catch (const lbo::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("--no-lock"), std::string::npos) << e.what();
+  }
+  // A lock another process holds is still that.
+  const std::string held = open_error(dir.path() / "runs", job, without_file_locks(EWOULDBLOCK));
+  EXPECT_NE(held.find("is in use by a running lbo"), std::string::npos) << held;
+}
+
+TEST(RunDirectoryTest, no_lock_opens_without_flock_and_says_so_in_the_lock_file) {
+  lbo::testing::ScratchDir dir;
+  const auto job = lbo::testing::job_from(lbo::testing::test_job(), dir.path());
+  LockOptions no_lock = without_file_locks(ENOLCK);
+  no_lock.take = false;
+  const fs::path run_dir = dir.path() / "runs" / "t";
+  {
+    const RunDirectory run = RunDirectory::open(dir.path() / "runs", job, false, no_lock);
+    EXPECT_FALSE(run.locked());
+    EXPECT_TRUE(fs::is_directory(run.trials()));
+    char host[256] = "?";
+    ::gethostname(host, sizeof host - 1);
+    const std::string me = "pid " + std::to_string(::getpid()) + " on " + host;
+    EXPECT_EQ(lbo::testing::read_text(run.lock()), me + " (--no-lock)\n");
+    // Whether it still runs cannot be told, on any filesystem.
+    const LockHolder holder = lock_holder(run_dir);
+    EXPECT_FALSE(holder.held);
+    EXPECT_EQ(holder.unknown_why, "the last lbo, " + me + ", ran with --no-lock");
+    std::ofstream(run.journal()) << "x";
+  }
+  const RunDirectory resumed = RunDirectory::open(dir.path() / "runs", job, false, no_lock);
+  EXPECT_TRUE(resumed.resuming());
+  EXPECT_TRUE(resumed.stale_lock_holder().empty());
+}
+
+TEST(RunDirectoryTest, a_lock_that_cannot_be_probed_is_unknown_not_held) {
+  lbo::testing::ScratchDir dir;
+  const auto job = lbo::testing::job_from(lbo::testing::test_job(), dir.path());
+  const RunDirectory run = RunDirectory::open(dir.path() / "runs", job, false);
+  const LockHolder holder = lock_holder(run.path(), without_file_locks(ENOLCK));
+  EXPECT_FALSE(holder.held);
+  EXPECT_EQ(holder.unknown_why,
+            "the filesystem of " + run.path().string() + " does not support file locks: " + std::strerror(ENOLCK));
+  // Where flock works, the same folder is held.
+  const LockHolder live = lock_holder(run.path());
+  EXPECT_TRUE(live.held);
+  EXPECT_TRUE(live.unknown_why.empty());
 }

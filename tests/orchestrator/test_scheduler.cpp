@@ -25,6 +25,17 @@ void start(RunState& state, const NextAttempt& next) {
   state.apply(TrialStarted{next.trial, next.task, next.attempt, next.config, "local:0", 0});
 }
 
+// Proposes a fixed valid configuration, and remembers which open tasks it was asked about.
+class RecordingPolicy final : public Policy {
+ public:
+  lbo::jobs::Config propose(const RunState&, int, std::int64_t) override { return lbo::jobs::Config{{0.5}}; }
+  Proposal propose_among(const RunState& state, const std::vector<int>& open, std::int64_t trial) override {
+    asked.push_back(open);
+    return {open.back(), propose(state, open.back(), trial), ProposalSource::model, {}};
+  }
+  std::vector<std::vector<int>> asked;
+};
+
 lbo::workers::Outcome outcome(lbo::workers::TrialStatus status) {
   lbo::workers::Outcome o;
   o.status = status;
@@ -100,4 +111,51 @@ TEST(SchedulerTest, interrupted_trials_run_before_retries_and_new_trials) {
   EXPECT_EQ(retry->trial, 0);
   start(state, *retry);
   EXPECT_EQ(scheduler.next(state, *policy)->trial, 3);  // a new trial
+}
+
+// The deadline: a task whose trials would not finish in time gets no proposal (a proposal has
+// side effects), a later task does not open in its place, and its queued trials wait.
+TEST(SchedulerTest, a_task_the_filter_refuses_is_not_proposed_for_and_its_queued_trials_wait) {
+  lbo::testing::ScratchDir dir;
+  const std::string tasks = "[[tasks]]\nname = \"a\"\nbudget = 5\n[[tasks]]\nname = \"b\"\nbudget = 5\n"
+                            "[[tasks]]\nname = \"c\"\nbudget = 5\n";
+  const auto one_open = lbo::testing::job_from(lbo::testing::test_job("", tasks), dir.path());
+  const auto two_open = lbo::testing::job_from(lbo::testing::test_job("", "[schedule]\nconcurrent_tasks = 2\n" + tasks), dir.path());
+  bool a_fits = false;
+  const TaskFilter filter = [&](int task) { return task != 0 || a_fits; };
+  {
+    RunState state = lbo::testing::started_state(one_open);
+    RecordingPolicy policy;
+    EXPECT_FALSE(Scheduler(one_open).next(state, policy, false, filter)) << "task b opened in a's place";
+    EXPECT_TRUE(policy.asked.empty()) << "a proposal was made for a task that will not start";
+  }
+  RunState state = lbo::testing::started_state(two_open);
+  RecordingPolicy policy;
+  const Scheduler scheduler(two_open);
+  const auto b = scheduler.next(state, policy, false, filter);
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->task, 1);
+  EXPECT_EQ(policy.asked, (std::vector<std::vector<int>>{{1}}));
+  start(state, *b);
+  // Two trials of a: one fails (a retry), one is cancelled (interrupted).
+  a_fits = true;
+  start(state, *scheduler.next(state, policy, false, [](int task) { return task == 0; }));
+  start(state, *scheduler.next(state, policy, false, [](int task) { return task == 0; }));
+  ASSERT_EQ(state.trial(1).task, 0);
+  ASSERT_EQ(state.trial(2).task, 0);
+  lbo::testing::end_attempt(state, 1, outcome(lbo::workers::TrialStatus::failed), "local:0", false);
+  lbo::testing::end_attempt(state, 2, outcome(lbo::workers::TrialStatus::cancelled), "local:0", false);
+  a_fits = false;
+  EXPECT_FALSE(scheduler.next(state, policy, true, filter)) << "only interrupted ones, and a's may not start";
+  const auto next = scheduler.next(state, policy, false, filter);
+  ASSERT_TRUE(next);
+  EXPECT_EQ(next->task, 1);
+  EXPECT_EQ(next->attempt, 1) << "a new trial of b, not a's retry";
+  EXPECT_EQ(state.retries(), (std::vector<std::int64_t>{1}));
+  EXPECT_EQ(state.interrupted(), (std::vector<std::int64_t>{2}));
+  a_fits = true;
+  const auto again = scheduler.next(state, policy, false, filter);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->trial, 2);
+  EXPECT_EQ(again->attempt, 2);
 }

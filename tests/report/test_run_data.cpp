@@ -217,3 +217,20 @@ TEST(RunDataTest, a_folder_without_a_journal_is_input_error) {
   ScratchDir dir;
   EXPECT_THROW(lbo::report::run_data(dir.path()), lbo::InputError);
 }
+
+// Issue 16 §5: a run that another lbo may be using without a lock is neither running nor
+// stopped as far as the report can tell.
+TEST(RunDataTest, a_run_whose_lock_cannot_tell_is_in_an_unknown_state) {
+  ScratchDir dir;
+  lbo::orchestrator::MasterOptions options;
+  // grace_s (30 s) before a deadline 1 s away: the run stops at once, its budgets unspent.
+  options.deadline = lbo::orchestrator::Deadline{options.clock() + 1, "--deadline"};
+  const RunOutput out = lbo::testing::run_job(report_job(), dir, 2, options);
+  ASSERT_EQ(out.exit_code, lbo::orchestrator::kExitResumable) << out.log;
+  EXPECT_EQ(lbo::report::run_data(out.run_dir)["state"], "stopped");
+  std::ofstream(out.run_dir / "lock") << "pid 12345 on elsewhere (--no-lock)\n";
+  const json data = lbo::report::run_data(out.run_dir);
+  EXPECT_EQ(data["state"], "unknown");
+  EXPECT_EQ(data["state_note"], "running or stopped: the last lbo, pid 12345 on elsewhere, ran with --no-lock, so lbo "
+                                "cannot tell whether a live lbo uses it");
+}

@@ -11,6 +11,7 @@
 #include "lbo/cluster/transport.hpp"
 #include "lbo/jobs/job_spec.hpp"
 #include "lbo/orchestrator/console.hpp"
+#include "lbo/orchestrator/deadline.hpp"
 #include "lbo/orchestrator/policy.hpp"
 #include "lbo/orchestrator/recovery.hpp"
 #include "lbo/orchestrator/run_directory.hpp"
@@ -42,6 +43,16 @@ struct MasterOptions {
   /// once the run ends (`end` true, with its exit status). A report, not state: what it throws
   /// is a warning.
   std::function<void(bool end, int exit_code)> write_report;
+  /// When the allocation ends (find_deadline): no trial is started that is unlikely to finish by
+  /// then less the job's grace_s (DeadlinePlanner); when nothing is running and nothing fits,
+  /// and at the latest at the deadline less grace_s, the run stops as after a signal
+  /// (kExitResumable). None: the run stops only on a signal.
+  std::optional<Deadline> deadline;
+  /// Unix seconds now: every time the master records (journal, checkpoints) or compares with
+  /// the deadline. Its timers wait steady-clock durations computed from it. Tests inject one.
+  std::function<double()> clock = [] {
+    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  };
 };
 
 /// Makes the transport that runs work orders, delivering completions on `io`.
@@ -52,7 +63,7 @@ using TransportFactory = std::function<std::unique_ptr<cluster::Transport>(
 inline constexpr int kExitDone = 0;
 inline constexpr int kExitError = 1;
 inline constexpr int kExitBadInput = 2;
-inline constexpr int kExitResumable = 75;  ///< stopped by a signal; the same command resumes (EX_TEMPFAIL)
+inline constexpr int kExitResumable = 75;  ///< stopped by a signal or the deadline; the same command resumes (EX_TEMPFAIL)
 
 class Master {
  public:
@@ -67,7 +78,7 @@ class Master {
   /// Runs the job to its end: kExitDone when every budget is spent. SIGTERM, SIGINT or SIGUSR1
   /// stop it: no new trials, a checkpoint, the running ones get the job's grace_s to finish and
   /// are then cancelled (a second signal cancels them at once, a third kills them), a final
-  /// checkpoint, kExitResumable.
+  /// checkpoint, kExitResumable. A deadline stops it the same way (MasterOptions::deadline).
   int run();
 
  private:

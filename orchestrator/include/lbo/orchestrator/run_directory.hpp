@@ -3,9 +3,12 @@
 // folders, lock. RunPaths is the one place that names its files; RunDirectory is one locked
 // for this process.
 
+#include <sys/file.h>
+
 #include <cstdint>
 #include <ctime>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -46,6 +49,20 @@ class RunPaths {
   std::filesystem::path dir_;
 };
 
+/// How a run directory is locked against a second lbo.
+struct LockOptions {
+  /// false (`--no-lock`): no lock is taken, for a filesystem without file locks; the user's
+  /// promise that no other lbo uses the directory meanwhile. The lock file still names this
+  /// process, marked "(--no-lock)".
+  bool take = true;
+  /// flock(2). Tests put here a function that fails as a filesystem without locks does.
+  std::function<int(int fd, int operation)> flock = ::flock;
+};
+
+/// Whether `error_number` from flock means the filesystem does not support file locks (Lustre
+/// mounted without flock, NFS without lockd), rather than a lock held by another process.
+bool locks_unsupported(int error_number);
+
 class RunDirectory : public RunPaths {
  public:
   /// `<run_root>/<job.name>/`, locked for this process. A folder that holds a run (a journal)
@@ -53,18 +70,23 @@ class RunDirectory : public RunPaths {
   /// started anew: the move happens under the old run's lock, and the new folder appears whole
   /// and locked (built beside it, then renamed into place), so two lbo processes never move or
   /// share each other's live run. A live run's folder is refused (InputError), as is a folder
-  /// with other content that is not a run. A new run gets the job frozen into job.toml.
-  static RunDirectory open(const std::filesystem::path& run_root, const jobs::JobSpec& job, bool fresh);
+  /// with other content that is not a run. A new run gets the job frozen into job.toml. A
+  /// filesystem that does not support file locks is an InputError naming it and `--no-lock`.
+  static RunDirectory open(const std::filesystem::path& run_root, const jobs::JobSpec& job, bool fresh,
+                           const LockOptions& locking = {});
   /// The same for a new run only: an existing run is refused unless `fresh` (tests, benchmarks).
-  static RunDirectory create(const std::filesystem::path& run_root, const jobs::JobSpec& job, bool fresh);
+  static RunDirectory create(const std::filesystem::path& run_root, const jobs::JobSpec& job, bool fresh,
+                             const LockOptions& locking = {});
 
   /// An existing run (a journal) locked for this process, or none while a live run holds it.
-  static std::optional<RunDirectory> lock_existing(const std::filesystem::path& dir);
+  static std::optional<RunDirectory> lock_existing(const std::filesystem::path& dir, const LockOptions& locking = {});
 
   RunDirectory(RunDirectory&& other) noexcept;
   RunDirectory& operator=(RunDirectory&&) = delete;
   ~RunDirectory();
 
+  /// Whether this process holds the run's lock (false with --no-lock).
+  bool locked() const { return locked_; }
   /// Whether the folder held a run to continue.
   bool resuming() const { return resuming_; }
   /// Where the previous run was moved by `fresh`, or empty.
@@ -76,10 +98,12 @@ class RunDirectory : public RunPaths {
   void freeze_job(const std::string& text) const;
 
  private:
-  RunDirectory(std::filesystem::path path, int lock_fd) : RunPaths(std::move(path)), lock_fd_(lock_fd) {}
+  RunDirectory(std::filesystem::path path, int lock_fd, bool locked)
+      : RunPaths(std::move(path)), locked_(locked), lock_fd_(lock_fd) {}
   std::filesystem::path moved_aside_;
   std::string stale_holder_;
   bool resuming_ = false;
+  bool locked_ = true;
   int lock_fd_ = -1;
 };
 
@@ -87,7 +111,11 @@ class RunDirectory : public RunPaths {
 struct LockHolder {
   std::string holder;  ///< as written in the lock file; empty when there is none
   bool held = false;   ///< a live process holds the lock now
+  /// Why lbo cannot tell whether a live lbo uses the folder (held is then false): the
+  /// filesystem does not support file locks, or the last lbo ran with --no-lock. Empty when it
+  /// can tell.
+  std::string unknown_why;
 };
-LockHolder lock_holder(const std::filesystem::path& run_dir);
+LockHolder lock_holder(const std::filesystem::path& run_dir, const LockOptions& locking = {});
 
 }  // namespace lbo::orchestrator

@@ -4,6 +4,7 @@
 // only then starts it.
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 
 #include "lbo/jobs/job_spec.hpp"
@@ -22,6 +23,10 @@ struct NextAttempt {
   std::string proposal_note;
 };
 
+/// Whether a trial of a task may start now (the deadline: whether one is likely to finish in
+/// time). Asked before anything is proposed for the task.
+using TaskFilter = std::function<bool(int task)>;
+
 class Scheduler {
  public:
   explicit Scheduler(const jobs::JobSpec& job) : job_(&job) {}
@@ -30,8 +35,12 @@ class Scheduler {
   /// else a new trial of an open task (the first [schedule] concurrent_tasks tasks, in job order,
   /// with budget left to hand out) proposed by `policy` and checked against the space. With
   /// `interrupted_only`, only the first kind (a --sync run finishes its interrupted round before
-  /// proposing). nullopt when nothing is left to hand out.
-  std::optional<NextAttempt> next(const RunState& state, Policy& policy, bool interrupted_only = false) const;
+  /// proposing). Tasks `may_start` refuses are skipped: their queued trials stay queued, and
+  /// the policy is not asked for them (a proposal has side effects: Hedge draws, the model's
+  /// pending points), nor does a later task open in their place (task order is what lifelong
+  /// transfer learns from). nullopt when nothing is left to hand out.
+  std::optional<NextAttempt> next(const RunState& state, Policy& policy, bool interrupted_only = false,
+                                  const TaskFilter& may_start = {}) const;
 
  private:
   const jobs::JobSpec* job_;  // its tasks grow as tasks are added
