@@ -8,6 +8,7 @@
 
 #include "lbo/surrogate/ablr.hpp"
 #include "lbo/surrogate/lbo.hpp"
+#include "lbo/surrogate/libo.hpp"
 #include "lbo/surrogate/residual.hpp"
 #include "lbo/surrogate/transfer.hpp"
 
@@ -54,6 +55,7 @@ std::unique_ptr<surrogate::Surrogate> make_surrogate(const jobs::JobSpec& job, i
       if (job.policy.transfer_gp.value_or(lbo)) model = std::make_unique<surrogate::TransferGp>(std::move(model));
       return model;
     }
+    case jobs::SurrogateKind::libo: return std::make_unique<surrogate::Libo>(dimension);
     default: return std::make_unique<surrogate::GpSurrogate>();
   }
 }
