@@ -2,7 +2,7 @@
 // the ABLR paper's quadratic family (§3.1). The policies run exactly as in `lbo run --sync`
 // with one slot; objectives are evaluated in-process, since this measures proposals.
 //
-//   build/bench/lifelong [--reps N] [--methods lbo,lbo-resid,lbo-pure,lbo-ucb,ablr,gp,gp-ucb,random,libo,libo-ucb]
+//   build/bench/lifelong [--reps N] [--methods lbo,lbo-resid,lbo-pure,lbo-ucb,ablr,gp,gp-ucb,random,libo,libo-ucb,libo-pure]
 //                        [--problems branin,quadratic,cosine1d,cosine2d] [--budget N] [--quadratic-tasks N]
 //                        [--cosine-tasks N]
 //                        [--sigmas 0.01,0.05,0.1,0.5,1] [--detail 1]
@@ -184,7 +184,7 @@ double cosine_minimum(const CosineSum& f, int d) {
   return best;
 }
 
-void run_cosine(int d, const std::vector<Method>& methods, int reps, int tasks, int budget) {
+void run_cosine(int d, const std::vector<Method>& methods, int reps, int tasks, int budget, bool detail) {
   std::printf("LiBO's cosine family, %d-D: %d tasks x %d trials, |J*| = 5 of %d bases, %d reps, --sync, one slot\n", d,
               tasks, budget, d == 1 ? 50 : 100, reps);
   std::printf("mean best-so-far regret\n%-10s %-9s %10s %10s %10s\n", "tasks", "method", "@10", "@25",
@@ -206,6 +206,7 @@ void run_cosine(int d, const std::vector<Method>& methods, int reps, int tasks, 
     std::vector<double> seconds(static_cast<std::size_t>(tasks), 0.0);
     for (int rep = 0; rep < reps; ++rep) {
       const jobs::JobSpec job = jobs::parse_job(job_text(method, rep + 1, space, tasks, budget, 5), "cosine.toml");
+      std::vector<orchestrator::TaskModelReport> reports;  // --detail 1: the kernel each task ended with
       const auto& seq = sequences[static_cast<std::size_t>(rep)];
       const SequenceRun r = run_sequence(
           job,
@@ -214,7 +215,13 @@ void run_cosine(int d, const std::vector<Method>& methods, int reps, int tasks, 
             for (const auto& v : c.values) x.push_back(*v);
             return seq[static_cast<std::size_t>(t)](x);
           },
-          minima[static_cast<std::size_t>(rep)]);
+          minima[static_cast<std::size_t>(rep)], [&](orchestrator::Policy& policy) {
+            if (detail) reports = policy.model_report();
+          });
+      for (std::size_t t = 0; t < reports.size(); ++t) {
+        std::printf("  (%s, sequence %d, task %zu: regret @10 %.3f, @%d %.3f; kernels %s)\n", method.name.c_str(), rep + 1,
+                    t + 1, r.regret[t][9], budget, r.regret[t].back(), reports[t].kernels.c_str());
+      }
       if (r.failed_fits > 0) std::printf("(%s, sequence %d: %d model fits failed)\n", method.name.c_str(), rep + 1, r.failed_fits);
       for (int t = 0; t < tasks; ++t) {
         curves[static_cast<std::size_t>(t)].push_back(r.regret[static_cast<std::size_t>(t)]);
@@ -277,6 +284,7 @@ int main(int argc, char** argv) {
       {"random", "surrogate = \"random\""},
       {"libo", "surrogate = \"libo\"\nacquisition = \"ei\"\ninitial_random = \"libo\""},
       {"libo-ucb", "surrogate = \"libo\"\nacquisition = \"ucb\"\ninitial_random = \"libo\""},
+      {"libo-pure", "surrogate = \"libo\"\nacquisition = \"ei\"\ninitial_random = \"libo\"\nlibo_full_share = false"},
   };
   std::vector<Method> methods;
   for (const std::string& name : method_names) {
@@ -413,7 +421,7 @@ int main(int argc, char** argv) {
   for (const int d : {1, 2}) {
     const std::string name = "cosine" + std::to_string(d) + "d";
     if (std::find(problems.begin(), problems.end(), name) == problems.end()) continue;
-    run_cosine(d, methods, reps, cosine_tasks, budget);
+    run_cosine(d, methods, reps, cosine_tasks, budget, detail);
   }
   return 0;
 }

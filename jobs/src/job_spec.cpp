@@ -462,7 +462,7 @@ class JobParser {
     check_keys(t, prefix,
                {"surrogate", "acquisition", "initial_random", "ucb_beta", "ucb_scale", "ucb_delta", "xi", "hedge_eta",
                 "candidates", "refine", "network_width", "network_depth", "networks", "ibp_alpha", "warm_start", "residual_gp",
-                "transfer_gp", "fit_threads", "transfer_best", "hedge_memory"});
+                "transfer_gp", "fit_threads", "transfer_best", "hedge_memory", "libo_full_share"});
     PolicySpec& policy = job.policy;
     if (const auto surrogate = get_string(t, "surrogate", prefix, false)) {
       if (const auto kind = one_of<SurrogateKind>(
@@ -559,6 +559,7 @@ class JobParser {
     positive(t, prefix, "ibp_alpha", policy.ibp_alpha);
     if (const auto residual = get<bool>(t, "residual_gp", prefix, false, "true or false")) policy.residual_gp = *residual;
     if (const auto transfer = get<bool>(t, "transfer_gp", prefix, false, "true or false")) policy.transfer_gp = *transfer;
+    if (const auto share = get<bool>(t, "libo_full_share", prefix, false, "true or false")) policy.libo_full_share = *share;
   }
 
   // A number > 0 into `out`; false when absent or reported.

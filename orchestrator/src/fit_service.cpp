@@ -55,7 +55,11 @@ std::unique_ptr<surrogate::Surrogate> make_surrogate(const jobs::JobSpec& job, i
       if (job.policy.transfer_gp.value_or(lbo)) model = std::make_unique<surrogate::TransferGp>(std::move(model));
       return model;
     }
-    case jobs::SurrogateKind::libo: return std::make_unique<surrogate::Libo>(dimension);
+    case jobs::SurrogateKind::libo: {
+      surrogate::LiboOptions options;
+      options.full_share = job.policy.libo_full_share;
+      return std::make_unique<surrogate::Libo>(dimension, options);
+    }
     default: return std::make_unique<surrogate::GpSurrogate>();
   }
 }

@@ -16,10 +16,15 @@ namespace {
 
 constexpr double kLog2Pi = 1.8378770664093454836;
 
-// Box of θ = [log σ_f², log σ_n²], as GpHyperparameters': σ_f² ∈ [0.01, 100], σ_n² ∈ [1e-6, 2].
-const Eigen::Vector2d kLower(std::log(0.01), std::log(1e-6));
-const Eigen::Vector2d kUpper(std::log(100.0), std::log(2.0));
-const Eigen::Vector2d kDefault(0.0, std::log(1e-2));
+// Box of θ = [log σ_f², log σ_n², logit s], as GpHyperparameters': σ_f² ∈ [0.01, 100],
+// σ_n² ∈ [1e-6, 2]; s ∈ [0.001, 0.999].
+const double kLower[] = {std::log(0.01), std::log(1e-6), -6.9};
+const double kUpper[] = {std::log(100.0), std::log(2.0), 6.9};
+// The prior's centre of logit s: s = 0.05.
+const double kShareCentre = std::log(0.05 / 0.95);
+const double kDefault[] = {0.0, std::log(1e-2), kShareCentre};
+
+double sigmoid(double u) { return 1.0 / (1.0 + std::exp(-u)); }
 
 // The GP posterior under σ_f² k̂ + σ_n² I: LLᵀ over the training points, extended by condition().
 // The same algebra as GpPosterior (gp.cpp) with the kernel given instead of Matérn-5/2.
@@ -92,24 +97,28 @@ class FixedKernelPosterior final : public TaskPosterior {
   double signal_, noise_;
 };
 
-Eigen::MatrixXd noisy(const Eigen::MatrixXd& K, const Eigen::Vector2d& theta) {
-  Eigen::MatrixXd Kn = std::exp(theta(0)) * K;
-  Kn.diagonal().array() += std::exp(theta(1));
+// σ_f² K + σ_n² I.
+Eigen::MatrixXd noisy(const Eigen::MatrixXd& K, double log_signal, double log_noise) {
+  Eigen::MatrixXd Kn = std::exp(log_signal) * K;
+  Kn.diagonal().array() += std::exp(log_noise);
   return Kn;
 }
 
-// θ maximizing fixed_kernel_objective from the starts: the warm one (when given), the default,
-// then random ones in the inner half of the box.
-Eigen::Vector2d fit_theta(const Eigen::MatrixXd& K, const Eigen::VectorXd& z, const std::vector<double>& warm,
-                          std::uint64_t seed, const LiboOptions& options) {
-  std::vector<Eigen::Vector2d> starts;
-  if (warm.size() == 2) starts.emplace_back(warm[0], warm[1]);
-  starts.push_back(kDefault);
+// θ maximizing fixed_kernel_objective (with K_full: three entries, else two) from the starts:
+// the warm one (when its length fits), the default, then random ones in the inner half of the box.
+std::vector<double> fit_theta(const Eigen::MatrixXd& K, const Eigen::MatrixXd* K_full, const Eigen::VectorXd& z,
+                              const std::vector<double>& warm, std::uint64_t seed, const LiboOptions& options) {
+  const Eigen::Index size = K_full != nullptr ? 3 : 2;
+  const Eigen::VectorXd lower = Eigen::Map<const Eigen::VectorXd>(kLower, size);
+  const Eigen::VectorXd upper = Eigen::Map<const Eigen::VectorXd>(kUpper, size);
+  std::vector<Eigen::VectorXd> starts;
+  if (static_cast<Eigen::Index>(warm.size()) == size) starts.push_back(Eigen::Map<const Eigen::VectorXd>(warm.data(), size));
+  starts.push_back(Eigen::Map<const Eigen::VectorXd>(kDefault, size));
   std::mt19937_64 rng(seed);
   for (int i = 0; i < options.restarts; ++i) {
-    Eigen::Vector2d t;
-    for (int j = 0; j < 2; ++j) {
-      const double mid = 0.5 * (kLower(j) + kUpper(j)), half = 0.25 * (kUpper(j) - kLower(j));
+    Eigen::VectorXd t(size);
+    for (Eigen::Index j = 0; j < size; ++j) {
+      const double mid = 0.5 * (lower(j) + upper(j)), half = 0.25 * (upper(j) - lower(j));
       t(j) = std::uniform_real_distribution<double>(mid - half, mid + half)(rng);
     }
     starts.push_back(t);
@@ -118,13 +127,12 @@ Eigen::Vector2d fit_theta(const Eigen::MatrixXd& K, const Eigen::VectorXd& z, co
   param.max_iterations = options.max_iterations;
   param.epsilon = 1e-5;
   param.max_linesearch = 30;
-  const Eigen::VectorXd lower = kLower, upper = kUpper;
   double best_value = -std::numeric_limits<double>::infinity();
-  Eigen::Vector2d best = starts.front();
-  for (const Eigen::Vector2d& start : starts) {
+  Eigen::VectorXd best = starts.front();
+  for (const Eigen::VectorXd& start : starts) {
     auto negative = [&](const Eigen::VectorXd& t, Eigen::VectorXd& grad) {
       try {
-        const GpObjective o = fixed_kernel_objective(K, z, Eigen::Vector2d(t(0), t(1)));
+        const GpObjective o = fixed_kernel_objective(K, K_full, z, t);
         grad = -o.gradient;
         return -o.value;
       } catch (const NumericalError&) {
@@ -132,38 +140,66 @@ Eigen::Vector2d fit_theta(const Eigen::MatrixXd& K, const Eigen::VectorXd& z, co
         return std::numeric_limits<double>::infinity();
       }
     };
-    Eigen::VectorXd theta = start.cwiseMax(kLower).cwiseMin(kUpper);
+    Eigen::VectorXd theta = start.cwiseMax(lower).cwiseMin(upper);
     double value = 0;
     try {
       LBFGSpp::LBFGSBSolver<double> solver(param);
       solver.minimize(negative, theta, value, lower, upper);
     } catch (const std::exception&) {
       // A line-search failure ends this start where it stands.
-      Eigen::VectorXd grad(2);
+      Eigen::VectorXd grad(size);
       value = negative(theta, grad);
     }
     if (std::isfinite(value) && -value > best_value) {
       best_value = -value;
-      best = Eigen::Vector2d(theta(0), theta(1));
+      best = theta;
     }
   }
-  if (!std::isfinite(best_value)) throw NumericalError("libo: no (σ_f², σ_n²) gives a positive definite kernel matrix");
-  return best;
+  if (!std::isfinite(best_value)) throw NumericalError("libo: no hyperparameters give a positive definite kernel matrix");
+  return std::vector<double>(best.data(), best.data() + best.size());
 }
 
 }  // namespace
 
-GpObjective fixed_kernel_objective(const Eigen::MatrixXd& K, const Eigen::VectorXd& y, const Eigen::Vector2d& theta) {
+Eigen::MatrixXd CombinedKernel::gram(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B) const {
+  Eigen::MatrixXd k = dictionary_->combined(A, B, active_);
+  if (full_share_ > 0) k = (1 - full_share_) * k + full_share_ * dictionary_->combined(A, B, {});
+  return k;
+}
+
+Eigen::VectorXd CombinedKernel::diagonal(const Eigen::MatrixXd& A) const {
+  Eigen::VectorXd k = dictionary_->combined_diagonal(A, active_);
+  if (full_share_ > 0) k = (1 - full_share_) * k + full_share_ * dictionary_->combined_diagonal(A, {});
+  return k;
+}
+
+Eigen::MatrixXd CombinedKernel::gradient(const Eigen::VectorXd& x, const Eigen::MatrixXd& B) const {
+  Eigen::MatrixXd g = dictionary_->combined_gradient(x, B, active_);
+  if (full_share_ > 0) g = (1 - full_share_) * g + full_share_ * dictionary_->combined_gradient(x, B, {});
+  return g;
+}
+
+Eigen::VectorXd CombinedKernel::diagonal_gradient(const Eigen::VectorXd& x) const {
+  Eigen::VectorXd g = dictionary_->combined_diagonal_gradient(x, active_);
+  if (full_share_ > 0) g = (1 - full_share_) * g + full_share_ * dictionary_->combined_diagonal_gradient(x, {});
+  return g;
+}
+
+GpObjective fixed_kernel_objective(const Eigen::MatrixXd& K, const Eigen::MatrixXd* K_full, const Eigen::VectorXd& y,
+                                   const Eigen::VectorXd& theta) {
   const Eigen::Index n = y.size();
   const double signal = std::exp(theta(0)), noise = std::exp(theta(1));
-  const Eigen::LLT<Eigen::MatrixXd> llt = robust_cholesky(noisy(K, theta));
+  const double share = K_full != nullptr ? sigmoid(theta(2)) : 0.0;
+  const Eigen::MatrixXd mixed = K_full != nullptr ? Eigen::MatrixXd((1 - share) * K + share * *K_full) : K;
+  const Eigen::LLT<Eigen::MatrixXd> llt = robust_cholesky(noisy(mixed, theta(0), theta(1)));
   const Eigen::VectorXd alpha = llt.solve(y);
   GpObjective out;
   out.value = -0.5 * y.dot(alpha) - llt.matrixLLT().diagonal().array().log().sum() - 0.5 * static_cast<double>(n) * kLog2Pi;
-  // ∂/∂θ_j = ½ tr(W ∂K/∂θ_j), W = ααᵀ − K⁻¹; ∂K/∂log σ_f² = σ_f² K̂, ∂K/∂log σ_n² = σ_n² I.
+  // ∂/∂θ_j = ½ tr(W ∂K/∂θ_j), W = ααᵀ − K⁻¹: ∂K/∂log σ_f² = σ_f² K_mixed, ∂K/∂log σ_n² = σ_n² I,
+  // ∂K/∂logit s = σ_f² s (1 − s) (K_full − K).
   const Eigen::MatrixXd W = alpha * alpha.transpose() - llt.solve(Eigen::MatrixXd::Identity(n, n));
-  out.gradient.resize(2);
-  out.gradient(0) = 0.5 * signal * W.cwiseProduct(K).sum();
+  out.gradient.resize(theta.size());
+  out.gradient(0) = 0.5 * signal * W.cwiseProduct(mixed).sum();
   out.gradient(1) = 0.5 * noise * W.trace();
   // The GaussianProcess priors: log σ_f² ~ N(0, 1), log σ_n² ~ N(log 1e-2, 2²).
   out.value += -0.5 * theta(0) * theta(0);
@@ -171,6 +207,12 @@ GpObjective fixed_kernel_objective(const Eigen::MatrixXd& K, const Eigen::Vector
   const double u = (theta(1) - std::log(1e-2)) / 2.0;
   out.value += -0.5 * u * u;
   out.gradient(1) += -u / 2.0;
+  if (K_full != nullptr) {
+    out.gradient(2) = 0.5 * signal * share * (1 - share) * W.cwiseProduct(*K_full - K).sum();
+    const double v = (theta(2) - kShareCentre) / 2.0;
+    out.value += -0.5 * v * v;
+    out.gradient(2) += -v / 2.0;
+  }
   return out;
 }
 
@@ -179,7 +221,7 @@ std::shared_ptr<const TaskPosterior> make_fixed_kernel_posterior(std::shared_ptr
                                                                  const Eigen::VectorXd& y_standardized,
                                                                  const Eigen::Vector2d& theta,
                                                                  Standardization standardization) {
-  const Eigen::LLT<Eigen::MatrixXd> llt = robust_cholesky(noisy(kernel->gram(X, X), theta));
+  const Eigen::LLT<Eigen::MatrixXd> llt = robust_cholesky(noisy(kernel->gram(X, X), theta(0), theta(1)));
   return std::make_shared<FixedKernelPosterior>(std::move(kernel), X, y_standardized, theta,
                                                 llt.matrixL().toDenseMatrix(), standardization);
 }
@@ -199,17 +241,22 @@ Libo::Libo(int dimension, LiboOptions options, std::shared_ptr<const KernelDicti
     : dimension_(dimension),
       options_(std::move(options)),
       dictionary_(dictionary ? std::move(dictionary)
-                             : std::make_shared<const KernelDictionary>(KernelDictionary::standard(dimension))) {
-  set_kernel();
-}
-
-void Libo::set_kernel() { kernel_ = std::make_shared<const CombinedKernel>(dictionary_, state_.active); }
+                             : std::make_shared<const KernelDictionary>(KernelDictionary::standard(dimension))) {}
 
 std::string Libo::describe_active() const {
   if (state_.active.empty()) return "k_full";
   std::string text;
   for (int j : state_.active) text += (text.empty() ? "" : " + ") + dictionary_->kernel(j).name();
   return text;
+}
+
+std::shared_ptr<const CombinedKernel> Libo::kernel(int task) const {
+  if (task < 0 || static_cast<std::size_t>(task) >= kernels_.size()) return nullptr;
+  return kernels_[static_cast<std::size_t>(task)];
+}
+
+std::shared_ptr<const CombinedKernel> Libo::kernel_for(const std::vector<double>& theta) const {
+  return std::make_shared<const CombinedKernel>(dictionary_, state_.active, theta.size() == 3 ? sigmoid(theta[2]) : 0.0);
 }
 
 void Libo::fit(const TaskData& data, std::uint64_t seed) {
@@ -233,29 +280,36 @@ void Libo::fit(const TaskData& data, std::uint64_t seed) {
     state_.lambda = learned.lambda;
     state_.lambda_max = learned.lambda_max;
     state_.group_norms.assign(learned.group_norms.data(), learned.group_norms.data() + learned.group_norms.size());
-    if (kernel_changed) set_kernel();
   }
+  const bool mixing = options_.full_share && !state_.active.empty();
+  const CombinedKernel learned(dictionary_, state_.active), full(dictionary_, {});
   const std::size_t tasks = data.tasks.size();
-  state_.gp.theta.resize(tasks);
-  state_.gp.fitted_sizes.resize(tasks, -1);
+  state_.gp.theta.resize(std::max(state_.gp.theta.size(), tasks));
+  state_.gp.fitted_sizes.resize(std::max(state_.gp.fitted_sizes.size(), tasks), -1);
   state_.task_kernels.resize(std::max(state_.task_kernels.size(), tasks));
   posteriors_.resize(tasks);
-  const std::string kernel_name = describe_active();
+  kernels_.resize(tasks);
   for (std::size_t t = 0; t < tasks; ++t) {
     const Observations& o = data.tasks[t];
     if (o.y.size() == 0) {
       posteriors_[t].reset();
       continue;
     }
-    if (!kernel_changed && posteriors_[t] && state_.gp.fitted_sizes[t] == o.y.size()) continue;
+    // A finished task keeps the kernel it ran with: it proposes nothing more.
+    const bool finished = t < data.finished.size() && data.finished[t];
+    if (posteriors_[t] && state_.gp.fitted_sizes[t] == o.y.size() && (!kernel_changed || finished)) continue;
     const Standardization s = Standardization::of(o.y);
     const Eigen::VectorXd z = (o.y.array() - s.offset) / s.scale;
-    const Eigen::MatrixXd K = kernel_->gram(o.X, o.X);
-    const Eigen::Vector2d theta = fit_theta(K, z, state_.gp.theta[t], seed + 7919 * t, options_);
-    posteriors_[t] = make_fixed_kernel_posterior(kernel_, o.X, z, theta, s);
-    state_.gp.theta[t] = {theta(0), theta(1)};
+    const Eigen::MatrixXd K = learned.gram(o.X, o.X);
+    const Eigen::MatrixXd K_full = mixing ? full.gram(o.X, o.X) : Eigen::MatrixXd();
+    const std::vector<double> theta = fit_theta(K, mixing ? &K_full : nullptr, z, state_.gp.theta[t], seed + 7919 * t, options_);
+    kernels_[t] = kernel_for(theta);
+    posteriors_[t] = make_fixed_kernel_posterior(kernels_[t], o.X, z, Eigen::Vector2d(theta[0], theta[1]), s);
+    state_.gp.theta[t] = theta;
     state_.gp.fitted_sizes[t] = o.y.size();
-    state_.task_kernels[t] = kernel_name;
+    char share[48] = "";
+    if (theta.size() == 3) std::snprintf(share, sizeof share, " (k_full share %.2g)", sigmoid(theta[2]));
+    state_.task_kernels[t] = describe_active() + share;
   }
 }
 
@@ -272,32 +326,35 @@ SurrogateState Libo::state() const {
 
 void Libo::restore(const SurrogateState& saved, const TaskData& data) {
   if (!saved.libo) throw NumericalError("libo: the saved state is not LiBO's");
-  LiboState l = *saved.libo;
+  Libo restored(dimension_, options_, dictionary_);
+  restored.state_ = *saved.libo;
+  LiboState& l = restored.state_;
   for (int j : l.active) {
     if (j < 0 || j >= dictionary_->size()) {
       throw NumericalError("libo: the saved kernel " + std::to_string(j) + " is not in the dictionary of " +
                            std::to_string(dictionary_->size()));
     }
   }
-  const auto kernel = std::make_shared<const CombinedKernel>(dictionary_, l.active);
   const std::size_t tasks = std::max(data.tasks.size(), l.gp.theta.size());
   l.gp.theta.resize(tasks);
   l.gp.fitted_sizes.resize(tasks, -1);
   l.task_kernels.resize(std::max(l.task_kernels.size(), tasks));
-  std::vector<std::shared_ptr<const TaskPosterior>> posteriors(data.tasks.size());
+  restored.posteriors_.resize(data.tasks.size());
+  restored.kernels_.resize(data.tasks.size());
   for (std::size_t t = 0; t < data.tasks.size(); ++t) {
     const Observations& o = data.tasks[t];
     const std::vector<double>& theta = l.gp.theta[t];
-    if (o.y.size() == 0 || theta.size() != 2) continue;
+    if (o.y.size() == 0 || theta.size() < 2 || theta.size() > 3) continue;
     // The data as they are now with the saved θ, as GpSurrogate::restore: the next fit refits
-    // a task whose size differs from its fitted one.
+    // a task whose size differs from its fitted one. A finished task that ran with an earlier
+    // k̂ is rebuilt with the current one (it proposes nothing; only reports read it).
     const Standardization s = Standardization::of(o.y);
     const Eigen::VectorXd z = (o.y.array() - s.offset) / s.scale;
-    posteriors[t] = make_fixed_kernel_posterior(kernel, o.X, z, Eigen::Vector2d(theta[0], theta[1]), s);
+    restored.kernels_[t] = restored.kernel_for(theta);
+    restored.posteriors_[t] =
+        make_fixed_kernel_posterior(restored.kernels_[t], o.X, z, Eigen::Vector2d(theta[0], theta[1]), s);
   }
-  state_ = std::move(l);
-  kernel_ = kernel;
-  posteriors_ = std::move(posteriors);
+  *this = std::move(restored);
 }
 
 }  // namespace lbo::surrogate

@@ -424,6 +424,10 @@ TEST_F(JobSpecTest, libo_forced_exploration_and_warm_start_parse) {
   EXPECT_FALSE(fixed.policy.libo_exploration);
   EXPECT_EQ(fixed.policy.initial_random, 3);
   EXPECT_FALSE(parse(valid_with(random_design, "surrogate = \"gp\"")).policy.libo_exploration);
+  EXPECT_TRUE(model.policy.libo_full_share);
+  EXPECT_FALSE(parse(valid_with(random_design, "surrogate = \"libo\"\nlibo_full_share = false")).policy.libo_full_share);
+  EXPECT_NE(error_of(valid_with(random_design, "libo_full_share = 1")).find("policy.libo_full_share: must be true or false"),
+            std::string::npos);
   EXPECT_NE(error_of(valid_with("initial_random = 5", "initial_random = \"lots\"")).find("policy.initial_random: must be a number >= 0 or \"libo\""),
             std::string::npos);
   // ceil(sqrt(n) / s^¼): n = 16 gives 4 for the first task, 2 for the 16th; n = 50, s = 5: 5.

@@ -38,19 +38,39 @@ TEST(FixedKernelGpTest, objective_gradient_matches_finite_differences) {
   const auto kernel = mixed_kernel();
   const Eigen::MatrixXd X = uniform(9, 2, rng);
   const Eigen::VectorXd y = (3.0 * X.col(0)).array().sin().matrix() + X.col(1);
-  const Eigen::MatrixXd K = kernel->gram(X, X);
-  for (const Eigen::Vector2d& theta : {Eigen::Vector2d(0.3, -3.0), Eigen::Vector2d(-1.0, -1.0)}) {
-    const GpObjective o = fixed_kernel_objective(K, y, theta);
-    for (int j = 0; j < 2; ++j) {
+  // The learned kernel (two of the four) alone, and mixed with all four.
+  const Eigen::MatrixXd K = CombinedKernel(std::make_shared<KernelDictionary>(kernel->dictionary()), {1, 3}).gram(X, X);
+  const Eigen::MatrixXd K_full = kernel->gram(X, X);
+  const std::vector<Eigen::VectorXd> thetas = {Eigen::Vector2d(0.3, -3.0), Eigen::Vector2d(-1.0, -1.0),
+                                               Eigen::Vector3d(0.3, -3.0, -2.0), Eigen::Vector3d(-0.5, -2.0, 1.0)};
+  for (const Eigen::VectorXd& theta : thetas) {
+    const Eigen::MatrixXd* full = theta.size() == 3 ? &K_full : nullptr;
+    const GpObjective o = fixed_kernel_objective(K, full, y, theta);
+    ASSERT_EQ(o.gradient.size(), theta.size());
+    for (Eigen::Index j = 0; j < theta.size(); ++j) {
       const double h = 1e-6;
-      Eigen::Vector2d up = theta, down = theta;
+      Eigen::VectorXd up = theta, down = theta;
       up(j) += h;
       down(j) -= h;
       const double numeric =
-          (fixed_kernel_objective(K, y, up).value - fixed_kernel_objective(K, y, down).value) / (2 * h);
-      EXPECT_NEAR(o.gradient(j), numeric, 1e-5 * std::max(1.0, std::abs(numeric))) << "θ" << j;
+          (fixed_kernel_objective(K, full, y, up).value - fixed_kernel_objective(K, full, y, down).value) / (2 * h);
+      EXPECT_NEAR(o.gradient(j), numeric, 1e-5 * std::max(1.0, std::abs(numeric))) << "θ" << j << " of " << theta.size();
     }
   }
+}
+
+TEST(FixedKernelGpTest, a_share_of_k_full_mixes_the_two_kernels) {
+  const auto all = mixed_kernel();
+  const auto dictionary = std::make_shared<KernelDictionary>(all->dictionary());
+  const CombinedKernel mixed(dictionary, {0, 2}, 0.3), learned(dictionary, {0, 2});
+  const Eigen::MatrixXd A = (Eigen::MatrixXd(2, 2) << 0.1, 0.2, 0.7, 0.4).finished();
+  const Eigen::MatrixXd B = (Eigen::MatrixXd(3, 2) << 0.3, 0.9, 0.5, 0.5, 0.0, 1.0).finished();
+  EXPECT_LT((mixed.gram(A, B) - (0.7 * learned.gram(A, B) + 0.3 * all->gram(A, B))).cwiseAbs().maxCoeff(), 1e-14);
+  EXPECT_LT((mixed.diagonal(A) - (0.7 * learned.diagonal(A) + 0.3 * all->diagonal(A))).cwiseAbs().maxCoeff(), 1e-14);
+  const Eigen::VectorXd x = A.row(1).transpose();
+  EXPECT_LT((mixed.gradient(x, B) - (0.7 * learned.gradient(x, B) + 0.3 * all->gradient(x, B))).cwiseAbs().maxCoeff(), 1e-14);
+  // No active set: k_full, whatever the share.
+  EXPECT_EQ(CombinedKernel(dictionary, {}, 0.3).full_share(), 0.0);
 }
 
 TEST(FixedKernelGpTest, one_observation_gives_the_closed_form_posterior) {
@@ -72,7 +92,8 @@ TEST(FixedKernelGpTest, one_observation_gives_the_closed_form_posterior) {
 
 TEST(FixedKernelGpTest, point_gradients_match_finite_differences) {
   std::mt19937_64 rng(8);
-  const auto kernel = mixed_kernel();
+  const auto kernel = std::make_shared<const CombinedKernel>(std::make_shared<KernelDictionary>(mixed_kernel()->dictionary()),
+                                                             std::vector<int>{1, 2}, 0.2);
   const Eigen::MatrixXd X = uniform(7, 2, rng);
   const Eigen::VectorXd y = X.col(0) - 2.0 * X.col(1).cwiseAbs2();
   const auto p = make_fixed_kernel_posterior(kernel, X, y, Eigen::Vector2d(0.2, -4.0), Standardization{});
@@ -233,4 +254,26 @@ TEST(LiboTest, refits_only_what_changed_and_restores_exactly) {
   data.finished[2] = true;
   libo.fit(data, 13);
   EXPECT_EQ(libo.learned_from(), (std::vector<int>{0, 1, 2}));
+}
+
+TEST(LiboTest, a_task_unlike_the_family_takes_a_larger_share_of_k_full) {
+  const std::vector<int> frequencies = {3, 7, 12};
+  TaskData data = cosine_family(frequencies, 31, 10, 30, 4);
+  // Task 30 is of the family, task 31 is not: a narrow bump the cosines 3, 7 and 12 cannot make.
+  std::mt19937_64 rng(6);
+  Observations bump{uniform(14, 1, rng), Eigen::VectorXd(14)};
+  for (Eigen::Index i = 0; i < 14; ++i) bump.y(i) = 3.0 * std::exp(-std::pow((bump.X(i, 0) - 0.37) / 0.05, 2));
+  data.tasks.push_back(bump);
+  data.finished.push_back(false);
+  data.exploration.emplace_back();
+  Libo libo(1);
+  libo.fit(data, 3);
+  ASSERT_FALSE(libo.active().empty());
+  const double family = libo.kernel(30)->full_share(), unlike = libo.kernel(31)->full_share();
+  EXPECT_LT(family, 0.1) << libo.describe_active();
+  EXPECT_GT(unlike, 3 * family) << libo.describe_active();
+  // The paper's k̂ alone: no share.
+  Libo pure(1, LiboOptions{.full_share = false});
+  pure.fit(data, 3);
+  EXPECT_EQ(pure.kernel(31)->full_share(), 0.0);
 }

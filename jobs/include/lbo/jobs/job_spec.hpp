@@ -72,6 +72,9 @@ struct PolicySpec {
   /// lbo, ablr: each task a GP whose prior spans the other tasks' posterior means (see
   /// surrogate/transfer.hpp); unset: on for lbo, off for ablr.
   std::optional<bool> transfer_gp;
+  /// libo: each task mixes a share of k_full, fitted on its own data, into the learned kernel
+  /// k̂ (surrogate/libo.hpp); false: k̂ alone, as the LiBO paper.
+  bool libo_full_share = true;
 };
 
 struct WorkersSpec {
