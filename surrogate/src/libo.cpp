@@ -1,12 +1,9 @@
 #include "lbo/surrogate/libo.hpp"
 
-#include <LBFGSB.h>
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <random>
-#include <sstream>
+#include <cstdio>
 
 #include "lbo/surrogate/linalg.hpp"
 
@@ -114,49 +111,11 @@ std::vector<double> fit_theta(const Eigen::MatrixXd& K, const Eigen::MatrixXd* K
   std::vector<Eigen::VectorXd> starts;
   if (static_cast<Eigen::Index>(warm.size()) == size) starts.push_back(Eigen::Map<const Eigen::VectorXd>(warm.data(), size));
   starts.push_back(Eigen::Map<const Eigen::VectorXd>(kDefault, size));
-  std::mt19937_64 rng(seed);
-  for (int i = 0; i < options.restarts; ++i) {
-    Eigen::VectorXd t(size);
-    for (Eigen::Index j = 0; j < size; ++j) {
-      const double mid = 0.5 * (lower(j) + upper(j)), half = 0.25 * (upper(j) - lower(j));
-      t(j) = std::uniform_real_distribution<double>(mid - half, mid + half)(rng);
-    }
-    starts.push_back(t);
-  }
-  LBFGSpp::LBFGSBParam<double> param;
-  param.max_iterations = options.max_iterations;
-  param.epsilon = 1e-5;
-  param.max_linesearch = 30;
-  double best_value = -std::numeric_limits<double>::infinity();
-  Eigen::VectorXd best = starts.front();
-  for (const Eigen::VectorXd& start : starts) {
-    auto negative = [&](const Eigen::VectorXd& t, Eigen::VectorXd& grad) {
-      try {
-        const GpObjective o = fixed_kernel_objective(K, K_full, z, t);
-        grad = -o.gradient;
-        return -o.value;
-      } catch (const NumericalError&) {
-        grad.setZero();
-        return std::numeric_limits<double>::infinity();
-      }
-    };
-    Eigen::VectorXd theta = start.cwiseMax(lower).cwiseMin(upper);
-    double value = 0;
-    try {
-      LBFGSpp::LBFGSBSolver<double> solver(param);
-      solver.minimize(negative, theta, value, lower, upper);
-    } catch (const std::exception&) {
-      // A line-search failure ends this start where it stands.
-      Eigen::VectorXd grad(size);
-      value = negative(theta, grad);
-    }
-    if (std::isfinite(value) && -value > best_value) {
-      best_value = -value;
-      best = theta;
-    }
-  }
-  if (!std::isfinite(best_value)) throw NumericalError("libo: no hyperparameters give a positive definite kernel matrix");
-  return std::vector<double>(best.data(), best.data() + best.size());
+  for (Eigen::VectorXd& t : inner_half_points(lower, upper, options.restarts, seed)) starts.push_back(std::move(t));
+  const BestStart best = maximize_from_starts([&](const Eigen::VectorXd& t) { return fixed_kernel_objective(K, K_full, z, t); },
+                                              starts, lower, upper, options.max_iterations);
+  if (!std::isfinite(best.value)) throw NumericalError("libo: no hyperparameters give a positive definite kernel matrix");
+  return std::vector<double>(best.theta.data(), best.theta.data() + best.theta.size());
 }
 
 }  // namespace
