@@ -2,8 +2,9 @@
 // the ABLR paper's quadratic family (§3.1). The policies run exactly as in `lbo run --sync`
 // with one slot; objectives are evaluated in-process, since this measures proposals.
 //
-//   build/bench/lifelong [--reps N] [--methods lbo,lbo-resid,lbo-pure,lbo-ucb,ablr,gp,gp-ucb,random]
-//                        [--problems branin,quadratic] [--budget N] [--quadratic-tasks N]
+//   build/bench/lifelong [--reps N] [--methods lbo,lbo-resid,lbo-pure,lbo-ucb,ablr,gp,gp-ucb,random,libo,libo-ucb,libo-pure]
+//                        [--problems branin,quadratic,cosine1d,cosine2d] [--budget N] [--quadratic-tasks N]
+//                        [--cosine-tasks N]
 //                        [--sigmas 0.01,0.05,0.1,0.5,1] [--detail 1]
 //
 // Branin sequences: for each σ in {0.01, 0.05, 0.1, 0.5, 1}, a sequence of 5 Branin functions
@@ -13,6 +14,8 @@
 // Nelder–Mead). The tables average tasks 2–5, which have earlier tasks to learn from.
 // Quadratic: f_t(x) = ½a‖x‖² + bΣx + 3c on [-5, 5]³, (a, b, c) ~ U[0.1, 10]³, 30 tasks in
 // sequence; the table averages tasks 2–30.
+// Cosine (cosine1d, cosine2d; not run unless asked): LiBO's synthetic environment, App. G.1, 10
+// tasks in sequence (see run_cosine).
 // Fit time: the time spent in the policy (fits and proposals), per task index, summed over reps.
 
 #include <algorithm>
@@ -25,6 +28,8 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "sequences.hpp"
@@ -129,10 +134,124 @@ void print_times(const std::string& problem, const std::string& method, const st
   std::printf(" | total %.1f\n", total);
 }
 
+// LiBO's synthetic environment (App. G.1), 1-D or 2-D: per sequence, J* is 5 of the first 50
+// (1-D) or 100 (2-D) cosine bases; each task draws its own β (random signs, |β_j| ~ U[0.5, 3],
+// so ‖β‖ ≤ 6.7 < 10). Evaluations are noise-free here, so regret is exact. Minimum: a grid of
+// 20,001 points (1-D) or 401 × 401 (2-D), then the best grid point's neighbourhood on a grid
+// 50 times finer.
+std::vector<CosineSum> cosine_sequence(int d, int tasks, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<std::vector<int>> bases;
+  if (d == 1) {
+    for (int j = 1; j <= 50; ++j) bases.push_back({j});
+  } else {
+    for (int i = 1; i <= 10; ++i) {
+      for (int j = 1; j <= 10; ++j) bases.push_back({i, j});
+    }
+  }
+  std::shuffle(bases.begin(), bases.end(), rng);
+  bases.resize(5);
+  std::uniform_real_distribution<double> u(0, 1), magnitude(0.5, 3.0);
+  std::vector<CosineSum> sequence;
+  for (int t = 0; t < tasks; ++t) {
+    CosineSum f{bases, {}};
+    for (std::size_t j = 0; j < bases.size(); ++j) f.beta.push_back((u(rng) < 0.5 ? -1 : 1) * magnitude(rng));
+    sequence.push_back(std::move(f));
+  }
+  return sequence;
+}
+
+double cosine_minimum(const CosineSum& f, int d) {
+  const int n = d == 1 ? 20000 : 400;
+  double best = INFINITY;
+  std::vector<double> at(static_cast<std::size_t>(d), 0.0), x(static_cast<std::size_t>(d));
+  const auto scan = [&](const std::vector<double>& low, double step, int points) {
+    std::vector<double> found = low;
+    double value = INFINITY;
+    const int total = d == 1 ? points + 1 : (points + 1) * (points + 1);
+    for (int k = 0; k < total; ++k) {
+      x[0] = std::clamp(low[0] + step * (k % (points + 1)), 0.0, 1.0);
+      if (d == 2) x[1] = std::clamp(low[1] + step * (k / (points + 1)), 0.0, 1.0);
+      if (const double v = f(x); v < value) value = v, found = x;
+    }
+    return std::make_pair(value, found);
+  };
+  auto [coarse, point] = scan(at, 1.0 / n, n);
+  best = coarse;
+  std::vector<double> low(point);
+  for (double& v : low) v -= 1.0 / n;
+  best = std::min(best, scan(low, 2.0 / n / 100, 100).first);
+  return best;
+}
+
+void run_cosine(int d, const std::vector<Method>& methods, int reps, int tasks, int budget, bool detail) {
+  std::printf("LiBO's cosine family, %d-D: %d tasks x %d trials, |J*| = 5 of %d bases, %d reps, --sync, one slot\n", d,
+              tasks, budget, d == 1 ? 50 : 100, reps);
+  std::printf("mean best-so-far regret\n%-10s %-9s %10s %10s %10s\n", "tasks", "method", "@10", "@25",
+              ("@" + std::to_string(budget)).c_str());
+  std::vector<std::vector<CosineSum>> sequences;
+  std::vector<std::vector<double>> minima;
+  for (int rep = 0; rep < reps; ++rep) {
+    sequences.push_back(cosine_sequence(d, tasks, 5000 + 100 * static_cast<std::uint64_t>(d) + static_cast<std::uint64_t>(rep)));
+    minima.emplace_back();
+    for (const CosineSum& f : sequences.back()) minima.back().push_back(cosine_minimum(f, d));
+  }
+  const std::string space = d == 1 ? "x1 = { type = \"float\", low = 0, high = 1 }\n"
+                                   : "x1 = { type = \"float\", low = 0, high = 1 }\nx2 = { type = \"float\", low = 0, high = 1 }\n";
+  const int half = std::max(2, tasks / 2 + 1);
+  std::map<std::string, std::vector<std::vector<std::vector<double>>>> by_task;  // [method][task][rep curve]
+  for (const Method& method : methods) {
+    auto& curves = by_task[method.name];
+    curves.assign(static_cast<std::size_t>(tasks), {});
+    std::vector<double> seconds(static_cast<std::size_t>(tasks), 0.0);
+    for (int rep = 0; rep < reps; ++rep) {
+      const jobs::JobSpec job = jobs::parse_job(job_text(method, rep + 1, space, tasks, budget, 5), "cosine.toml");
+      std::vector<orchestrator::TaskModelReport> reports;  // --detail 1: the kernel each task ended with
+      const auto& seq = sequences[static_cast<std::size_t>(rep)];
+      const SequenceRun r = run_sequence(
+          job,
+          [&](int t, const jobs::Config& c) {
+            std::vector<double> x;
+            for (const auto& v : c.values) x.push_back(*v);
+            return seq[static_cast<std::size_t>(t)](x);
+          },
+          minima[static_cast<std::size_t>(rep)], [&](orchestrator::Policy& policy) {
+            if (detail) reports = policy.model_report();
+          });
+      for (std::size_t t = 0; t < reports.size(); ++t) {
+        std::printf("  (%s, sequence %d, task %zu: regret @10 %.3f, @%d %.3f; kernels %s)\n", method.name.c_str(), rep + 1,
+                    t + 1, r.regret[t][9], budget, r.regret[t].back(), reports[t].kernels.c_str());
+      }
+      if (r.failed_fits > 0) std::printf("(%s, sequence %d: %d model fits failed)\n", method.name.c_str(), rep + 1, r.failed_fits);
+      for (int t = 0; t < tasks; ++t) {
+        curves[static_cast<std::size_t>(t)].push_back(r.regret[static_cast<std::size_t>(t)]);
+        seconds[static_cast<std::size_t>(t)] += r.seconds[static_cast<std::size_t>(t)];
+      }
+    }
+    const auto pooled = [&](int from, int to) {
+      std::vector<std::vector<double>> out;
+      for (int t = from; t <= to; ++t) out.insert(out.end(), curves[t - 1].begin(), curves[t - 1].end());
+      return out;
+    };
+    for (const auto& [label, from, to] : {std::tuple{std::string("1"), 1, 1}, std::tuple{"2-" + std::to_string(tasks), 2, tasks},
+                                          std::tuple{std::to_string(half) + "-" + std::to_string(tasks), half, tasks}}) {
+      std::printf("%-10s %-9s", label.c_str(), method.name.c_str());
+      for (int at : kReport) std::printf(" %10.3f", mean_at(pooled(from, to), std::min(at, budget)));
+      std::printf("\n");
+    }
+    std::printf("%-10s %-9s", "@25 by task", method.name.c_str());
+    for (int t = 1; t <= tasks; ++t) std::printf(" %.2f", mean_at(pooled(t, t), std::min(25, budget)));
+    std::printf("\n");
+    print_times(std::string("cosine") + std::to_string(d) + "d", method.name, seconds);
+    std::fflush(stdout);
+  }
+  std::printf("\n");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  int reps = 10, budget = 50, quadratic_tasks = 30;
+  int reps = 10, budget = 50, quadratic_tasks = 30, cosine_tasks = 10;
   bool detail = false;  // also print every sequence's tasks 2-5 regret @10 / @25 / at the budget
   std::vector<std::string> method_names = {"lbo", "ablr", "gp", "random"};
   std::vector<std::string> problems = {"branin", "quadratic"};
@@ -141,6 +260,7 @@ int main(int argc, char** argv) {
     if (key == "--reps") reps = std::max(1, std::atoi(value.c_str()));
     else if (key == "--budget") budget = std::max(10, std::atoi(value.c_str()));
     else if (key == "--quadratic-tasks") quadratic_tasks = std::max(2, std::atoi(value.c_str()));
+    else if (key == "--cosine-tasks") cosine_tasks = std::max(2, std::atoi(value.c_str()));
     else if (key == "--methods") method_names = split(value);
     else if (key == "--problems") problems = split(value);
     else if (key == "--detail") detail = value != "0";
@@ -162,6 +282,9 @@ int main(int argc, char** argv) {
       {"ablr", "surrogate = \"ablr\"\nacquisition = \"ei\""},
       {"gp", "surrogate = \"gp\"\nacquisition = \"ei\""},
       {"random", "surrogate = \"random\""},
+      {"libo", "surrogate = \"libo\"\nacquisition = \"ei\"\ninitial_random = \"libo\""},
+      {"libo-ucb", "surrogate = \"libo\"\nacquisition = \"ucb\"\ninitial_random = \"libo\""},
+      {"libo-pure", "surrogate = \"libo\"\nacquisition = \"ei\"\ninitial_random = \"libo\"\nlibo_full_share = false"},
   };
   std::vector<Method> methods;
   for (const std::string& name : method_names) {
@@ -294,6 +417,11 @@ int main(int argc, char** argv) {
       print_times("quadratic", method.name, seconds);
       std::fflush(stdout);
     }
+  }
+  for (const int d : {1, 2}) {
+    const std::string name = "cosine" + std::to_string(d) + "d";
+    if (std::find(problems.begin(), problems.end(), name) == problems.end()) continue;
+    run_cosine(d, methods, reps, cosine_tasks, budget, detail);
   }
   return 0;
 }

@@ -6,12 +6,14 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <numbers>
 #include <string>
 #include <vector>
 
 #include "lbo/jobs/job_spec.hpp"
 #include "lbo/orchestrator/policy.hpp"
+#include "lbo/orchestrator/proposal.hpp"
 #include "lbo/orchestrator/run_state.hpp"
 
 namespace lbo::bench {
@@ -42,6 +44,23 @@ struct Quadratic {
   }
 };
 
+/// LiBO's synthetic environment (Kassraie et al., App. G.1): f = Σ_{j∈J*} β_j φ_j on [0, 1]^d
+/// with φ_j(x) = cos(jπx) (d = 1, j = 1…50) or cos(iπx₁) cos(jπx₂) (d = 2, i, j = 1…10), |J*| = 5
+/// shared by a sequence's tasks, each task its own β (|β_j| ≥ 0.5, ‖β‖ ≤ 10).
+struct CosineSum {
+  std::vector<std::vector<int>> frequencies;  ///< per active basis, one per dimension
+  std::vector<double> beta;
+  double operator()(const std::vector<double>& x) const {
+    double sum = 0;
+    for (std::size_t j = 0; j < beta.size(); ++j) {
+      double phi = 1;
+      for (std::size_t i = 0; i < x.size(); ++i) phi *= std::cos(frequencies[j][i] * std::numbers::pi * x[i]);
+      sum += beta[j] * phi;
+    }
+    return sum;
+  }
+};
+
 struct Method {
   std::string name;
   std::string policy;  // [policy] table body
@@ -49,9 +68,12 @@ struct Method {
 
 /// A minimize job over `space` with `tasks` tasks t0, t1, … of `budget` trials each.
 inline std::string job_text(const Method& m, int seed, const std::string& space, int tasks, int budget, int initial) {
+  // A method that sets its own design (libo's forced exploration) keeps it.
+  const std::string design =
+      m.policy.find("initial_random") == std::string::npos ? "\ninitial_random = " + std::to_string(initial) : "";
   std::string text = "name = \"bench\"\nseed = " + std::to_string(seed) +
-                     "\n[objective]\ncommand = [\"true\"]\ndirection = \"minimize\"\n[policy]\n" + m.policy +
-                     "\ninitial_random = " + std::to_string(initial) + "\n[space]\n" + space;
+                     "\n[objective]\ncommand = [\"true\"]\ndirection = \"minimize\"\n[policy]\n" + m.policy + design +
+                     "\n[space]\n" + space;
   for (int t = 0; t < tasks; ++t) {
     text += "[[tasks]]\nname = \"t" + std::to_string(t) + "\"\nbudget = " + std::to_string(budget) + "\n";
   }
@@ -66,8 +88,10 @@ struct SequenceRun {
   int failed_fits = 0;  ///< model fits that failed (proposals then kept the previous model)
 };
 
+/// `inspect`, when given, sees the policy after the last trial (e.g. its model_report()).
 template <class Objective>
-SequenceRun run_sequence(const jobs::JobSpec& job, const Objective& value_of, const std::vector<double>& minima) {
+SequenceRun run_sequence(const jobs::JobSpec& job, const Objective& value_of, const std::vector<double>& minima,
+                         const std::function<void(orchestrator::Policy&)>& inspect = {}) {
   using Clock = std::chrono::steady_clock;
   orchestrator::RunState state;
   state.apply(orchestrator::RunStarted{"bench", 0, 1, orchestrator::JobIdentity::of(job)});
@@ -83,13 +107,15 @@ SequenceRun run_sequence(const jobs::JobSpec& job, const Objective& value_of, co
     for (int i = 0; i < job.tasks[t].budget; ++i) {
       const std::int64_t id = static_cast<std::int64_t>(state.trials().size());
       const auto start = Clock::now();
-      const jobs::Config config = policy->propose(state, t, id);
+      // As the master: the proposal's source is recorded (LiBO learns from the initial design).
+      const orchestrator::Proposal proposal = policy->propose_among(state, {t}, id);
+      const jobs::Config& config = proposal.config;
       out.seconds[t] += std::chrono::duration<double>(Clock::now() - start).count();
-      state.apply(orchestrator::TrialStarted{id, t, 1, config, "local:0", 0, orchestrator::ProposalSource::model});
+      state.apply(orchestrator::TrialStarted{id, t, 1, config, "local:0", 0, proposal.source});
       workers::Outcome outcome;
       outcome.status = workers::TrialStatus::ok;
       outcome.objective = value_of(t, config);
-      state.apply(orchestrator::TrialFinished{id, 1, true, outcome, "local:0", 0, t, config, orchestrator::ProposalSource::model});
+      state.apply(orchestrator::TrialFinished{id, 1, true, outcome, "local:0", 0, t, config, proposal.source});
       const auto fit_start = Clock::now();
       policy->results_committed(state);
       out.seconds[t] += std::chrono::duration<double>(Clock::now() - fit_start).count();
@@ -97,6 +123,7 @@ SequenceRun run_sequence(const jobs::JobSpec& job, const Objective& value_of, co
       out.regret[t].push_back(std::max(0.0, best - minima[t]));
     }
   }
+  if (inspect) inspect(*policy);
   return out;
 }
 

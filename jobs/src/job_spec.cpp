@@ -32,6 +32,7 @@ std::string_view to_string(SurrogateKind kind) {
     case SurrogateKind::gp: return "gp";
     case SurrogateKind::ablr: return "ablr";
     case SurrogateKind::lbo: return "lbo";
+    case SurrogateKind::libo: return "libo";
   }
   return "?";
 }
@@ -461,17 +462,20 @@ class JobParser {
     check_keys(t, prefix,
                {"surrogate", "acquisition", "initial_random", "ucb_beta", "ucb_scale", "ucb_delta", "xi", "hedge_eta",
                 "candidates", "refine", "network_width", "network_depth", "networks", "ibp_alpha", "warm_start", "residual_gp",
-                "transfer_gp", "fit_threads", "transfer_best"});
+                "transfer_gp", "fit_threads", "transfer_best", "hedge_memory", "libo_full_share"});
     PolicySpec& policy = job.policy;
     if (const auto surrogate = get_string(t, "surrogate", prefix, false)) {
       if (const auto kind = one_of<SurrogateKind>(
-              *surrogate, {SurrogateKind::random, SurrogateKind::gp, SurrogateKind::ablr, SurrogateKind::lbo})) {
+              *surrogate,
+              {SurrogateKind::random, SurrogateKind::gp, SurrogateKind::ablr, SurrogateKind::lbo, SurrogateKind::libo})) {
         policy.surrogate = *kind;
       } else {
         error(*t.get("surrogate"), "policy.surrogate",
-              in_quotes(*surrogate) + " is not a surrogate; use \"lbo\", \"gp\", \"ablr\" or \"random\"");
+              in_quotes(*surrogate) + " is not a surrogate; use \"lbo\", \"gp\", \"ablr\", \"libo\" or \"random\"");
       }
     }
+    // LiBO's kernel is learned from its tasks' forced exploration: on unless initial_random says.
+    if (policy.surrogate == SurrogateKind::libo && !t.contains("initial_random")) policy.libo_exploration = true;
     if (const auto acquisition = get_string(t, "acquisition", prefix, false)) {
       if (const auto kind = one_of<AcquisitionKind>(
               *acquisition, {AcquisitionKind::ucb, AcquisitionKind::ei, AcquisitionKind::pi, AcquisitionKind::hedge})) {
@@ -530,6 +534,13 @@ class JobParser {
       }
     }
     positive(t, prefix, "hedge_eta", policy.hedge_eta);
+    if (const auto memory = get_number(t, "hedge_memory", prefix, false)) {
+      if (!(*memory >= 0 && *memory <= 1)) {
+        error(*t.get("hedge_memory"), "policy.hedge_memory", "must be in [0, 1]");
+      } else {
+        policy.hedge_memory = *memory;
+      }
+    }
     if (const auto n = get_int_in(t, "candidates", prefix, false, 1, 1'000'000, "must be in 1..1000000")) {
       policy.candidates = *n;
     }
@@ -548,6 +559,7 @@ class JobParser {
     positive(t, prefix, "ibp_alpha", policy.ibp_alpha);
     if (const auto residual = get<bool>(t, "residual_gp", prefix, false, "true or false")) policy.residual_gp = *residual;
     if (const auto transfer = get<bool>(t, "transfer_gp", prefix, false, "true or false")) policy.transfer_gp = *transfer;
+    if (const auto share = get<bool>(t, "libo_full_share", prefix, false, "true or false")) policy.libo_full_share = *share;
   }
 
   // A number > 0 into `out`; false when absent or reported.

@@ -8,6 +8,7 @@
 
 #include "lbo/surrogate/ablr.hpp"
 #include "lbo/surrogate/lbo.hpp"
+#include "lbo/surrogate/libo.hpp"
 #include "lbo/surrogate/residual.hpp"
 #include "lbo/surrogate/transfer.hpp"
 
@@ -53,6 +54,11 @@ std::unique_ptr<surrogate::Surrogate> make_surrogate(const jobs::JobSpec& job, i
       if (job.policy.residual_gp.value_or(lbo)) model = std::make_unique<surrogate::ResidualGp>(std::move(model));
       if (job.policy.transfer_gp.value_or(lbo)) model = std::make_unique<surrogate::TransferGp>(std::move(model));
       return model;
+    }
+    case jobs::SurrogateKind::libo: {
+      surrogate::LiboOptions options;
+      options.full_share = job.policy.libo_full_share;
+      return std::make_unique<surrogate::Libo>(dimension, options);
     }
     default: return std::make_unique<surrogate::GpSurrogate>();
   }

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <numeric>
 #include <optional>
 #include <random>
 
@@ -48,6 +49,13 @@ AcquisitionKind acquisition_of(jobs::AcquisitionKind kind) {
     case jobs::AcquisitionKind::pi: return AcquisitionKind::pi;
     default: return AcquisitionKind::ei;
   }
+}
+
+// "0.5", "1.23": a number for the log.
+std::string format_number(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3g", v);
+  return text;
 }
 
 Eigen::VectorXd encode(const jobs::Encoder& encoder, const jobs::Config& config) {
@@ -244,6 +252,7 @@ class ModelPolicy::Impl {
       for (std::size_t t = 0; t < hedges_.size(); ++t) {
         HedgeState h;
         h.gains = hedges_[t].gains();
+        h.seeded = hedge_seeded_[t];
         for (const auto& arms : nominees_[t]) {
           std::vector<std::vector<double>> points;
           for (const Eigen::VectorXd& x : arms) points.emplace_back(x.data(), x.data() + x.size());
@@ -268,6 +277,9 @@ class ModelPolicy::Impl {
       const HedgeState& h = saved.hedge[t];
       hedges_[t] = surrogate::GpHedge(static_cast<int>(kHedgeArms.size()), job_.policy.hedge_eta);
       if (h.gains.size() == kHedgeArms.size()) hedges_[t].reward(h.gains);
+      // A version 1 state (before Hedge memory) drew if it holds any gain or nominee.
+      hedge_seeded_[t] = h.seeded || !h.nominees.empty() ||
+                         std::any_of(h.gains.begin(), h.gains.end(), [](double g) { return g != 0; });
       nominees_[t].clear();
       for (const auto& arms : h.nominees) {
         if (arms.size() != kHedgeArms.size()) continue;
@@ -278,7 +290,7 @@ class ModelPolicy::Impl {
         nominees_[t].push_back(std::move(points));
       }
     }
-    if (!saved.surrogate.gp && !saved.surrogate.ablr && !saved.surrogate.lbo) return;
+    if (!saved.surrogate.gp && !saved.surrogate.ablr && !saved.surrogate.lbo && !saved.surrogate.libo) return;
     if (saved.steps != steps_) {
       if (options_.log) options_.log("objective.stepwise changed since the checkpoint; the model is fitted afresh");
       return;
@@ -302,6 +314,7 @@ class ModelPolicy::Impl {
     std::vector<TaskModelReport> reports(job_.tasks.size() * static_cast<std::size_t>(steps_));
     if (!adopted_) return reports;
     const std::optional<surrogate::LboState>& lbo = adopted_->state.lbo;
+    const std::optional<surrogate::LiboState>& libo = adopted_->state.libo;
     // The posterior means at points spread across the space (a fixed stream: reports of the
     // same fit agree), correlated task by task.
     constexpr int kPoints = 256;
@@ -314,6 +327,7 @@ class ModelPolicy::Impl {
       if (lbo && warm_.size() + k < lbo->tasks.size()) {
         reports[k].usage = lbo->tasks[warm_.size() + k].usage();
       }
+      if (libo && warm_.size() + k < libo->task_kernels.size()) reports[k].kernels = libo->task_kernels[warm_.size() + k];
       if (const auto posterior = posterior_at(k); posterior && !adopted_->trials[warm_.size() + k].empty()) {
         const Eigen::VectorXd mean = posterior->predict(X).mean;
         centred[k] = mean.array() - mean.mean();
@@ -477,6 +491,7 @@ class ModelPolicy::Impl {
     std::size_t arm = 0;
     std::mt19937_64 rng(seed);
     if (hedge) {
+      seed_hedge(task, step);
       arm = static_cast<std::size_t>(hedges_[k].choose(rng));
       n.arm_draw = HedgeDraw{trial, "acquisition", nominee_name(task, step), {}, hedges_[k].probabilities(), arm};
       for (AcquisitionKind a : kHedgeArms) n.arm_draw->options.emplace_back(surrogate::to_string(a));
@@ -553,9 +568,37 @@ class ModelPolicy::Impl {
   }
 
   // Tasks added to the run since: their GP-Hedge portfolios and proposers start afresh.
+  // Hedge memory: at a task's (step's) first GP-Hedge draw its gains start at hedge_memory ×
+  // those of the latest earlier task that has drawn (the same step), so a portfolio that learned
+  // which acquisition pays on this family starts the next task knowing it, and forgets it as the
+  // task's own rewards come in.
+  void seed_hedge(int task, int step) {
+    const std::size_t k = slot(task, step);
+    if (hedge_seeded_[k]) return;
+    hedge_seeded_[k] = true;
+    if (job_.policy.hedge_memory <= 0) return;
+    for (int earlier = task - 1; earlier >= 0; --earlier) {
+      const std::size_t j = slot(earlier, step);
+      if (!hedge_seeded_[j]) continue;
+      std::vector<double> seed = hedges_[j].gains();
+      for (double& g : seed) g *= job_.policy.hedge_memory;
+      hedges_[k].reward(seed);
+      if (options_.log) {
+        std::string line = nominee_name(task, step) + ": GP-Hedge gains start at hedge_memory " +
+                           format_number(job_.policy.hedge_memory) + " x " + nominee_name(earlier, step) + "'s:";
+        for (std::size_t a = 0; a < kHedgeArms.size(); ++a) {
+          line += std::string(a ? "," : "") + " " + std::string(surrogate::to_string(kHedgeArms[a])) + " " + format_number(seed[a]);
+        }
+        options_.log(line);
+      }
+      return;
+    }
+  }
+
   void track_tasks() {
     const std::size_t slots = job_.tasks.size() * static_cast<std::size_t>(steps_);
     while (hedges_.size() < slots) hedges_.emplace_back(static_cast<int>(kHedgeArms.size()), job_.policy.hedge_eta);
+    hedge_seeded_.resize(std::max(hedge_seeded_.size(), slots), false);
     nominees_.resize(std::max(nominees_.size(), slots));
     batches_.resize(std::max(batches_.size(), slots));
     interims_.resize(std::max(interims_.size(), slots));
@@ -583,18 +626,32 @@ class ModelPolicy::Impl {
   FitRequest training_data(const RunState& state) const {
     FitRequest request;
     std::size_t total = 0;
+    surrogate::TaskData& data = request.data;
     for (const surrogate::Observations& w : warm_) {
-      request.data.tasks.push_back(w);
+      data.tasks.push_back(w);
       request.trials.emplace_back();
       total += static_cast<std::size_t>(w.y.size());
+      // An earlier run's finished task: all of it counts as exploration (its proposal sources
+      // are not carried over).
+      data.finished.push_back(true);
+      data.exploration.emplace_back(static_cast<std::size_t>(w.y.size()));
+      std::iota(data.exploration.back().begin(), data.exploration.back().end(), Eigen::Index{0});
     }
     for (int task = 0; task < static_cast<int>(job_.tasks.size()); ++task) {
       // Failed trials never enter a model: no NaN or infinity reaches surrogate/.
       const std::vector<std::int64_t> ids = usable_trials(state, task);
       const Eigen::MatrixXd X = encoded(state, ids);
+      // The task's uniform exploration: its random initial design (LiBO's D^exp).
+      std::vector<Eigen::Index> exploration;
+      for (std::size_t i = 0; i < ids.size(); ++i) {
+        if (state.trial(ids[i]).proposed_by == ProposalSource::initial) exploration.push_back(static_cast<Eigen::Index>(i));
+      }
+      const bool finished = state.tasks()[task].finished >= job_.tasks[static_cast<std::size_t>(task)].budget;
       for (int step = 0; step < steps_; ++step) {
         total += ids.size();
-        request.data.tasks.push_back({X, values(state, ids, step)});
+        data.tasks.push_back({X, values(state, ids, step)});
+        data.finished.push_back(finished);
+        data.exploration.push_back(exploration);
         request.trials.push_back(ids);
       }
     }
@@ -648,6 +705,7 @@ class ModelPolicy::Impl {
   std::shared_ptr<const Snapshot> adopted_;
   std::int64_t fitted_observations_ = -1;  // observations behind adopted_'s fit
   std::vector<surrogate::GpHedge> hedges_;
+  std::vector<bool> hedge_seeded_;  // per slot: its first draw happened (seed_hedge)
   std::vector<std::vector<HedgeNominees>> nominees_;
   std::vector<TaskBatch> batches_;  // per run model task
   std::vector<std::unique_ptr<FitService>> interims_;  // per run model task: its interim GPs

@@ -123,6 +123,17 @@ std::string status_report(const fs::path& run_dir, const LockOptions& locking) {
         << pad(proposed_by(p), proposed_width + 2)
         << (summary.best ? number(*summary.best) + " (trial " + std::to_string(summary.best_trial) + ")" : "-") << "\n";
   }
+  // LiBO: the kernel k̂ each task's GP was last fitted with (Ĵ from the finished tasks).
+  if (const std::optional<surrogate::LiboState>& libo = run.policy.surrogate.libo) {
+    out << "libo kernels (k̂ from the exploration of " << libo->learned_from.size()
+        << " finished task(s); k_full: all base kernels):\n";
+    for (std::size_t i = 0; i < state.tasks().size(); ++i) {
+      const std::size_t k = run.policy.warm_sources.size() + i * static_cast<std::size_t>(std::max(1, run.policy.steps));
+      if (k < libo->task_kernels.size() && !libo->task_kernels[k].empty()) {
+        out << "  " << pad(job.tasks[i].name, width + 2) << libo->task_kernels[k] << "\n";
+      }
+    }
+  }
   if (const RunPaths paths(run_dir); fs::exists(paths.tasks_csv())) {
     out << "per-task report (best per step, task similarity): " << paths.tasks_csv().string() << "\n";
   }

@@ -1,5 +1,6 @@
 #include "lbo/orchestrator/task_report.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -69,6 +70,8 @@ std::string tasks_csv(const jobs::JobSpec& job, const RunState& state, const std
   std::size_t networks = 0;
   for (const TaskModelReport& r : reports) networks = std::max(networks, r.usage.size());
   for (std::size_t m = 0; m < networks; ++m) text += ",usage:" + std::to_string(m);
+  const bool kernels = std::any_of(reports.begin(), reports.end(), [](const TaskModelReport& r) { return !r.kernels.empty(); });
+  if (kernels) text += ",kernels";
   text += "\n";
   for (int task = 0; task < static_cast<int>(job.tasks.size()); ++task) {
     const jobs::TaskSpec& spec = job.tasks[static_cast<std::size_t>(task)];
@@ -97,6 +100,7 @@ std::string tasks_csv(const jobs::JobSpec& job, const RunState& state, const std
         text += ",";
         if (report && m < report->usage.size()) text += number(report->usage[m]);
       }
+      if (kernels) text += "," + (report ? csv_field(report->kernels) : std::string());
       text += "\n";
     }
   }

@@ -435,6 +435,55 @@ std::shared_ptr<const TaskPosterior> make_gp_posterior(const Eigen::MatrixXd& X,
   return posterior_with(X, y_standardized, theta, standardization, std::move(basis), std::move(G));
 }
 
+BestStart maximize_from_starts(const std::function<GpObjective(const Eigen::VectorXd&)>& objective,
+                               const std::vector<Eigen::VectorXd>& starts, const Eigen::VectorXd& lower,
+                               const Eigen::VectorXd& upper, int max_iterations) {
+  LBFGSpp::LBFGSBParam<double> param;
+  param.max_iterations = max_iterations;
+  param.epsilon = 1e-5;
+  param.max_linesearch = 30;
+  const auto negative = [&](const Eigen::VectorXd& t, Eigen::VectorXd& grad) {
+    try {
+      const GpObjective o = objective(t);
+      grad = -o.gradient;
+      return -o.value;
+    } catch (const NumericalError&) {
+      grad.setZero();
+      return std::numeric_limits<double>::infinity();
+    }
+  };
+  BestStart best;
+  for (const Eigen::VectorXd& start : starts) {
+    Eigen::VectorXd theta = start.cwiseMax(lower).cwiseMin(upper);
+    double value = 0;
+    try {
+      LBFGSpp::LBFGSBSolver<double> solver(param);
+      solver.minimize(negative, theta, value, lower, upper);
+    } catch (const std::exception&) {
+      // Line-search failures end this start where it stands; its value is still usable.
+      Eigen::VectorXd grad(theta.size());
+      value = negative(theta, grad);
+    }
+    if (std::isfinite(value) && -value > best.value) best = {theta, -value};
+  }
+  return best;
+}
+
+std::vector<Eigen::VectorXd> inner_half_points(const Eigen::VectorXd& lower, const Eigen::VectorXd& upper, int count,
+                                               std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<Eigen::VectorXd> points;
+  for (int i = 0; i < count; ++i) {
+    Eigen::VectorXd t(lower.size());
+    for (Eigen::Index j = 0; j < t.size(); ++j) {
+      const double mid = 0.5 * (lower(j) + upper(j)), half = 0.25 * (upper(j) - lower(j));
+      t(j) = std::uniform_real_distribution<double>(mid - half, mid + half)(rng);
+    }
+    points.push_back(std::move(t));
+  }
+  return points;
+}
+
 void GaussianProcess::set(const Observations& data, const Eigen::VectorXd& theta, std::shared_ptr<const MeanBasis> basis) {
   const Standardization s = options_.standardize ? Standardization::of(data.y) : Standardization{};
   const Eigen::VectorXd z = (data.y.array() - s.offset) / s.scale;
@@ -457,51 +506,12 @@ void GaussianProcess::fit(const Observations& data, std::uint64_t seed, std::sha
   std::vector<Eigen::VectorXd> starts;
   if (theta_.size() == GpHyperparameters::size(d, with_basis)) starts.push_back(theta_);
   starts.push_back(GpHyperparameters::defaults(d, with_basis));
-  std::mt19937_64 rng(seed);
-  for (int i = 1; i < options_.restarts; ++i) {
-    Eigen::VectorXd t(lower.size());
-    for (Eigen::Index j = 0; j < t.size(); ++j) {
-      // Random starts in the inner half of the box.
-      const double mid = 0.5 * (lower(j) + upper(j)), half = 0.25 * (upper(j) - lower(j));
-      t(j) = std::uniform_real_distribution<double>(mid - half, mid + half)(rng);
-    }
-    starts.push_back(t);
-  }
-
-  LBFGSpp::LBFGSBParam<double> param;
-  param.max_iterations = options_.max_iterations;
-  param.epsilon = 1e-5;
-  param.max_linesearch = 30;
-  double best_value = -std::numeric_limits<double>::infinity();
-  Eigen::VectorXd best = starts.front();
-  for (Eigen::VectorXd theta : starts) {
-    auto negative = [&](const Eigen::VectorXd& t, Eigen::VectorXd& grad) {
-      try {
-        const GpObjective o = gp_objective(data.X, z, t, true, with_basis ? &G : nullptr);
-        grad = -o.gradient;
-        return -o.value;
-      } catch (const NumericalError&) {
-        grad.setZero();
-        return std::numeric_limits<double>::infinity();
-      }
-    };
-    double value = 0;
-    try {
-      LBFGSpp::LBFGSBSolver<double> solver(param);
-      theta = theta.cwiseMax(lower).cwiseMin(upper);
-      solver.minimize(negative, theta, value, lower, upper);
-    } catch (const std::exception&) {
-      // Line-search failures end this start where it stands; its value is still usable.
-      Eigen::VectorXd grad(theta.size());
-      value = negative(theta, grad);
-    }
-    if (std::isfinite(value) && -value > best_value) {
-      best_value = -value;
-      best = theta;
-    }
-  }
-  theta_ = best;
-  log_evidence_ = best_value;
+  for (Eigen::VectorXd& t : inner_half_points(lower, upper, options_.restarts - 1, seed)) starts.push_back(std::move(t));
+  const BestStart best = maximize_from_starts(
+      [&](const Eigen::VectorXd& t) { return gp_objective(data.X, z, t, true, with_basis ? &G : nullptr); }, starts, lower,
+      upper, options_.max_iterations);
+  theta_ = std::isfinite(best.value) ? best.theta : starts.front();
+  log_evidence_ = best.value;
   posterior_ = posterior_with(data.X, z, theta_, s, std::move(basis), G);
 }
 

@@ -337,6 +337,12 @@ ibp_alpha = 1.5)"));
             std::string::npos);
   EXPECT_NE(error_of(valid_with("surrogate = \"random\"", "hedge_eta = 0")).find("policy.hedge_eta: must be a number > 0"),
             std::string::npos);
+  EXPECT_DOUBLE_EQ(parse(kValid).policy.hedge_memory, 0.5);
+  EXPECT_DOUBLE_EQ(parse(valid_with("surrogate = \"random\"", "hedge_memory = 0")).policy.hedge_memory, 0.0);
+  for (const char* bad : {"hedge_memory = 1.5", "hedge_memory = -0.1", "hedge_memory = nan"}) {
+    EXPECT_NE(error_of(valid_with("surrogate = \"random\"", bad)).find("policy.hedge_memory: must be in [0, 1]"),
+              std::string::npos) << bad;
+  }
   EXPECT_NE(error_of(valid_with("\"random\"", "\"dngo\"")).find("policy.surrogate: \"dngo\" is not a surrogate"),
             std::string::npos);
   EXPECT_NE(error_of(valid_with("surrogate = \"random\"", "networks = 0")).find("policy.networks: must be in 1..100"),
@@ -409,6 +415,19 @@ idle_timeout_s = 60
 TEST_F(JobSpecTest, libo_forced_exploration_and_warm_start_parse) {
   const JobSpec libo = parse(valid_with("initial_random = 5", "initial_random = \"libo\""));
   EXPECT_TRUE(libo.policy.libo_exploration);
+  // surrogate = "libo": forced exploration unless initial_random says otherwise.
+  const std::string random_design = "surrogate = \"random\"\ninitial_random = 5";
+  const JobSpec model = parse(valid_with(random_design, "surrogate = \"libo\""));
+  EXPECT_EQ(model.policy.surrogate, SurrogateKind::libo);
+  EXPECT_TRUE(model.policy.libo_exploration);
+  const JobSpec fixed = parse(valid_with(random_design, "surrogate = \"libo\"\ninitial_random = 3"));
+  EXPECT_FALSE(fixed.policy.libo_exploration);
+  EXPECT_EQ(fixed.policy.initial_random, 3);
+  EXPECT_FALSE(parse(valid_with(random_design, "surrogate = \"gp\"")).policy.libo_exploration);
+  EXPECT_TRUE(model.policy.libo_full_share);
+  EXPECT_FALSE(parse(valid_with(random_design, "surrogate = \"libo\"\nlibo_full_share = false")).policy.libo_full_share);
+  EXPECT_NE(error_of(valid_with(random_design, "libo_full_share = 1")).find("policy.libo_full_share: must be true or false"),
+            std::string::npos);
   EXPECT_NE(error_of(valid_with("initial_random = 5", "initial_random = \"lots\"")).find("policy.initial_random: must be a number >= 0 or \"libo\""),
             std::string::npos);
   // ceil(sqrt(n) / s^¼): n = 16 gives 4 for the first task, 2 for the 16th; n = 50, s = 5: 5.

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "lbo/orchestrator/recovery.hpp"
+#include "lbo/orchestrator/status.hpp"
 #include "run_job.hpp"
 
 using lbo::testing::Row;
@@ -297,31 +298,50 @@ TEST(MasterTest, a_stopped_run_resumes_to_exactly_its_budgets) {
   EXPECT_EQ(third.rows.size(), 30u);
 }
 
-TEST(MasterTest, a_sync_run_stopped_and_resumed_proposes_what_an_unstopped_one_does) {
-  lbo::testing::ScratchDir dir;
-  // GP-Hedge on Branin, 3 slots, a deterministic objective; the stop lands mid-round.
-  const std::string job = "grace_s = 0\nname = \"exact\"\nseed = 21\n[objective]\ncommand = [\"" + std::string(LBO_TEST_OBJECTIVE) +
-                          "\", \"--function\", \"branin\"]\ndirection = \"minimize\"\n[policy]\nsurrogate = \"gp\"\n"
-                          "acquisition = \"hedge\"\ninitial_random = 3\n[space]\nx1 = { type = \"float\", low = -5, high = 10 }\n"
-                          "x2 = { type = \"float\", low = 0, high = 15 }\nsleep_ms = { type = \"int\", low = 40, high = 60 }\n"
-                          "[[tasks]]\nname = \"b\"\nbudget = 24\n";
+namespace {
+
+// Branin on 3 slots with --sync, a deterministic objective taking 40-60 ms: `policy` and `tasks`
+// (TOML) complete the job.
+std::string exact_job(const std::string& policy, const std::string& tasks, int seed) {
+  return "grace_s = 0\nname = \"exact\"\nseed = " + std::to_string(seed) + "\n[objective]\ncommand = [\"" +
+         std::string(LBO_TEST_OBJECTIVE) + "\", \"--function\", \"branin\"]\ndirection = \"minimize\"\n[policy]\n" + policy +
+         "\n[space]\nx1 = { type = \"float\", low = -5, high = 10 }\nx2 = { type = \"float\", low = 0, high = 15 }\n"
+         "sleep_ms = { type = \"int\", low = 40, high = 60 }\n" + tasks;
+}
+
+// Runs `job` whole under <dir>/whole, and again under <dir>/stopped interrupted by SIGINT once
+// `stop_after` trials are in results.csv and then resumed: the resumed run must have proposed
+// exactly what the whole one did. Returns the whole run.
+RunOutput expect_exact_resume(const std::string& job, const lbo::testing::ScratchDir& dir, std::size_t stop_after) {
   MasterOptions sync;
   sync.sync = true;
-  const RunOutput whole = run_job(job, dir, 3, sync, dir.path() / "whole");
-  ASSERT_EQ(whole.exit_code, kExitDone);
-  std::thread stopper = signal_after_rows(SIGINT, dir.path() / "stopped" / "exact" / "results.csv", 10);
+  RunOutput whole = run_job(job, dir, 3, sync, dir.path() / "whole");
+  EXPECT_EQ(whole.exit_code, kExitDone) << whole.log;
+  std::thread stopper = signal_after_rows(SIGINT, dir.path() / "stopped" / "exact" / "results.csv", stop_after);
   const RunOutput part = run_job(job, dir, 3, sync, dir.path() / "stopped");
   stopper.join();
-  ASSERT_EQ(part.exit_code, kExitResumable) << part.log;
-  EXPECT_LT(part.rows.size(), 24u);
+  EXPECT_EQ(part.exit_code, kExitResumable) << part.log;
+  EXPECT_LT(part.rows.size(), whole.rows.size());
   const RunOutput rest = run_job(job, dir, 3, sync, dir.path() / "stopped");
-  ASSERT_EQ(rest.exit_code, kExitDone) << rest.log;
-  ASSERT_EQ(rest.rows.size(), whole.rows.size());
-  for (std::size_t i = 0; i < whole.rows.size(); ++i) {
-    for (const char* column : {"trial", "x1", "x2", "objective"}) {
+  EXPECT_EQ(rest.exit_code, kExitDone) << rest.log;
+  EXPECT_EQ(rest.rows.size(), whole.rows.size());
+  for (std::size_t i = 0; i < whole.rows.size() && i < rest.rows.size(); ++i) {
+    for (const char* column : {"trial", "task", "x1", "x2", "objective"}) {
       EXPECT_EQ(rest.rows[i].at(column), whole.rows[i].at(column)) << "trial " << i << " " << column;
     }
   }
+  return whole;
+}
+
+}  // namespace
+
+TEST(MasterTest, a_sync_run_stopped_and_resumed_proposes_what_an_unstopped_one_does) {
+  lbo::testing::ScratchDir dir;
+  // GP-Hedge, so its random draws count; the stop lands mid-round.
+  const RunOutput whole = expect_exact_resume(
+      exact_job("surrogate = \"gp\"\nacquisition = \"hedge\"\ninitial_random = 3", "[[tasks]]\nname = \"b\"\nbudget = 24\n", 21),
+      dir, 10);
+  EXPECT_EQ(whole.rows.size(), 24u);
 }
 
 namespace {
@@ -435,4 +455,36 @@ TEST(MasterTest, a_run_that_starts_past_its_cut_off_starts_no_trial) {
       << out.log;
   EXPECT_EQ(out.log.find("nothing tells how long a trial takes"), std::string::npos) << out.log;
   for (const JournalRecord& r : out.journal.records) EXPECT_FALSE(std::holds_alternative<TrialStarted>(r));
+}
+
+TEST(MasterTest, a_sync_libo_run_with_hedge_memory_stopped_and_resumed_proposes_what_an_unstopped_one_does) {
+  lbo::testing::ScratchDir dir;
+  // Two tasks: task a's forced exploration teaches META-KGL the kernel task b runs with, and
+  // b's GP-Hedge starts from a's gains. The stop lands in task b, after that fit.
+  const RunOutput whole = expect_exact_resume(
+      exact_job("surrogate = \"libo\"\nacquisition = \"hedge\"",
+                "[[tasks]]\nname = \"a\"\nbudget = 12\n[[tasks]]\nname = \"b\"\nbudget = 14\n", 5),
+      dir, 16);
+  ASSERT_EQ(whole.rows.size(), 26u);
+  // LiBO's forced exploration is the default: ceil(√12 / 1) = 4 and ceil(√14 / 2^¼) = 4 trials.
+  std::map<std::string, int> initial;
+  for (const Row& row : whole.rows) initial[row.at("task")] += row.at("proposed_by") == "initial" ? 1 : 0;
+  EXPECT_EQ(initial["a"], 4);
+  EXPECT_EQ(initial["b"], 4);
+  EXPECT_NE(whole.log.find("b: GP-Hedge gains start at hedge_memory 0.5 x a's:"), std::string::npos) << whole.log;
+  // tasks.csv names the kernel each task ran with: task b's was learned from task a.
+  std::ifstream tasks(dir.path() / "whole" / "exact" / "tasks.csv");
+  std::string header, row_a, row_b;
+  std::getline(tasks, header);
+  std::getline(tasks, row_a);
+  std::getline(tasks, row_b);
+  EXPECT_TRUE(header.ends_with(",kernels")) << header;
+  EXPECT_FALSE(row_b.ends_with(",")) << row_b;
+  // lbo status lists them too, learned from one finished task.
+  const std::string status = status_report(whole.run_dir);
+  EXPECT_NE(status.find("libo kernels (k̂ from the exploration of 1 finished task(s); k_full: all base kernels):\n"),
+            std::string::npos)
+      << status;
+  EXPECT_NE(status.find("\n  a  "), std::string::npos) << status;
+  EXPECT_NE(status.find("\n  b  "), std::string::npos) << status;
 }

@@ -580,3 +580,56 @@ TEST(FitThreadsTest, the_job_then_omp_num_threads_then_the_affinity_mask_less_th
     ::unsetenv("OMP_NUM_THREADS");
   }
 }
+
+namespace {
+
+// Runs `trials` trials of `task` through `policy` with objective x1 + x2 (minimized), refitting
+// after each.
+void run_trials(ModelPolicy& policy, RunState& state, int task, int trials) {
+  for (int i = 0; i < trials; ++i) {
+    const std::int64_t id = static_cast<std::int64_t>(state.trials().size());
+    lbo::testing::start_trial(state, task, policy.propose(state, task, id));
+    lbo::workers::Outcome o;
+    o.status = lbo::workers::TrialStatus::ok;
+    o.objective = *state.trial(id).config.values[0] + *state.trial(id).config.values[1];
+    lbo::testing::end_attempt(state, id, o);
+    policy.results_committed(state);
+  }
+}
+
+}  // namespace
+
+TEST(ModelPolicyTest, hedge_memory_starts_a_new_task_from_the_earlier_tasks_decayed_gains_and_is_checkpointed) {
+  lbo::testing::ScratchDir dir;
+  for (const double memory : {0.5, 0.0}) {
+    const std::string tasks = "[[tasks]]\nname = \"b2\"\nbudget = 10\n";
+    const lbo::jobs::JobSpec job = lbo::testing::job_from(
+        branin_job("surrogate = \"gp\"\nacquisition = \"hedge\"\ninitial_random = 3\nhedge_memory = " + std::to_string(memory), 5, 10) +
+            tasks,
+        dir.path());
+    RunState state = lbo::testing::started_state(job);
+    std::vector<std::string> log;
+    ModelPolicy policy(job, PolicyOptions{true, [&log](const std::string& line) { log.push_back(line); }});
+    run_trials(policy, state, 0, 10);
+    const std::vector<double> earlier = policy.hedge_gains(0);
+    ASSERT_TRUE(std::any_of(earlier.begin(), earlier.end(), [](double g) { return g != 0; }));
+    // Task b2's initial design draws nothing; its first model proposal seeds its gains.
+    run_trials(policy, state, 1, 3);
+    EXPECT_EQ(policy.hedge_gains(1), (std::vector<double>{0, 0, 0}));
+    policy.propose(state, 1, 13);
+    const std::vector<double> seeded = policy.hedge_gains(1);
+    ASSERT_EQ(seeded.size(), 3u);
+    for (std::size_t a = 0; a < 3; ++a) EXPECT_DOUBLE_EQ(seeded[a], memory * earlier[a]) << "arm " << a;
+    const bool logged = std::any_of(log.begin(), log.end(), [](const std::string& l) {
+      return l.find("b2: GP-Hedge gains start at hedge_memory 0.5 x b's:") != std::string::npos;
+    });
+    EXPECT_EQ(logged, memory > 0);
+
+    // A checkpoint keeps the seeded gains, and that the seeding happened: no second one.
+    ModelPolicy resumed(job, PolicyOptions{true, nullptr});
+    resumed.restore(policy.state(), state);
+    EXPECT_EQ(resumed.hedge_gains(1), seeded);
+    resumed.propose(state, 1, 13);
+    EXPECT_EQ(resumed.hedge_gains(1), seeded);
+  }
+}

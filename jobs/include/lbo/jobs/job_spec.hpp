@@ -27,7 +27,7 @@ struct ObjectiveSpec {
   int stepwise = 0;
 };
 
-enum class SurrogateKind : std::uint8_t { random, gp, ablr, lbo };
+enum class SurrogateKind : std::uint8_t { random, gp, ablr, lbo, libo };
 std::string_view to_string(SurrogateKind kind);
 
 enum class AcquisitionKind : std::uint8_t { ucb, ei, pi, hedge };
@@ -38,7 +38,8 @@ struct PolicySpec {
   AcquisitionKind acquisition = AcquisitionKind::ei;
   int initial_random = 5;  ///< random trials per task before the surrogate proposes
   /// initial_random = "libo": task s (1-based, earlier warm-start tasks counted) starts with
-  /// ceil(sqrt(budget) / s^¼) random trials (LiBO's forced exploration).
+  /// ceil(sqrt(budget) / s^¼) random trials (LiBO's forced exploration); the default for
+  /// surrogate = "libo".
   bool libo_exploration = false;
   /// lbo, ablr: a new task's first trials are the best configurations of up to this many
   /// earlier tasks, the most recent first; unset: kDefaultTransferBest for lbo and ablr.
@@ -53,6 +54,9 @@ struct PolicySpec {
   double ucb_delta = 0.1;
   double xi = 0.01;         ///< EI/PI margin over the best value, in standardized units
   double hedge_eta = 1.0;   ///< GP-Hedge learning rate
+  /// GP-Hedge: a new task starts with hedge_memory × the gains the latest earlier task had when
+  /// it first proposed (0: every task starts from zero, 1: gains carry over undecayed).
+  double hedge_memory = 0.5;
   int candidates = 1024;    ///< quasi-random candidates per acquisition maximization
   int refine = 5;           ///< best candidates refined by L-BFGS-B
   /// Threads of the model fits and proposals (OpenMP); unset: OMP_NUM_THREADS, else the cores
@@ -68,6 +72,9 @@ struct PolicySpec {
   /// lbo, ablr: each task a GP whose prior spans the other tasks' posterior means (see
   /// surrogate/transfer.hpp); unset: on for lbo, off for ablr.
   std::optional<bool> transfer_gp;
+  /// libo: each task mixes a share of k_full, fitted on its own data, into the learned kernel
+  /// k̂ (surrogate/libo.hpp); false: k̂ alone, as the LiBO paper.
+  bool libo_full_share = true;
 };
 
 struct WorkersSpec {

@@ -19,10 +19,12 @@ namespace lbo::orchestrator {
 struct HedgeState {
   std::vector<double> gains;
   std::vector<std::vector<std::vector<double>>> nominees;
+  bool seeded = false;  ///< its first draw happened: Hedge memory seeded its gains then
 
   template <class Archive>
-  void serialize(Archive& archive, std::uint32_t /*version*/) {
+  void serialize(Archive& archive, std::uint32_t version) {
     archive(gains, nominees);
+    if (version >= 2) archive(seeded);
   }
 };
 
@@ -49,6 +51,9 @@ struct TaskModelReport {
   /// Correlation of its posterior mean with every model task's, over points spread across the
   /// space (LBO Fig. 2c); empty before the first fit.
   std::vector<double> similarity;
+  /// LiBO: the kernel k̂ its GP was last fitted with ("k_full", or the active kernels' names
+  /// joined by " + "); empty for other models.
+  std::string kernels;
 };
 
 class Policy {

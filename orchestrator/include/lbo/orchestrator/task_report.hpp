@@ -32,7 +32,8 @@ std::string used_networks(const std::vector<double>& usage);
 /// tasks.csv: one row per task (per task and step for a stepwise objective) with origin, step,
 /// budget, ok, best, best_trial, trials_to_95, networks, then one similarity column per row
 /// ("similarity:<task>"), then the best configuration's parameters, then for an lbo model
-/// q(z_m = 1) of each latent network m ("usage:<m>", LBO's z). `reports` come from
+/// q(z_m = 1) of each latent network m ("usage:<m>", LBO's z), then for a libo model the kernel
+/// k̂ each task's GP was last fitted with ("kernels"). `reports` come from
 /// Policy::model_report() (may be empty: a model-free policy).
 std::string tasks_csv(const jobs::JobSpec& job, const RunState& state, const std::vector<TaskModelReport>& reports);
 

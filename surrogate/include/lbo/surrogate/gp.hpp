@@ -5,6 +5,7 @@
 
 #include <Eigen/Core>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <vector>
@@ -58,6 +59,22 @@ struct GpObjective {
 /// for the plain GP. Throws NumericalError when K cannot be factorized.
 GpObjective gp_objective(const Eigen::MatrixXd& X, const Eigen::VectorXd& y, const Eigen::VectorXd& theta,
                          bool with_prior = true, const Eigen::MatrixXd* G = nullptr);
+
+/// The best of the L-BFGS-B maximizations of `objective` (its value and gradient at θ; a
+/// NumericalError where it cannot be evaluated counts as −∞) from each of `starts`, each first
+/// clamped into [lower, upper]: a start whose line search fails ends where it stands. `value`
+/// is −∞ when no start reached a finite one. The fits of GaussianProcess and Libo.
+struct BestStart {
+  Eigen::VectorXd theta;
+  double value = -std::numeric_limits<double>::infinity();
+};
+BestStart maximize_from_starts(const std::function<GpObjective(const Eigen::VectorXd&)>& objective,
+                               const std::vector<Eigen::VectorXd>& starts, const Eigen::VectorXd& lower,
+                               const Eigen::VectorXd& upper, int max_iterations);
+
+/// `count` points drawn uniformly from the inner half of the box [lower, upper] (random starts).
+std::vector<Eigen::VectorXd> inner_half_points(const Eigen::VectorXd& lower, const Eigen::VectorXd& upper, int count,
+                                               std::uint64_t seed);
 
 class GaussianProcess {
  public:

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace lbo::surrogate {
@@ -79,18 +80,38 @@ struct TransferState {
   }
 };
 
+/// LiBO's kernel and its tasks' GPs: Ĵ, what it was learned from, and per task
+/// θ = [log σ_f², log σ_n²] with the observations it was fitted on.
+struct LiboState {
+  std::vector<int> active;                ///< Ĵ, ascending (empty: k_full)
+  std::vector<int> learned_from;          ///< the finished tasks whose exploration data gave Ĵ
+  std::vector<std::int64_t> learned_key;  ///< libo_learning_key() of that data
+  double lambda = 0, lambda_max = 0;      ///< META-KGL's chosen λ and λ_max
+  std::vector<double> group_norms;        ///< ‖β̂^(j)‖₂ per base kernel at λ
+  GpState gp;                             ///< per task θ and fitted size
+  /// Per task: the k̂ its GP was last fitted with, as Libo::describe_active() ("" before a fit).
+  std::vector<std::string> task_kernels;
+
+  template <class Archive>
+  void serialize(Archive& archive, std::uint32_t /*version*/) {
+    archive(active, learned_from, learned_key, lambda, lambda_max, group_norms, gp, task_kernels);
+  }
+};
+
 /// The state of whichever surrogate the run uses (none before its first fit).
 struct SurrogateState {
   std::optional<GpState> gp;
   std::optional<AblrState> ablr;
   std::optional<LboState> lbo;
   std::optional<TransferState> transfer;
+  std::optional<LiboState> libo;
 
   template <class Archive>
   void serialize(Archive& archive, std::uint32_t version) {
     archive(gp, ablr);
     if (version >= 2) archive(lbo);       // version 1 checkpoints predate LBO
     if (version >= 3) archive(transfer);  // version 2 ones predate TransferGp
+    if (version >= 4) archive(libo);      // version 3 ones predate LiBO
   }
 };
 

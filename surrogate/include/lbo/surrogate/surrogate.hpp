@@ -15,6 +15,12 @@ namespace lbo::surrogate {
 /// Observations of every task, in task order (a task may have none). Raw y, larger is better.
 struct TaskData {
   std::vector<Observations> tasks;
+  /// Per task, when the caller knows (empty or shorter: not finished): whether the task is
+  /// finished, its budget spent. Lifelong methods that learn between tasks read it (LiBO).
+  std::vector<bool> finished;
+  /// Per task (empty or shorter: none): the rows of tasks[t] that were uniform exploration, the
+  /// task's random initial design (LiBO's D^exp).
+  std::vector<std::vector<Eigen::Index>> exploration;
 };
 
 /// OpenMP threads for the fits and maximizations the calling thread runs from now on (each
