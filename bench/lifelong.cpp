@@ -2,7 +2,8 @@
 // the ABLR paper's quadratic family (§3.1). The policies run exactly as in `lbo run --sync`
 // with one slot; objectives are evaluated in-process, since this measures proposals.
 //
-//   build/bench/lifelong [--reps N] [--methods lbo,lbo-resid,lbo-pure,lbo-ucb,ablr,gp,gp-ucb,random,libo,libo-ucb,libo-pure]
+//   build/bench/lifelong [--reps N] [--methods lbo,lbo-resid,lbo-pure,lbo-ucb,ablr,gp,gp-ucb,random,libo,libo-ucb,libo-pure,
+//                        jumbo,jumbo-ei]
 //                        [--problems branin,quadratic,cosine1d,cosine2d] [--budget N] [--quadratic-tasks N]
 //                        [--cosine-tasks N]
 //                        [--sigmas 0.01,0.05,0.1,0.5,1] [--detail 1]
@@ -285,6 +286,10 @@ int main(int argc, char** argv) {
       {"libo", "surrogate = \"libo\"\nacquisition = \"ei\"\ninitial_random = \"libo\""},
       {"libo-ucb", "surrogate = \"libo\"\nacquisition = \"ucb\"\ninitial_random = \"libo\""},
       {"libo-pure", "surrogate = \"libo\"\nacquisition = \"ei\"\ninitial_random = \"libo\"\nlibo_full_share = false"},
+      {"jumbo", "surrogate = \"jumbo\"\nacquisition = \"ucb\""},
+      {"jumbo-ei", "surrogate = \"jumbo\"\nacquisition = \"ei\""},
+      {"jumbo-l1", "surrogate = \"jumbo\"\nacquisition = \"ucb\"\njumbo_threshold = 1"},
+      {"jumbo-ei-l1", "surrogate = \"jumbo\"\nacquisition = \"ei\"\njumbo_threshold = 1"},
   };
   std::vector<Method> methods;
   for (const std::string& name : method_names) {

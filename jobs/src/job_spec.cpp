@@ -33,6 +33,7 @@ std::string_view to_string(SurrogateKind kind) {
     case SurrogateKind::ablr: return "ablr";
     case SurrogateKind::lbo: return "lbo";
     case SurrogateKind::libo: return "libo";
+    case SurrogateKind::jumbo: return "jumbo";
   }
   return "?";
 }
@@ -462,20 +463,25 @@ class JobParser {
     check_keys(t, prefix,
                {"surrogate", "acquisition", "initial_random", "ucb_beta", "ucb_scale", "ucb_delta", "xi", "hedge_eta",
                 "candidates", "refine", "network_width", "network_depth", "networks", "ibp_alpha", "warm_start", "residual_gp",
-                "transfer_gp", "fit_threads", "transfer_best", "hedge_memory", "libo_full_share"});
+                "transfer_gp", "fit_threads", "transfer_best", "hedge_memory", "libo_full_share",
+                "jumbo_threshold"});
     PolicySpec& policy = job.policy;
     if (const auto surrogate = get_string(t, "surrogate", prefix, false)) {
       if (const auto kind = one_of<SurrogateKind>(
               *surrogate,
-              {SurrogateKind::random, SurrogateKind::gp, SurrogateKind::ablr, SurrogateKind::lbo, SurrogateKind::libo})) {
+              {SurrogateKind::random, SurrogateKind::gp, SurrogateKind::ablr, SurrogateKind::lbo, SurrogateKind::libo,
+               SurrogateKind::jumbo})) {
         policy.surrogate = *kind;
       } else {
         error(*t.get("surrogate"), "policy.surrogate",
-              in_quotes(*surrogate) + " is not a surrogate; use \"lbo\", \"gp\", \"ablr\", \"libo\" or \"random\"");
+              in_quotes(*surrogate) +
+                  " is not a surrogate; use \"lbo\", \"gp\", \"ablr\", \"libo\", \"jumbo\" or \"random\"");
       }
     }
     // LiBO's kernel is learned from its tasks' forced exploration: on unless initial_random says.
     if (policy.surrogate == SurrogateKind::libo && !t.contains("initial_random")) policy.libo_exploration = true;
+    // JUMBO's acquisition is UCB in the paper: its default unless the job says otherwise.
+    if (policy.surrogate == SurrogateKind::jumbo) policy.acquisition = AcquisitionKind::ucb;
     if (const auto acquisition = get_string(t, "acquisition", prefix, false)) {
       if (const auto kind = one_of<AcquisitionKind>(
               *acquisition, {AcquisitionKind::ucb, AcquisitionKind::ei, AcquisitionKind::pi, AcquisitionKind::hedge})) {
@@ -560,6 +566,13 @@ class JobParser {
     if (const auto residual = get<bool>(t, "residual_gp", prefix, false, "true or false")) policy.residual_gp = *residual;
     if (const auto transfer = get<bool>(t, "transfer_gp", prefix, false, "true or false")) policy.transfer_gp = *transfer;
     if (const auto share = get<bool>(t, "libo_full_share", prefix, false, "true or false")) policy.libo_full_share = *share;
+    if (const auto threshold = get_number(t, "jumbo_threshold", prefix, false)) {
+      if (!(*threshold >= 0)) {
+        error(*t.get("jumbo_threshold"), "policy.jumbo_threshold", "must be a number >= 0 (inf: the cold GP alone)");
+      } else {
+        policy.jumbo_threshold = *threshold;
+      }
+    }
   }
 
   // A number > 0 into `out`; false when absent or reported.

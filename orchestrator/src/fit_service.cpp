@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "lbo/surrogate/ablr.hpp"
+#include "lbo/surrogate/jumbo.hpp"
 #include "lbo/surrogate/lbo.hpp"
 #include "lbo/surrogate/libo.hpp"
 #include "lbo/surrogate/residual.hpp"
@@ -59,6 +60,12 @@ std::unique_ptr<surrogate::Surrogate> make_surrogate(const jobs::JobSpec& job, i
       surrogate::LiboOptions options;
       options.full_share = job.policy.libo_full_share;
       return std::make_unique<surrogate::Libo>(dimension, options);
+    }
+    case jobs::SurrogateKind::jumbo: {
+      surrogate::JumboOptions options;
+      options.hidden.assign(static_cast<std::size_t>(std::max(job.policy.network_depth - 1, 0)), job.policy.network_width);
+      options.threshold = job.policy.jumbo_threshold;
+      return std::make_unique<surrogate::Jumbo>(dimension, options);
     }
     default: return std::make_unique<surrogate::GpSurrogate>();
   }

@@ -290,7 +290,10 @@ class ModelPolicy::Impl {
         nominees_[t].push_back(std::move(points));
       }
     }
-    if (!saved.surrogate.gp && !saved.surrogate.ablr && !saved.surrogate.lbo && !saved.surrogate.libo) return;
+    if (!saved.surrogate.gp && !saved.surrogate.ablr && !saved.surrogate.lbo && !saved.surrogate.libo &&
+        !saved.surrogate.jumbo) {
+      return;
+    }
     if (saved.steps != steps_) {
       if (options_.log) options_.log("objective.stepwise changed since the checkpoint; the model is fitted afresh");
       return;
@@ -671,6 +674,7 @@ class ModelPolicy::Impl {
       adopted_ = std::move(kept);
       return;
     }
+    log_jumbo_network(adopted_ ? adopted_->state.jumbo : std::nullopt, latest->state.jumbo);
     adopted_ = latest;
     fitted_observations_ = 0;  // trials, each counted once however many steps it has
     for (const auto& ids : adopted_->trials) fitted_observations_ += static_cast<std::int64_t>(ids.size());
@@ -687,6 +691,24 @@ class ModelPolicy::Impl {
       }
       nominees_[task].clear();
     }
+  }
+
+  // JUMBO: what the warm network learned from, when it changes (and that there is none yet).
+  void log_jumbo_network(const std::optional<surrogate::JumboState>& before,
+                         const std::optional<surrogate::JumboState>& after) const {
+    if (!options_.log || !after || (before && before->trained_key == after->trained_key && !before->network.empty())) {
+      return;
+    }
+    if (after->network.empty()) {
+      if (!before) options_.log("jumbo: no task has finished yet: proposals come from each task's cold GP alone");
+      return;
+    }
+    std::int64_t rows = 0;
+    for (std::size_t i = 1; i < after->trained_key.size(); i += 2) rows += after->trained_key[i];
+    options_.log("jumbo: the warm network learned from " + std::to_string(after->trained_key.size() / 2) +
+                 " finished task(s), " + std::to_string(rows) +
+                 " results; open tasks propose from the cold GP among the warm GP's best (jumbo_threshold " +
+                 format_number(job_.policy.jumbo_threshold) + ")");
   }
 
   const jobs::JobSpec& job_;

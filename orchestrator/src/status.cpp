@@ -134,6 +134,16 @@ std::string status_report(const fs::path& run_dir, const LockOptions& locking) {
       }
     }
   }
+  // JUMBO: the finished tasks its warm network learned from.
+  if (const std::optional<surrogate::JumboState>& jumbo = run.policy.surrogate.jumbo) {
+    std::int64_t rows = 0;
+    for (std::size_t i = 1; i < jumbo->trained_key.size(); i += 2) rows += jumbo->trained_key[i];
+    out << "jumbo warm network: "
+        << (jumbo->network.empty() ? std::string("none yet (no finished task; each task is its cold GP)")
+                                   : "trained on " + std::to_string(jumbo->trained_key.size() / 2) +
+                                         " finished task(s), " + std::to_string(rows) + " results")
+        << "\n";
+  }
   if (const RunPaths paths(run_dir); fs::exists(paths.tasks_csv())) {
     out << "per-task report (best per step, task similarity): " << paths.tasks_csv().string() << "\n";
   }

@@ -1,7 +1,9 @@
 #include "lbo/surrogate/batch.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
+#include <set>
 
 #include "lbo/surrogate/linalg.hpp"
 
@@ -17,6 +19,8 @@ BatchProposer::BatchProposer(std::shared_ptr<const TaskPosterior> posterior, con
       tracked_(posterior_->track(candidates_)),
       used_(static_cast<std::size_t>(candidates_.rows()), 0),
       left_(static_cast<int>(candidates_.rows())) {
+  guide_.guide = posterior_->guide();
+  if (guide_.guide.posterior) guide_.tracked = guide_.guide.posterior->track(candidates_);
   for (Eigen::Index i = 0; i < pending.rows(); ++i) accept(pending.row(i).transpose());
   pending_ = static_cast<int>(pending.rows());
 }
@@ -32,6 +36,7 @@ std::vector<Maximum> BatchProposer::next(AcquisitionKind kind, const Acquisition
   }
   MaximizerOptions options = options_;
   if (!refine) options.refine = 0;
+  if (guide_.guide.posterior) return next_guided(kind, believing, values, options);
   BoxObjective objective;
   if (options.refine > 0) {
     auto acquisition = std::make_shared<Acquisition>(kind, believing, conditioned());
@@ -44,6 +49,12 @@ std::vector<Maximum> BatchProposer::next(AcquisitionKind kind, const Acquisition
 int BatchProposer::accept(const Eigen::VectorXd& x) {
   const double mean = tracked_->mean_at(x);
   const int index = tracked_->add(x, &mean);
+  if (guide_.tracked) {
+    const double guide_mean = guide_.tracked->mean_at(x);
+    guide_.tracked->add(x, &guide_mean);
+    guide_.values.push_back(guide_mean);
+    guide_.conditioned.reset();
+  }
   points_.push_back(x);
   values_.push_back(mean);
   believed_.push_back(true);
@@ -60,6 +71,11 @@ int BatchProposer::accept(const Eigen::VectorXd& x) {
 void BatchProposer::observe(int index, double y) {
   const auto i = static_cast<std::size_t>(index);
   tracked_->set_value(index, y);
+  if (guide_.tracked) {
+    guide_.tracked->set_value(index, y);
+    guide_.values[i] = y;
+    guide_.conditioned.reset();
+  }
   values_[i] = y;
   believed_[i] = false;
   conditioned_.reset();
@@ -78,6 +94,127 @@ std::shared_ptr<const TaskPosterior> BatchProposer::conditioned() const {
   if (points_.empty()) return conditioned_ = posterior_;
   const Eigen::VectorXd y = Eigen::Map<const Eigen::VectorXd>(values_.data(), static_cast<Eigen::Index>(values_.size()));
   return conditioned_ = posterior_->condition(stack_rows(points_, static_cast<int>(candidates_.cols())), &y);
+}
+
+}  // namespace lbo::surrogate
+
+namespace lbo::surrogate {
+
+namespace {
+
+// JUMBO's refinement: the main acquisition's loss per unit of the guide's acquisition below the
+// threshold set's cut-off.
+constexpr double kPenalty = 1e3;
+
+}  // namespace
+
+std::shared_ptr<const TaskPosterior> BatchProposer::guide_conditioned() const {
+  if (guide_.conditioned) return guide_.conditioned;
+  if (points_.empty()) return guide_.conditioned = guide_.guide.posterior;
+  const Eigen::VectorXd y =
+      Eigen::Map<const Eigen::VectorXd>(guide_.values.data(), static_cast<Eigen::Index>(guide_.values.size()));
+  return guide_.conditioned =
+             guide_.guide.posterior->condition(stack_rows(points_, static_cast<int>(candidates_.cols())), &y);
+}
+
+std::vector<Maximum> BatchProposer::next_guided(AcquisitionKind kind, const AcquisitionParams& main,
+                                                const Eigen::VectorXd& values, const MaximizerOptions& options) const {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  // The guide's acquisition, with the guide's own believed values as its incumbent.
+  AcquisitionParams params = main;
+  for (std::size_t i = 0; i < guide_.values.size(); ++i) {
+    if (believed_[i]) params.incumbent = std::max(params.incumbent, guide_.values[i]);
+  }
+  const Posterior& at = guide_.tracked->at_points();
+  const Eigen::Index n = candidates_.rows();
+  Eigen::VectorXd guide_values(n);
+  for (Eigen::Index i = 0; i < n; ++i) {
+    guide_values(i) = used_[static_cast<std::size_t>(i)] ? -kInf : acquisition_value(kind, at.mean(i), at.var(i), params).value;
+  }
+  std::shared_ptr<const Acquisition> guide_acquisition;
+  BoxObjective guide_objective;
+  if (options.refine > 0) {
+    guide_acquisition = std::make_shared<const Acquisition>(kind, params, guide_conditioned());
+    guide_objective.values = [guide_acquisition](const Eigen::MatrixXd& X) { return guide_acquisition->evaluate(X); };
+    guide_objective.gradient = [guide_acquisition](const Eigen::VectorXd& x, Eigen::VectorXd& g) {
+      return guide_acquisition->evaluate(x, g);
+    };
+  }
+  const std::vector<Maximum> guided = maximize_from(guide_objective, *space_, options, candidates_, guide_values);
+  if (guided.empty() || !std::isfinite(guided.front().value)) return guided;
+  const Maximum& best = guided.front();
+  const double cutoff = best.value - guide_.guide.threshold;  // −∞ for an infinite threshold
+
+  // The threshold set: its candidates and the guide's maximizer, scored by the main acquisition.
+  std::vector<Eigen::Index> inside;
+  bool all_inside = true;
+  for (Eigen::Index i = 0; i < n; ++i) {
+    if (!std::isfinite(guide_values(i))) continue;
+    if (guide_values(i) >= cutoff) {
+      inside.push_back(i);
+    } else {
+      all_inside = false;
+    }
+  }
+  // Every candidate inside: the main acquisition's own maximization (l_α → ∞ is the main GP's
+  // choice exactly). Otherwise x* joins: the one point known to be inside.
+  const bool with_best = !all_inside;
+  Eigen::MatrixXd X(static_cast<Eigen::Index>(inside.size()) + (with_best ? 1 : 0), candidates_.cols());
+  Eigen::VectorXd main_values(X.rows());
+  for (std::size_t k = 0; k < inside.size(); ++k) {
+    X.row(static_cast<Eigen::Index>(k)) = candidates_.row(inside[k]);
+    main_values(static_cast<Eigen::Index>(k)) = values(inside[k]);
+  }
+  std::shared_ptr<const Acquisition> main_acquisition;
+  if (options.refine > 0 || with_best) main_acquisition = std::make_shared<const Acquisition>(kind, main, conditioned());
+  if (with_best) {
+    X.row(X.rows() - 1) = best.x.transpose();
+    main_values(X.rows() - 1) = main_acquisition->evaluate(Eigen::MatrixXd(best.x.transpose()))(0);
+  }
+  BoxObjective objective;
+  if (options.refine > 0) {
+    // The main acquisition, less a steep penalty for leaving the set (L-BFGS-B needs a
+    // continuous objective; the indicator is not).
+    objective.values = [main_acquisition, guide_acquisition, cutoff](const Eigen::MatrixXd& P) {
+      Eigen::VectorXd v = main_acquisition->evaluate(P);
+      if (std::isfinite(cutoff)) v.array() -= kPenalty * (cutoff - guide_acquisition->evaluate(P).array()).max(0.0);
+      return v;
+    };
+    objective.gradient = [main_acquisition, guide_acquisition, cutoff](const Eigen::VectorXd& x, Eigen::VectorXd& g) {
+      double v = main_acquisition->evaluate(x, g);
+      if (!std::isfinite(cutoff)) return v;
+      Eigen::VectorXd gg;
+      const double shortfall = cutoff - guide_acquisition->evaluate(x, gg);
+      if (shortfall > 0) {
+        v -= kPenalty * shortfall;
+        g += kPenalty * gg;
+      }
+      return v;
+    };
+  }
+  // The rows of X are inside by construction; a refined point may have left the set by the
+  // penalty's slack: those are dropped.
+  const auto lexicographic = [](const Eigen::VectorXd& a, const Eigen::VectorXd& b) {
+    return std::lexicographical_compare(a.data(), a.data() + a.size(), b.data(), b.data() + b.size());
+  };
+  std::set<Eigen::VectorXd, decltype(lexicographic)> rows(lexicographic);
+  if (options.refine > 0 && std::isfinite(cutoff)) {
+    for (Eigen::Index i = 0; i < X.rows(); ++i) rows.insert(X.row(i).transpose());
+  }
+  std::vector<Maximum> result;
+  for (Maximum& m : maximize_from(objective, *space_, options, X, main_values)) {
+    if (!std::isfinite(m.value)) continue;
+    if (options.refine > 0 && std::isfinite(cutoff) && rows.count(m.x) == 0 &&
+        guide_acquisition->evaluate(Eigen::MatrixXd(m.x.transpose()))(0) < cutoff) {
+      continue;
+    }
+    result.push_back(std::move(m));
+  }
+  // Then the points outside, by the guide's acquisition.
+  for (const Maximum& m : guided) {
+    if (std::isfinite(m.value) && m.value < cutoff) result.push_back(m);
+  }
+  return result;
 }
 
 }  // namespace lbo::surrogate

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -410,6 +411,27 @@ idle_timeout_s = 60
   const std::string no_tasks = kValid.substr(0, kValid.find("\n[[tasks]]"));
   EXPECT_TRUE(parse(with(no_tasks, "[workers]", "[schedule]\nwatch = \"incoming\"\n[workers]")).tasks.empty());
   EXPECT_NE(error_of(no_tasks).find("tasks: missing"), std::string::npos);
+}
+
+TEST_F(JobSpecTest, jumbo_parses_with_ucb_by_default_and_its_threshold_checked) {
+  const std::string random_design = "surrogate = \"random\"\ninitial_random = 5";
+  const JobSpec jumbo = parse(valid_with(random_design, "surrogate = \"jumbo\""));
+  EXPECT_EQ(jumbo.policy.surrogate, SurrogateKind::jumbo);
+  EXPECT_EQ(jumbo.policy.acquisition, AcquisitionKind::ucb);
+  EXPECT_EQ(jumbo.policy.jumbo_threshold, 0.1);
+  EXPECT_EQ(to_string(SurrogateKind::jumbo), "jumbo");
+  const JobSpec ei = parse(valid_with(random_design, "surrogate = \"jumbo\"\nacquisition = \"ei\"\njumbo_threshold = 0.5"));
+  EXPECT_EQ(ei.policy.acquisition, AcquisitionKind::ei);
+  EXPECT_EQ(ei.policy.jumbo_threshold, 0.5);
+  EXPECT_TRUE(std::isinf(parse(valid_with(random_design, "surrogate = \"jumbo\"\njumbo_threshold = inf")).policy.jumbo_threshold));
+  EXPECT_EQ(parse(valid_with(random_design, "surrogate = \"gp\"")).policy.acquisition, AcquisitionKind::ei);
+  for (const char* bad : {"jumbo_threshold = -0.1", "jumbo_threshold = nan", "jumbo_threshold = \"big\""}) {
+    EXPECT_NE(error_of(valid_with(random_design, std::string("surrogate = \"jumbo\"\n") + bad)).find("policy.jumbo_threshold: must be"),
+              std::string::npos)
+        << bad;
+  }
+  EXPECT_NE(error_of(valid_with(random_design, "surrogate = \"jumbo2\"")).find("use \"lbo\", \"gp\", \"ablr\", \"libo\", \"jumbo\" or \"random\""),
+            std::string::npos);
 }
 
 TEST_F(JobSpecTest, libo_forced_exploration_and_warm_start_parse) {

@@ -488,3 +488,23 @@ TEST(MasterTest, a_sync_libo_run_with_hedge_memory_stopped_and_resumed_proposes_
   EXPECT_NE(status.find("\n  a  "), std::string::npos) << status;
   EXPECT_NE(status.find("\n  b  "), std::string::npos) << status;
 }
+
+TEST(MasterTest, a_sync_jumbo_run_stopped_and_resumed_proposes_what_an_unstopped_one_does) {
+  lbo::testing::ScratchDir dir;
+  // Task a runs on its cold GP alone; when it finishes, the warm network learns from it and task
+  // b proposes from both GPs. The stop lands in task b, after that fit.
+  const RunOutput whole = expect_exact_resume(
+      exact_job("surrogate = \"jumbo\"\nnetwork_width = 8\nnetwork_depth = 2",
+                "[[tasks]]\nname = \"a\"\nbudget = 12\n[[tasks]]\nname = \"b\"\nbudget = 14\n", 5),
+      dir, 17);
+  ASSERT_EQ(whole.rows.size(), 26u);
+  EXPECT_NE(whole.log.find("jumbo: no task has finished yet: proposals come from each task's cold GP alone"),
+            std::string::npos)
+      << whole.log;
+  EXPECT_NE(whole.log.find("jumbo: the warm network learned from 1 finished task(s), 12 results; open tasks propose "
+                           "from the cold GP among the warm GP's best (jumbo_threshold 0.1)"),
+            std::string::npos)
+      << whole.log;
+  const std::string status = status_report(whole.run_dir);
+  EXPECT_NE(status.find("jumbo warm network: trained on 1 finished task(s), 12 results\n"), std::string::npos) << status;
+}

@@ -27,7 +27,7 @@ struct ObjectiveSpec {
   int stepwise = 0;
 };
 
-enum class SurrogateKind : std::uint8_t { random, gp, ablr, lbo, libo };
+enum class SurrogateKind : std::uint8_t { random, gp, ablr, lbo, libo, jumbo };
 std::string_view to_string(SurrogateKind kind);
 
 enum class AcquisitionKind : std::uint8_t { ucb, ei, pi, hedge };
@@ -62,8 +62,8 @@ struct PolicySpec {
   /// Threads of the model fits and proposals (OpenMP); unset: OMP_NUM_THREADS, else the cores
   /// of lbo's affinity mask less the local slots (at least 1), or all of them under MPI.
   std::optional<int> fit_threads;
-  int network_width = 50;   ///< ablr, lbo: units per layer of each feature map
-  int network_depth = 3;    ///< ablr, lbo: layers
+  int network_width = 50;   ///< ablr, lbo, jumbo: units per layer of each feature map
+  int network_depth = 3;    ///< ablr, lbo, jumbo: layers
   int networks = 10;        ///< lbo: M, the most latent feature maps (IBP truncation)
   double ibp_alpha = 2.0;   ///< lbo: the IBP's α, about how many networks a task uses
   /// lbo, ablr: a GP on the feature model's residuals (see surrogate/residual.hpp); unset:
@@ -75,6 +75,10 @@ struct PolicySpec {
   /// libo: each task mixes a share of k_full, fitted on its own data, into the learned kernel
   /// k̂ (surrogate/libo.hpp); false: k̂ alone, as the LiBO paper.
   bool libo_full_share = true;
+  /// jumbo: l_α, how far below the warm GP's best acquisition value a point may be and still be
+  /// chosen by the cold GP's acquisition (standardized units; 0: the warm GP's choice, inf: the
+  /// cold GP's).
+  double jumbo_threshold = 0.1;
 };
 
 struct WorkersSpec {

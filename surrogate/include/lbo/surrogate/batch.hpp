@@ -12,6 +12,17 @@
 // believer, a hallucinated value counts as observed: EI and PI measure improvement over the best
 // of the incumbent and the batch's believed values (else a point whose mean is above the
 // incumbent keeps its improvement however certain it becomes, and the batch repeats it).
+//
+// A posterior with a guide (TaskPosterior::guide(), JUMBO's warm GP) is maximized as JUMBO's
+// acquisition (Hakhamaneshi et al., "JUMBO: Scalable Multi-task Bayesian Optimization using
+// Offline Data", eq. 2 and Algorithm 1): α(x) = α_main(x) where α*_guide − α_guide(x) ≤ l_α,
+// α_guide(x) elsewhere. Method: the guide's acquisition is maximized first (candidates, then
+// L-BFGS-B as for any acquisition), which gives α*_guide and its maximizer x*; then the main
+// acquisition over the candidates inside the threshold set and x*, refined by L-BFGS-B with a
+// penalty for leaving the set (a refined point that ends outside it is dropped). Points outside
+// the set follow, ranked by α_guide: the paper's α there, and below every point inside as long
+// as α_main there is above α*_guide − l_α. The guide tracks the batch as the main posterior
+// does, each believing hallucinated points at its own mean (GP-BUCB in both GPs).
 
 #include <Eigen/Core>
 #include <cstdint>
@@ -37,7 +48,8 @@ class BatchProposer {
   /// results that came in for them, best first (the caller takes the first it can use and passes
   /// it to accept()). The candidates are scored from the tracked posterior; with `refine`, the
   /// best options.refine of them are refined by L-BFGS-B on the conditioned posterior.
-  /// `params.incumbent` is raised to the best value still believed.
+  /// `params.incumbent` is raised to the best value still believed. With a guide: the maxima of
+  /// JUMBO's acquisition (above), the threshold set's first.
   std::vector<Maximum> next(AcquisitionKind kind, const AcquisitionParams& params, bool refine = true) const;
   /// x (length d) joins the batch, believed at the posterior mean. Returns its index.
   int accept(const Eigen::VectorXd& x);
@@ -67,6 +79,18 @@ class BatchProposer {
   int left_ = 0;
   int pending_ = 0;
   mutable std::shared_ptr<const TaskPosterior> conditioned_;  // materialized on demand
+
+  // The guide (none: guide.posterior is null), tracked at candidates_ as the main posterior is.
+  struct GuideTrack {
+    Guide guide;
+    std::unique_ptr<TrackedPosterior> tracked;
+    std::vector<double> values;  // per point, as values_ (its own believed means)
+    mutable std::shared_ptr<const TaskPosterior> conditioned;
+  };
+  GuideTrack guide_;
+  std::shared_ptr<const TaskPosterior> guide_conditioned() const;
+  std::vector<Maximum> next_guided(AcquisitionKind kind, const AcquisitionParams& main, const Eigen::VectorXd& values,
+                                   const MaximizerOptions& options) const;
 };
 
 }  // namespace lbo::surrogate

@@ -54,6 +54,16 @@ class TrackedPosterior {
   Posterior current_;
 };
 
+class TaskPosterior;
+
+/// A second posterior of the same task, in the same standardized units, that narrows where an
+/// acquisition on the first is maximized (JUMBO's warm GP): only points whose acquisition under
+/// `posterior` is within `threshold` of that acquisition's maximum are candidates (BatchProposer).
+struct Guide {
+  std::shared_ptr<const TaskPosterior> posterior;  ///< null: no guide
+  double threshold = 0;
+};
+
 /// An immutable posterior of one task: safe to share between threads. Always held by a
 /// shared_ptr (condition() returns one).
 class TaskPosterior : public std::enable_shared_from_this<TaskPosterior> {
@@ -75,6 +85,9 @@ class TaskPosterior : public std::enable_shared_from_this<TaskPosterior> {
   /// Its mean and variance at C, tracked as points are added (see TrackedPosterior). The default
   /// conditions anew and predicts at every change; exact GPs and their combinations do better.
   virtual std::unique_ptr<TrackedPosterior> track(const Eigen::MatrixXd& C) const;
+
+  /// The guide of this task's proposals (none by default; JUMBO's posterior has its warm GP).
+  virtual Guide guide() const { return {}; }
 
   const Standardization& standardization() const { return standardization_; }
 

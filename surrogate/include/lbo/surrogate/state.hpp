@@ -98,6 +98,20 @@ struct LiboState {
   }
 };
 
+/// JUMBO's network and its tasks' two GPs: the network's parameters (empty: none yet), the
+/// finished tasks' data it was trained on (jumbo_training_key()), and per task the cold GP's θ
+/// on the unit box and the warm GP's on the network's features.
+struct JumboState {
+  std::vector<double> network;
+  std::vector<std::int64_t> trained_key;
+  GpState cold, warm;
+
+  template <class Archive>
+  void serialize(Archive& archive, std::uint32_t /*version*/) {
+    archive(network, trained_key, cold, warm);
+  }
+};
+
 /// The state of whichever surrogate the run uses (none before its first fit).
 struct SurrogateState {
   std::optional<GpState> gp;
@@ -105,6 +119,7 @@ struct SurrogateState {
   std::optional<LboState> lbo;
   std::optional<TransferState> transfer;
   std::optional<LiboState> libo;
+  std::optional<JumboState> jumbo;
 
   template <class Archive>
   void serialize(Archive& archive, std::uint32_t version) {
@@ -112,6 +127,7 @@ struct SurrogateState {
     if (version >= 2) archive(lbo);       // version 1 checkpoints predate LBO
     if (version >= 3) archive(transfer);  // version 2 ones predate TransferGp
     if (version >= 4) archive(libo);      // version 3 ones predate LiBO
+    if (version >= 5) archive(jumbo);     // version 4 ones predate JUMBO
   }
 };
 
