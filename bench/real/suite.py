@@ -8,9 +8,10 @@ space: a categorical `model` and hyperparameters that are active only for their 
 method sees the same tasks in the same order, the same objective (models.py through ask.py:
 5-fold CV ROC AUC), the same budget per task and 2 trials at a time:
 
-- lbo methods (`lbo`, `gp`, `ablr`, `random`) run as one lbo job per seed with the tasks in
-  order, so the model of a later task learns from the earlier ones. A method may carry policy
-  keys for experiments, e.g. `lbo+acq=ucb` or `gp+initial_random=3` (see METHOD_KEYS).
+- lbo methods (`lbo`, `gp`, `ablr`, `random`; `libo` and `jumbo` when asked) run as one lbo
+  job per seed with the tasks in order, so the model of a later task learns from the earlier
+  ones. A method may carry policy keys for experiments, e.g. `lbo+acq=ucb` or
+  `gp+initial_random=3` (see METHOD_KEYS).
 - Optuna methods (`optuna-tpe`, `optuna-tpe-mv`: multivariate and group, `optuna-random`) run
   one study per task, as a user would: Optuna has no transfer between studies.
 
@@ -47,8 +48,10 @@ SLOTS = 2
 BASE_POLICY = {}
 # Short names for the policy keys a method variant may set.
 METHOD_KEYS = {"acq": "acquisition", "initial_random": "initial_random", "xi": "xi", "residual_gp": "residual_gp", "transfer_gp": "transfer_gp",
-               "best": "transfer_best"}
+               "best": "transfer_best", "threshold": "jumbo_threshold"}
 LBO_METHODS = ("lbo", "gp", "ablr", "random")
+# Run when asked (issue #17's lifelong methods), with their own defaults.
+MORE_LBO_METHODS = ("libo", "jumbo")
 OPTUNA_METHODS = ("optuna-tpe", "optuna-tpe-mv", "optuna-random")
 
 
@@ -136,9 +139,9 @@ def objective_command(socket_path, dataset, params_file):
 def parse_method(method):
     """(surrogate, policy keys) of a method name such as `lbo` or `gp+initial_random=3`."""
     surrogate, *variants = method.split("+")
-    if surrogate not in LBO_METHODS:
+    if surrogate not in LBO_METHODS + MORE_LBO_METHODS:
         raise SystemExit(f"suite.py: unknown method {method!r} "
-                         f"(expected one of {', '.join(LBO_METHODS + OPTUNA_METHODS)})")
+                         f"(expected one of {', '.join(LBO_METHODS + MORE_LBO_METHODS + OPTUNA_METHODS)})")
     policy = dict(BASE_POLICY, surrogate=surrogate)
     for variant in variants:
         key, _, value = variant.partition("=")
