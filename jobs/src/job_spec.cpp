@@ -4,9 +4,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -83,7 +86,7 @@ std::string task_name_for(const std::filesystem::path& dataset) {
 std::optional<int> default_budget_in(std::string_view job_text) {
   try {
     const toml::table root = toml::parse(job_text);
-    if (const auto n = root["schedule"]["default_budget"].value<std::int64_t>(); n && *n >= 1 && *n <= 100'000'000) {
+    if (const auto n = root["schedule"]["default_budget"].value<std::int64_t>(); n && *n >= 1 && *n <= kMaxBudget) {
       return static_cast<int>(*n);
     }
   } catch (const toml::parse_error&) {
@@ -104,6 +107,8 @@ int usable_cores() {
 }
 
 namespace {
+
+constexpr std::string_view kBudgetRule = "must be between 1 and 100000000";
 
 // results.csv has these columns before the parameters; a parameter may not share a name.
 constexpr std::string_view kFixedColumns[] = {"trial",    "task",       "status", "objective",
@@ -159,13 +164,15 @@ bool is_executable_file(const fs::path& file) {
   return fs::is_regular_file(file, ec) && ::access(file.c_str(), X_OK) == 0;
 }
 
-bool found_on_path(const std::string& program) {
+// The executable file a bare program name runs, as posix_spawnp finds it on PATH.
+std::optional<fs::path> find_on_path(const std::string& program) {
   const char* path = std::getenv("PATH");
   std::stringstream dirs(path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin");
   for (std::string dir; std::getline(dirs, dir, ':');) {
-    if (is_executable_file(fs::path(dir.empty() ? "." : dir) / program)) return true;
+    fs::path candidate = fs::path(dir.empty() ? "." : dir) / program;
+    if (is_executable_file(candidate)) return candidate;
   }
-  return false;
+  return std::nullopt;
 }
 
 // Collects every problem in one pass so that a user fixes a job file in one edit.
@@ -319,6 +326,26 @@ class JobParser {
     return static_cast<int>(*value);
   }
 
+  // Whether a range includes its lower end, 0.
+  enum class Bound : std::uint8_t { inclusive, exclusive };
+
+  // A number of seconds in [0, kMaxSeconds] (0 left out when `zero` is exclusive), reported
+  // otherwise: longer ones overflow the timers' nanoseconds.
+  std::optional<double> get_seconds(const toml::table& t, std::string_view key, std::string_view prefix, Bound zero,
+                                    std::string_view hint = "") {
+    const auto value = get_number(t, key, prefix, false);
+    if (!value) return std::nullopt;
+    const bool above_zero = zero == Bound::inclusive ? *value >= 0 : *value > 0;
+    if (!above_zero || !(*value <= kMaxSeconds)) {
+      error(*t.get(key), key_path(prefix, key),
+            std::string(zero == Bound::inclusive ? "must be a number of seconds between 0 and 1e9"
+                                                 : "must be a number of seconds > 0 and <= 1e9") +
+                " (got " + format_number(*value) + ")" + std::string(hint));
+      return std::nullopt;
+    }
+    return value;
+  }
+
   // Relative paths resolve against the job file's folder.
   fs::path resolve(const std::string& path) const {
     fs::path p(path);
@@ -340,19 +367,13 @@ class JobParser {
       }
     }
     if (const auto every = get_number(root, "checkpoint_every_s", "", false)) {
-      if (!(*every > 0) || !std::isfinite(*every)) {
-        error(*root.get("checkpoint_every_s"), "checkpoint_every_s", "must be a number of seconds > 0");
+      if (const std::string why = checkpoint_every_problem(*every); !why.empty()) {
+        error(*root.get("checkpoint_every_s"), "checkpoint_every_s", why);
       } else {
         job.checkpoint_every_s = *every;
       }
     }
-    if (const auto grace = get_number(root, "grace_s", "", false)) {
-      if (!(*grace >= 0) || !std::isfinite(*grace)) {
-        error(*root.get("grace_s"), "grace_s", "must be a number of seconds >= 0");
-      } else {
-        job.grace_s = *grace;
-      }
-    }
+    if (const auto grace = get_seconds(root, "grace_s", "", Bound::inclusive)) job.grace_s = *grace;
     if (const auto seed = get_int(root, "seed", "", false)) {
       if (*seed < 0) {
         error(*root.get("seed"), "seed", "must be >= 0");
@@ -379,20 +400,10 @@ class JobParser {
     } else if (t.get("direction") == nullptr) {
       error(t.source(), "objective.direction", "missing; add direction = \"maximize\" or \"minimize\"");
     }
-    if (const auto timeout = get_number(t, "timeout_s", prefix, false)) {
-      if (!(*timeout > 0)) {
-        error(*t.get("timeout_s"), "objective.timeout_s", "must be > 0 (leave it out for no limit)");
-      } else {
-        o.timeout_s = *timeout;
-      }
+    if (const auto timeout = get_seconds(t, "timeout_s", prefix, Bound::exclusive, "; leave it out for no limit")) {
+      o.timeout_s = *timeout;
     }
-    if (const auto grace = get_number(t, "kill_grace_s", prefix, false)) {
-      if (!(*grace >= 0)) {
-        error(*t.get("kill_grace_s"), "objective.kill_grace_s", "must be >= 0");
-      } else {
-        o.kill_grace_s = *grace;
-      }
-    }
+    if (const auto grace = get_seconds(t, "kill_grace_s", prefix, Bound::inclusive)) o.kill_grace_s = *grace;
     if (const auto retries = get_int_in(t, "retries", prefix, false, 0, 100, "must be in 0..100")) {
       o.retries = *retries;
     }
@@ -436,19 +447,29 @@ class JobParser {
                                const std::string& arg, bool is_program) {
     const bool has_placeholder = arg.find('{') != std::string::npos;
     if (arg.empty() || has_placeholder || fs::path(arg).is_absolute()) {
-      if (is_program && !has_placeholder && !arg.empty() && !is_executable_file(arg)) {
-        error(where, key, in_quotes(arg) + " is not an executable file");
+      if (is_program && !has_placeholder && !arg.empty()) {
+        if (!is_executable_file(arg)) {
+          error(where, key, in_quotes(arg) + " is not an executable file");
+        } else {
+          check_interpreter(where, key, arg);
+        }
       }
       return arg;
     }
     if (is_program) {
       if (arg.find('/') == std::string::npos) {
-        if (!found_on_path(arg)) error(where, key, in_quotes(arg) + " is not found on PATH");
+        if (!find_on_path(arg)) {
+          error(where, key, in_quotes(arg) + " is not found on PATH");
+        } else {
+          check_interpreter(where, key, arg);
+        }
         return arg;
       }
       const fs::path program = resolve(arg);
       if (!is_executable_file(program)) {
         error(where, key, in_quotes(arg) + " (" + program.string() + ") is not an executable file");
+      } else {
+        check_interpreter(where, key, program.string());
       }
       return program.string();
     }
@@ -456,6 +477,14 @@ class JobParser {
     const fs::path candidate = resolve(arg);
     if (arg.front() != '-' && fs::exists(candidate, ec)) return candidate.string();
     return arg;
+  }
+
+  // A script whose #! line names a missing interpreter exists, yet fails every trial with
+  // "No such file or directory".
+  void check_interpreter(const toml::node& where, const std::string& key, const std::string& program) {
+    if (const auto problem = interpreter_problem(program)) {
+      error(where, key, in_quotes(fs::path(program).filename().string()) + ": " + *problem + "; fix its first line");
+    }
   }
 
   void parse_policy(const toml::table& t, JobSpec& job) {
@@ -497,7 +526,7 @@ class JobParser {
       } else {
         error(*initial, "policy.initial_random", "must be a number >= 0 or \"libo\"");
       }
-    } else if (const auto n = get_int_in(t, "initial_random", prefix, false, 0, 1'000'000, "must be >= 0")) {
+    } else if (const auto n = get_int_in(t, "initial_random", prefix, false, 0, 1'000'000, "must be between 0 and 1000000 or \"libo\"")) {
       policy.initial_random = *n;
     }
     if (const toml::node* warm = t.get("warm_start")) {
@@ -597,7 +626,7 @@ class JobParser {
 
   void parse_schedule(const toml::table& t, JobSpec& job) {
     const std::string prefix = "schedule";
-    check_keys(t, prefix, {"watch", "default_budget", "concurrent_tasks", "idle_timeout_s"});
+    check_keys(t, prefix, {"watch", "watch_pattern", "default_budget", "concurrent_tasks", "idle_timeout_s"});
     ScheduleSpec& s = job.schedule;
     if (const auto watch = get_string(t, "watch", prefix, false)) {
       const fs::path folder = resolve(*watch);
@@ -607,19 +636,22 @@ class JobParser {
       }
       s.watch = folder;
     }
-    if (const auto n = get_int_in(t, "default_budget", prefix, false, 1, 100'000'000, "must be >= 1")) {
+    if (const auto pattern = get_string(t, "watch_pattern", prefix, false)) {
+      if (pattern->empty() || pattern->find('/') != std::string::npos) {
+        error(*t.get("watch_pattern"), "schedule.watch_pattern",
+              "must be a glob over file names without '/', such as \"*.csv\" or \"year-*.parquet\"");
+      } else {
+        s.watch_pattern = *pattern;
+        if (!s.watch) error(*t.get("watch_pattern"), "schedule.watch_pattern", "needs watch, the folder to watch; add it");
+      }
+    }
+    if (const auto n = get_int_in(t, "default_budget", prefix, false, 1, kMaxBudget, kBudgetRule)) {
       s.default_budget = *n;
     }
     if (const auto n = get_int_in(t, "concurrent_tasks", prefix, false, 1, 100'000, "must be in 1..100000")) {
       s.concurrent_tasks = *n;
     }
-    if (const auto idle = get_number(t, "idle_timeout_s", prefix, false)) {
-      if (!(*idle >= 0) || !std::isfinite(*idle)) {
-        error(*t.get("idle_timeout_s"), "schedule.idle_timeout_s", "must be a number of seconds >= 0");
-      } else {
-        s.idle_timeout_s = *idle;
-      }
-    }
+    if (const auto idle = get_seconds(t, "idle_timeout_s", prefix, Bound::inclusive)) s.idle_timeout_s = *idle;
   }
 
   void parse_workers(const toml::table& t, JobSpec& job) {
@@ -785,14 +817,25 @@ class JobParser {
       if (low && high) {
         p.low = *low;
         p.high = *high;
+        // Int bounds are compared and printed as the integers written, not as doubles: near
+        // 2^63, neighbouring integers are one double.
+        const bool is_int = p.type == ParamType::integer;
+        const std::int64_t int_low = is_int ? *t.get("low")->value_exact<std::int64_t>() : 0;
+        const std::int64_t int_high = is_int ? *t.get("high")->value_exact<std::int64_t>() : 0;
+        const auto text = [&](double v, std::int64_t i) { return is_int ? std::to_string(i) : format_number(v); };
         if (!std::isfinite(p.low) || !std::isfinite(p.high)) {
           error(t, prefix, "low and high must be finite");
-        } else if (!(p.low < p.high)) {
+        } else if (is_int ? !(int_low < int_high) : !(p.low < p.high)) {
           error(*t.get("low"), prefix,
-                "low (" + format_number(p.low) + ") must be < high (" + format_number(p.high) + ")");
+                "low (" + text(p.low, int_low) + ") must be < high (" + text(p.high, int_high) + ")");
+        } else if (is_int && (int_low < -kMaxIntBound || int_high > kMaxIntBound)) {
+          error(*t.get(int_low < -kMaxIntBound ? "low" : "high"), prefix,
+                "int bounds must lie within -" + std::to_string(kMaxIntBound) + " and " + std::to_string(kMaxIntBound) +
+                    " (±2^53, the integers a double holds exactly; got " + text(p.low, int_low) + " to " +
+                    text(p.high, int_high) + "); use a float parameter for a wider range");
         } else if (p.log && !(p.low > 0)) {
           error(*t.get("low"), prefix,
-                "log = true needs low > 0 (got " + format_number(p.low) + "); raise low or drop log");
+                "log = true needs low > 0 (got " + text(p.low, int_low) + "); raise low or drop log");
         }
       }
     } else if (*type == "categorical") {
@@ -820,7 +863,7 @@ class JobParser {
     std::ostringstream out;
     out << v;
     std::string s = out.str();
-    if (s.find_first_of(".e") == std::string::npos) s += ".0";
+    if (std::isfinite(v) && s.find_first_of(".e") == std::string::npos) s += ".0";
     return s;
   }
 
@@ -959,7 +1002,7 @@ class JobParser {
         error(t, prefix + ".dataset",
               "missing; objective.command uses {dataset}, so every task needs a dataset");
       }
-      if (const auto budget = get_int_in(t, "budget", prefix, true, 1, 100'000'000, "must be >= 1")) {
+      if (const auto budget = get_int_in(t, "budget", prefix, true, 1, kMaxBudget, kBudgetRule)) {
         task.budget = *budget;
       }
       job.tasks.push_back(std::move(task));
@@ -974,16 +1017,65 @@ class JobParser {
 
 }  // namespace
 
+std::optional<std::string> interpreter_problem(const std::string& program) {
+  const std::optional<fs::path> file =
+      program.find('/') == std::string::npos ? find_on_path(program) : std::optional<fs::path>(program);
+  if (!file) return std::nullopt;
+  std::ifstream in(*file, std::ios::binary);
+  // The kernel reads the #! line from the first 256 bytes (BINPRM_BUF_SIZE) and takes the
+  // interpreter up to the first blank.
+  std::array<char, 256> head{};
+  in.read(head.data(), head.size());
+  const std::string_view text(head.data(), static_cast<std::size_t>(in.gcount()));
+  if (!text.starts_with("#!")) return std::nullopt;
+  const std::string_view line = text.substr(2, text.find('\n') == std::string_view::npos ? std::string_view::npos
+                                                                                         : text.find('\n') - 2);
+  const std::size_t begin = line.find_first_not_of(" \t");
+  if (begin == std::string_view::npos) return std::nullopt;
+  const std::string interpreter(line.substr(begin, line.find_first_of(" \t\r", begin) - begin));
+  // A relative interpreter resolves against the trial's own folder: nothing to check here.
+  if (!fs::path(interpreter).is_absolute()) return std::nullopt;
+  std::error_code ec;
+  if (!fs::exists(interpreter, ec)) return "its #! interpreter " + interpreter + " does not exist";
+  if (!is_executable_file(interpreter)) return "its #! interpreter " + interpreter + " is not an executable file";
+  return std::nullopt;
+}
+
+std::string checkpoint_every_problem(double seconds) {
+  if (seconds >= kMinCheckpointEvery_s && seconds <= kMaxSeconds) return {};
+  std::ostringstream got;
+  got << seconds;
+  return "must be a number of seconds between 0.1 and 1e9 (got " + got.str() + ")";
+}
+
 JobSpec parse_job(std::string_view text, const fs::path& path) {
   return JobParser(path, text).parse();
 }
 
 JobSpec load_job_file(const fs::path& path) {
+  std::error_code ec;
+  const fs::file_status status = fs::status(path, ec);
+  if (!fs::exists(status)) throw InputError(path.string() + ": cannot read the job file (does it exist?)");
+  if (!fs::is_regular_file(status)) {
+    throw InputError(path.string() + ": not a regular file" +
+                     (fs::is_directory(status) ? " but a folder" : std::string()) + "; name the job's TOML file");
+  }
+  const auto too_big = [&path] {
+    return InputError(path.string() + ": larger than " + std::to_string(kMaxJobFileBytes >> 20) +
+                      " MiB; is it the job file (a TOML file of a few kilobytes)?");
+  };
+  if (fs::file_size(path, ec) > kMaxJobFileBytes && !ec) throw too_big();
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path.string() + ": cannot read the job file (does it exist?)");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_job(text.str(), path);
+  if (!in) throw InputError(path.string() + ": cannot read the job file (" + std::strerror(errno) + ")");
+  // The size is checked again as read: a file may grow, and some report none (/proc).
+  std::string text;
+  std::array<char, 65536> buffer{};
+  while (in.read(buffer.data(), buffer.size()) || in.gcount() > 0) {
+    text.append(buffer.data(), static_cast<std::size_t>(in.gcount()));
+    if (text.size() > kMaxJobFileBytes) throw too_big();
+  }
+  if (in.bad()) throw InputError(path.string() + ": cannot read the job file (" + std::strerror(errno) + ")");
+  return parse_job(text, path);
 }
 
 }  // namespace lbo::jobs

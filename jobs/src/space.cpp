@@ -29,6 +29,11 @@ void check_param(const ParamSpec& p, int index, int count, const std::vector<Par
   } else {
     if (!(p.low < p.high)) fail("low must be < high");
     if (p.log && !(p.low > 0)) fail("log scale needs low > 0");
+    const auto bound = static_cast<double>(kMaxIntBound);
+    if (p.type == ParamType::integer && (p.low != std::floor(p.low) || p.high != std::floor(p.high) ||
+                                         p.low < -bound || p.high > bound)) {
+      fail("int bounds must be integers within ±2^53");
+    }
   }
   for (const Condition& c : p.when) {
     if (c.parent < 0 || c.parent >= count || c.parent == index) fail("bad condition parent");

@@ -121,7 +121,24 @@ int validate(const std::string& job_file) {
   return kExitDone;
 }
 
+// The command line gets the checks of the job-file keys it overrides, before anything is read.
+void check_run_options(const RunOptions& options) {
+  if (options.run_root.empty()) {
+    throw InputError("--run-root: empty; name the folder that holds run directories (default: runs)");
+  }
+  std::error_code ec;
+  if (std::filesystem::exists(options.run_root, ec) && !std::filesystem::is_directory(options.run_root, ec)) {
+    throw InputError("--run-root " + options.run_root + ": not a folder; name the folder that holds run directories");
+  }
+  if (options.checkpoint_every_s) {
+    if (const std::string why = jobs::checkpoint_every_problem(*options.checkpoint_every_s); !why.empty()) {
+      throw InputError("--checkpoint-every: " + why + " (as the job file's checkpoint_every_s)");
+    }
+  }
+}
+
 int run(const RunOptions& options, cluster::MpiSession* mpi) {
+  check_run_options(options);
   jobs::JobSpec job = jobs::load_job_file(options.job_file);
   if (options.local_slots) job.workers.local_slots = *options.local_slots;
   const bool use_mpi = mpi != nullptr && mpi->size() > 1;
@@ -317,8 +334,7 @@ int run_cli(int argc, char** argv, cluster::MpiSession* mpi) {
                           "Concurrent trials without mpirun (overrides [workers] local_slots)")
       ->check(CLI::Range(1, 4096));
   run_command->add_option("--checkpoint-every", run_options.checkpoint_every_s,
-                          "Seconds between checkpoints (overrides the job's checkpoint_every_s)")
-      ->check(CLI::PositiveNumber);
+                          "Seconds between checkpoints, 0.1 to 1e9 (overrides the job's checkpoint_every_s)");
   run_command->add_flag("--sync", run_options.sync,
                         "Work in rounds: refit on every result before proposing; with a fixed seed the run is "
                         "reproducible exactly");
@@ -350,7 +366,7 @@ int run_cli(int argc, char** argv, cluster::MpiSession* mpi) {
   add_command->add_option("--name", add_options.name, "Task name (letters, digits, '.', '_', '-')")->required();
   add_command->add_option("--dataset", add_options.dataset, "The task's dataset (the objective's {dataset})");
   add_command->add_option("--budget", add_options.budget, "Trials for the task (default: [schedule] default_budget)")
-      ->check(CLI::Range(1, 100'000'000));
+      ->check(CLI::Range(1, jobs::kMaxBudget));
   add_command->add_flag("--no-lock", add_options.no_lock,
                         "Do not lock the run directory (for filesystems without file locks): always hand the task "
                         "over as a request, which a running master takes within seconds and a stopped run at its "

@@ -287,7 +287,14 @@ class Master::Loop {
       }
     }
     if (!job_.schedule.watch) return;
-    for (const std::filesystem::path& file : new_watched_files(*job_.schedule.watch, job_.tasks)) {
+    const WatchedFiles watched = new_watched_files(*job_.schedule.watch, job_.schedule.watch_pattern, job_.tasks);
+    for (const std::filesystem::path& file : watched.not_matching) {
+      if (ignored_files_.insert(file.string()).second) {
+        console_.log("watched file " + file.string() + " skipped: its name does not match [schedule] watch_pattern \"" +
+                     job_.schedule.watch_pattern + "\"");
+      }
+    }
+    for (const std::filesystem::path& file : watched.new_tasks) {
       jobs::TaskSpec task;
       task.name = jobs::task_name_for(file);
       task.dataset = file;

@@ -1,5 +1,6 @@
 #include "lbo/orchestrator/task_requests.hpp"
 
+#include <fnmatch.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -127,12 +128,13 @@ std::optional<std::string> wait_for_reply(const fs::path& request_file, std::chr
   }
 }
 
-std::vector<fs::path> new_watched_files(const fs::path& folder, const std::vector<jobs::TaskSpec>& tasks) {
+WatchedFiles new_watched_files(const fs::path& folder, const std::string& pattern, const std::vector<jobs::TaskSpec>& tasks) {
   struct Found {
     fs::file_time_type modified;
     fs::path path;
   };
   std::vector<Found> found;
+  WatchedFiles files;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(folder, ec)) {
     const std::string name = entry.path().filename().string();
@@ -142,14 +144,19 @@ std::vector<fs::path> new_watched_files(const fs::path& folder, const std::vecto
     const fs::path path = fs::absolute(entry.path()).lexically_normal();
     const bool known = std::any_of(tasks.begin(), tasks.end(), [&](const jobs::TaskSpec& t) { return t.dataset == path; });
     if (known) continue;
+    // fnmatch is POSIX's glob over one name ('*', '?', [...], as the shell): no need for our own.
+    if (::fnmatch(pattern.c_str(), name.c_str(), 0) != 0) {
+      files.not_matching.push_back(path);
+      continue;
+    }
     found.push_back({entry.last_write_time(entry_ec), path});
   }
   std::sort(found.begin(), found.end(), [](const Found& a, const Found& b) {
     return a.modified != b.modified ? a.modified < b.modified : a.path < b.path;
   });
-  std::vector<fs::path> paths;
-  for (Found& f : found) paths.push_back(std::move(f.path));
-  return paths;
+  for (Found& f : found) files.new_tasks.push_back(std::move(f.path));
+  std::sort(files.not_matching.begin(), files.not_matching.end());
+  return files;
 }
 
 jobs::TaskSpec add_task_to_stopped_run(const fs::path& run_dir, const TaskRequest& request,

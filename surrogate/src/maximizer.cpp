@@ -16,16 +16,27 @@ namespace {
 
 using Kind = CoordinateGroup::Kind;
 
+static_assert(kMaxSobolDimension == BOOST_RANDOM_SOBOL_MAX_DIMENSION);
+
 // Sobol points in [0,1)^g with a seeded Cranley–Patterson shift, so that repeated proposals
-// do not all start from the same lattice.
+// do not all start from the same lattice. Boost's direction numbers stop at
+// kMaxSobolDimension; above it the points are seeded uniform draws instead (the job file
+// accepts any number of parameters, and in thousands of dimensions a few thousand points fill
+// the box no more evenly as a low-discrepancy sequence than as a random one).
 Eigen::MatrixXd shifted_sobol(int n, int g, std::uint64_t seed) {
-  boost::random::sobol engine(static_cast<std::size_t>(g));
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> u(0.0, 1.0);
+  Eigen::MatrixXd points(n, g);
+  if (g > kMaxSobolDimension) {
+    for (int i = 0; i < n; ++i) {
+      for (int j = 0; j < g; ++j) points(i, j) = u(rng);
+    }
+    return points;
+  }
+  boost::random::sobol engine(static_cast<std::size_t>(g));
   Eigen::VectorXd shift(g);
   for (int j = 0; j < g; ++j) shift(j) = u(rng);
   const double range = static_cast<double>(boost::random::sobol::max()) + 1.0;
-  Eigen::MatrixXd points(n, g);
   for (int i = 0; i < n; ++i) {
     for (int j = 0; j < g; ++j) {
       const double v = static_cast<double>(engine()) / range + shift(j);

@@ -47,9 +47,16 @@ check when_unknown_param 'space.x.when.model: no parameter is called "model"' 's
 check when_unknown_value 'space.x.when.m: "c" is not a choice of "m"; choices: "a", "b"' '/^\[space\]/a m = { type = "categorical", choices = ["a", "b"] }
 s/high = 1 }/high = 1, when = { m = "c" } }/'
 check duplicate_task     'tasks[1].name: duplicate task name "a"'             '$a [[tasks]]\nname = "a"\nbudget = 1'
-check budget_below_one   'budget_below_one.toml:9:10: tasks[0].budget: must be >= 1 (got 0)' 's/budget = 3/budget = 0/'
+check budget_below_one   'budget_below_one.toml:9:10: tasks[0].budget: must be between 1 and 100000000 (got 0)' 's/budget = 3/budget = 0/'
 check missing_command    'objective.command: missing'                         '/^command/d'
 check unknown_placeholder 'objective.command[1]: unknown placeholder {param_file}' 's/{params_file}/{param_file}/'
+# Edge inputs that validated and then failed every run (issue 18).
+check budget_above_cap   'budget_above_cap.toml:9:10: tasks[0].budget: must be between 1 and 100000000 (got 100000001)' 's/budget = 3/budget = 100000001/'
+check int64_extremes     'int64_extremes.toml:7:27: space.n: int bounds must lie within -9007199254740992 and 9007199254740992' '/^x = /a n = { type = "int", low = -9223372036854775808, high = 9223372036854775807 }'
+check checkpoint_tiny    'checkpoint_tiny.toml:2:22: checkpoint_every_s: must be a number of seconds between 0.1 and 1e9' '1a checkpoint_every_s = 1e-300'
+printf '#!/usr/bin/pyhton3\nprint(1)\n' > "$SCRATCH/train.sh"
+chmod +x "$SCRATCH/train.sh"
+check missing_interpreter 'objective.command[0]: "train.sh": its #! interpreter /usr/bin/pyhton3 does not exist' "s|\"$LBO_TEST_OBJECTIVE\"|\"./train.sh\"|"
 
 # A job file that does not exist, and a command line that is wrong.
 for args in "validate $SCRATCH/no-such.toml" "run $SCRATCH/no-such.toml" "run" "frobnicate"; do
@@ -61,5 +68,34 @@ for args in "validate $SCRATCH/no-such.toml" "run $SCRATCH/no-such.toml" "run" "
 done
 grep -qF "no-such.toml: cannot read the job file" <("$LBO_BIN" validate "$SCRATCH/no-such.toml" 2>&1) \
   || fail "no message for a missing job file"
+
+# cli NAME EXPECTED_MESSAGE ARGS...: lbo ARGS (run from an empty folder) exits 2 within 10 s
+# with the message, and writes nothing.
+cli() {
+  local name=$1 expected=$2 cwd="$SCRATCH/cwd-$1"
+  shift 2
+  mkdir -p "$cwd"
+  set +e
+  (cd "$cwd" && timeout 10 "$LBO_BIN" "$@") > "$SCRATCH/out" 2> "$SCRATCH/err"
+  local status=$?
+  set -e
+  [ "$status" -eq 2 ] || { cat "$SCRATCH/err"; fail "$name: lbo $* exited $status, expected 2"; }
+  grep -qF -- "$expected" "$SCRATCH/err" || { cat "$SCRATCH/err"; fail "$name: message lacks '$expected'"; }
+  [ -z "$(ls -A "$cwd")" ] || fail "$name: lbo $* wrote $(ls -A "$cwd")"
+}
+cli checkpoint_nan   "--checkpoint-every: must be a number of seconds between 0.1 and 1e9 (got nan)" \
+  run --checkpoint-every nan "$SCRATCH/good.toml"
+cli checkpoint_tiny  "--checkpoint-every: must be a number of seconds between 0.1 and 1e9 (got 1e-300)" \
+  run --checkpoint-every 1e-300 "$SCRATCH/good.toml"
+cli run_root_empty   "--run-root: empty; name the folder that holds run directories" \
+  run --run-root "" "$SCRATCH/good.toml"
+cli run_root_file    "--run-root $SCRATCH/good.toml: not a folder" run --run-root "$SCRATCH/good.toml" "$SCRATCH/good.toml"
+cli local_slots      "--local-slots" run --local-slots 0 "$SCRATCH/good.toml"
+cli folder_job       "$SCRATCH: not a regular file but a folder" validate "$SCRATCH"
+cli folder_job_run   "$SCRATCH: not a regular file but a folder" run "$SCRATCH"
+cli dev_zero         "/dev/zero: not a regular file" validate /dev/zero
+cli dev_zero_run     "/dev/zero: not a regular file" run /dev/zero
+{ good; head -c $((16 * 1024 * 1024)) /dev/zero | tr '\0' '#'; } > "$SCRATCH/big.toml"
+cli big_job          "big.toml: larger than 16 MiB" validate "$SCRATCH/big.toml"
 
 echo "bad input ok"

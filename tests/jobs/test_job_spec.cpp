@@ -173,7 +173,7 @@ TEST_F(JobSpecTest, low_must_be_below_high) {
   const std::string message = error_of(valid_with("low = 1e-3, high = 10.0", "low = 10.0, high = 1e-3"));
   EXPECT_NE(message.find("job.toml:22:"), std::string::npos) << message;
   EXPECT_NE(message.find("space.C: low (10.0) must be < high (0.001)"), std::string::npos) << message;
-  EXPECT_NE(error_of(valid_with("low = 1, high = 10", "low = 3, high = 3")).find("space.depth: low (3.0) must be < high (3.0)"),
+  EXPECT_NE(error_of(valid_with("low = 1, high = 10", "low = 3, high = 3")).find("space.depth: low (3) must be < high (3)"),
             std::string::npos);
 }
 
@@ -228,7 +228,7 @@ TEST_F(JobSpecTest, task_names_must_be_unique) {
 
 TEST_F(JobSpecTest, budget_must_be_at_least_one) {
   const std::string message = error_of(valid_with("budget = 30", "budget = 0"));
-  EXPECT_NE(message.find("job.toml:27:10: tasks[0].budget: must be >= 1 (got 0)"), std::string::npos) << message;
+  EXPECT_NE(message.find("job.toml:27:10: tasks[0].budget: must be between 1 and 100000000 (got 0)"), std::string::npos) << message;
   EXPECT_NE(error_of(valid_with("budget = 30\n", "\n")).find("tasks[0].budget: missing"), std::string::npos);
 }
 
@@ -280,9 +280,9 @@ TEST_F(JobSpecTest, checkpoint_and_grace_periods) {
   const JobSpec set = parse(valid_with("seed = 7", "seed = 7\ncheckpoint_every_s = 5\ngrace_s = 0"));
   EXPECT_EQ(set.checkpoint_every_s, 5.0);
   EXPECT_EQ(set.grace_s, 0.0);
-  EXPECT_NE(error_of(valid_with("seed = 7", "seed = 7\ncheckpoint_every_s = 0")).find("job.toml:3:22: checkpoint_every_s: must be a number of seconds > 0"),
+  EXPECT_NE(error_of(valid_with("seed = 7", "seed = 7\ncheckpoint_every_s = 0")).find("job.toml:3:22: checkpoint_every_s: must be a number of seconds between 0.1 and 1e9 (got 0)"),
             std::string::npos);
-  EXPECT_NE(error_of(valid_with("seed = 7", "seed = 7\ngrace_s = -1")).find("grace_s: must be a number of seconds >= 0"),
+  EXPECT_NE(error_of(valid_with("seed = 7", "seed = 7\ngrace_s = -1")).find("grace_s: must be a number of seconds between 0 and 1e9 (got -1.0)"),
             std::string::npos);
 }
 
@@ -406,7 +406,7 @@ idle_timeout_s = 60
             std::string::npos)
       << message;
   EXPECT_NE(message.find("schedule.concurrent_tasks: must be in 1..100000"), std::string::npos) << message;
-  EXPECT_NE(message.find("schedule.idle_timeout_s: must be a number of seconds >= 0"), std::string::npos) << message;
+  EXPECT_NE(message.find("schedule.idle_timeout_s: must be a number of seconds between 0 and 1e9 (got -1.0)"), std::string::npos) << message;
   // Tasks may all come from the watched folder; without one they are required.
   const std::string no_tasks = kValid.substr(0, kValid.find("\n[[tasks]]"));
   EXPECT_TRUE(parse(with(no_tasks, "[workers]", "[schedule]\nwatch = \"incoming\"\n[workers]")).tasks.empty());
@@ -536,4 +536,128 @@ gpus = [0, 0, "a,b", -2])"));
     EXPECT_NE(message.find(expected), std::string::npos) << expected << "\n" << message;
   }
   EXPECT_NE(error_of(valid_with("local_slots = 2", "gpus = \"0,1\"")).find("job.toml:"), std::string::npos);
+}
+
+// Issue 18: edge inputs that validated and then failed at run time.
+TEST_F(JobSpecTest, int_bounds_beyond_two_to_the_53_are_refused_and_printed_as_integers) {
+  const std::string depth = "depth = { type = \"int\", low = 1, high = 10, when = { model = \"xgboost\" } }";
+  const std::string extremes = error_of(
+      valid_with(depth, "depth = { type = \"int\", low = -9223372036854775808, high = 9223372036854775807 }"));
+  EXPECT_NE(extremes.find("job.toml:21:31: space.depth: int bounds must lie within -9007199254740992 and 9007199254740992"),
+            std::string::npos)
+      << extremes;
+  EXPECT_NE(extremes.find("got -9223372036854775808 to 9223372036854775807"), std::string::npos) << extremes;
+  // One apart near the top: refused for the range, not as "low (9.22337e+18) must be < high (9.22337e+18)".
+  const std::string neighbours = error_of(
+      valid_with(depth, "depth = { type = \"int\", low = 9223372036854775806, high = 9223372036854775807 }"));
+  EXPECT_NE(neighbours.find("space.depth: int bounds must lie within"), std::string::npos) << neighbours;
+  EXPECT_EQ(neighbours.find("e+18"), std::string::npos) << neighbours;
+  const std::string equal =
+      error_of(valid_with(depth, "depth = { type = \"int\", low = 9223372036854775807, high = 9223372036854775807 }"));
+  EXPECT_NE(equal.find("space.depth: low (9223372036854775807) must be < high (9223372036854775807)"), std::string::npos)
+      << equal;
+  const JobSpec widest =
+      parse(valid_with(depth, "depth = { type = \"int\", low = -9007199254740992, high = 9007199254740992 }"));
+  EXPECT_EQ(widest.space.params()[2].low, -9007199254740992.0);
+  EXPECT_EQ(widest.space.params()[2].high, 9007199254740992.0);
+}
+
+TEST_F(JobSpecTest, budgets_above_the_cap_name_the_range) {
+  const std::string message = error_of(valid_with("budget = 30", "budget = 100000001"));
+  EXPECT_NE(message.find("job.toml:27:10: tasks[0].budget: must be between 1 and 100000000 (got 100000001)"),
+            std::string::npos)
+      << message;
+  fs::create_directories(dir_ / "incoming");
+  const std::string schedule =
+      error_of(valid_with("[workers]", "[schedule]\nwatch = \"incoming\"\ndefault_budget = 100000001\n[workers]"));
+  EXPECT_NE(schedule.find("schedule.default_budget: must be between 1 and 100000000 (got 100000001)"), std::string::npos)
+      << schedule;
+}
+
+TEST_F(JobSpecTest, periods_are_checked_for_nan_tiny_and_huge_values) {
+  for (const std::string value : {"nan", "1e-300", "0.01", "inf", "1e10"}) {
+    const std::string message = error_of(valid_with("seed = 7", "seed = 7\ncheckpoint_every_s = " + value));
+    EXPECT_NE(message.find("job.toml:3:22: checkpoint_every_s: must be a number of seconds between 0.1 and 1e9"),
+              std::string::npos)
+        << message;
+  }
+  EXPECT_EQ(parse(valid_with("seed = 7", "seed = 7\ncheckpoint_every_s = 0.1")).checkpoint_every_s, 0.1);
+  // The same rule for --checkpoint-every.
+  EXPECT_EQ(checkpoint_every_problem(0.1), "");
+  EXPECT_EQ(checkpoint_every_problem(1e9), "");
+  EXPECT_NE(checkpoint_every_problem(std::nan("")), "");
+  EXPECT_NE(checkpoint_every_problem(1e-300), "");
+  EXPECT_NE(checkpoint_every_problem(2e9), "");
+  // Longer than the timers' nanoseconds hold.
+  EXPECT_NE(error_of(valid_with("timeout_s = 600", "timeout_s = inf"))
+                .find("objective.timeout_s: must be a number of seconds > 0 and <= 1e9 (got inf); leave it out for no limit"),
+            std::string::npos);
+  EXPECT_NE(error_of(valid_with("seed = 7", "seed = 7\ngrace_s = 1e300")).find("grace_s: must be a number of seconds between 0 and 1e9"),
+            std::string::npos);
+  EXPECT_NE(error_of(valid_with("retries = 1", "retries = 1\nkill_grace_s = inf")).find("objective.kill_grace_s: must be"),
+            std::string::npos);
+}
+
+TEST_F(JobSpecTest, a_job_file_that_is_no_regular_file_or_too_big_is_refused_before_reading) {
+  try {
+    load_job_file(dir_);
+    ADD_FAILURE() << "a folder loaded";
+  } catch (const lbo::InputError& e) {
+    EXPECT_EQ(std::string(e.what()), dir_.string() + ": not a regular file but a folder; name the job's TOML file");
+  }
+  try {
+    load_job_file("/dev/zero");  // read whole, it grows memory without bound
+    ADD_FAILURE() << "/dev/zero loaded";
+  } catch (const lbo::InputError& e) {
+    EXPECT_EQ(std::string(e.what()), "/dev/zero: not a regular file; name the job's TOML file");
+  }
+  const fs::path big = dir_ / "big.toml";
+  {
+    std::ofstream out(big);
+    out << kValid << "#";
+    out << std::string(kMaxJobFileBytes, 'x') << "\n";
+  }
+  try {
+    load_job_file(big);
+    ADD_FAILURE() << "a file over the limit loaded";
+  } catch (const lbo::InputError& e) {
+    EXPECT_EQ(std::string(e.what()), big.string() + ": larger than 16 MiB; is it the job file (a TOML file of a few kilobytes)?");
+  }
+  std::ofstream(dir_ / "job.toml") << kValid;
+  EXPECT_EQ(load_job_file(dir_ / "job.toml").name, "quickstart");
+}
+
+TEST_F(JobSpecTest, a_script_whose_interpreter_is_missing_is_refused) {
+  const fs::path script = dir_ / "objectives" / "train.sh";
+  std::ofstream(script) << "#!/usr/bin/pyhton3 -u\nprint(1)\n";
+  fs::permissions(script, fs::perms::owner_all);
+  const std::string command = "command = [\"/bin/sh\", \"objectives/train.py\"";
+  const std::string message = error_of(valid_with(command, "command = [\"objectives/train.sh\""));
+  EXPECT_NE(message.find("job.toml:5:12: objective.command[0]: \"train.sh\": its #! interpreter /usr/bin/pyhton3 does not "
+                         "exist; fix its first line"),
+            std::string::npos)
+      << message;
+  EXPECT_EQ(interpreter_problem(script.string()), "its #! interpreter /usr/bin/pyhton3 does not exist");
+  std::ofstream(script) << "#! /bin/sh\necho '{\"objective\": 1}'\n";
+  EXPECT_EQ(interpreter_problem(script.string()), std::nullopt);
+  EXPECT_EQ(parse(valid_with(command, "command = [\"objectives/train.sh\"")).objective.command[0], script.string());
+  std::ofstream(script) << "#!" << (dir_ / "data" / "year-1.csv").string() << "\n";  // exists, cannot run
+  EXPECT_NE(interpreter_problem(script.string())->find("is not an executable file"), std::string::npos);
+  EXPECT_EQ(interpreter_problem("/bin/sh"), std::nullopt);  // a binary
+  EXPECT_EQ(interpreter_problem("sh"), std::nullopt);       // found on PATH
+}
+
+TEST_F(JobSpecTest, watch_pattern_defaults_to_csv_and_is_checked) {
+  fs::create_directories(dir_ / "incoming");
+  const auto schedule = [](const std::string& keys) { return "[schedule]\n" + keys + "\n[workers]"; };
+  EXPECT_EQ(parse(valid_with("[workers]", schedule("watch = \"incoming\""))).schedule.watch_pattern, "*.csv");
+  EXPECT_EQ(parse(valid_with("[workers]", schedule("watch = \"incoming\"\nwatch_pattern = \"year-*.parquet\"")))
+                .schedule.watch_pattern,
+            "year-*.parquet");
+  const std::string slash = error_of(valid_with("[workers]", schedule("watch = \"incoming\"\nwatch_pattern = \"a/*.csv\"")));
+  EXPECT_NE(slash.find("job.toml:16:17: schedule.watch_pattern: must be a glob over file names without '/'"),
+            std::string::npos)
+      << slash;
+  const std::string alone = error_of(valid_with("[workers]", schedule("watch_pattern = \"*.txt\"")));
+  EXPECT_NE(alone.find("schedule.watch_pattern: needs watch, the folder to watch; add it"), std::string::npos) << alone;
 }

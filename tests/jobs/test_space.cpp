@@ -198,3 +198,33 @@ TEST(SpaceTest, format_value_round_trips_reals) {
   EXPECT_EQ(space.format_value(0, 1.0), "logreg");
   EXPECT_EQ(space.format_value(2, 7.0), "7");
 }
+
+// Int values live in doubles, exact up to 2^53: bounds beyond (the int64 extremes gave every
+// trial -2^63) are refused, and the widest accepted range is sampled and encoded exactly.
+TEST(SpaceTest, int_bounds_lie_within_the_integers_a_double_holds) {
+  const double two_63 = 9223372036854775808.0;
+  EXPECT_THROW(Space({ParamSpec{.name = "n", .type = ParamType::integer, .low = -two_63, .high = two_63}}),
+               std::invalid_argument);
+  EXPECT_THROW(Space({ParamSpec{.name = "n", .type = ParamType::integer, .low = 0.5, .high = 2}}), std::invalid_argument);
+  const auto bound = static_cast<double>(kMaxIntBound);
+  const Space widest({ParamSpec{.name = "n", .type = ParamType::integer, .low = -bound, .high = bound}});
+  std::mt19937_64 rng(3);
+  std::set<double> seen;
+  int negative = 0;
+  for (int i = 0; i < 1000; ++i) {
+    const Config c = widest.sample(rng);
+    ASSERT_TRUE(widest.is_valid(c));
+    seen.insert(*c.values[0]);
+    negative += *c.values[0] < 0 ? 1 : 0;
+  }
+  EXPECT_EQ(seen.size(), 1000u);  // spread over the range, never stuck at an extreme
+  EXPECT_GT(negative, 400);
+  EXPECT_LT(negative, 600);
+  EXPECT_EQ(widest.to_json(Config{{bound}}), "{\"n\":9007199254740992}");
+  EXPECT_EQ(widest.format_value(0, -bound), "-9007199254740992");
+  // One apart at the top of the range: both values are drawn.
+  const Space neighbours({ParamSpec{.name = "n", .type = ParamType::integer, .low = bound - 1, .high = bound}});
+  std::set<double> drawn;
+  for (int i = 0; i < 100; ++i) drawn.insert(*neighbours.sample(rng).values[0]);
+  EXPECT_EQ(drawn, (std::set<double>{bound - 1, bound}));
+}

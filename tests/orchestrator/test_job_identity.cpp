@@ -86,3 +86,18 @@ TEST(JobIdentityTest, tasks_added_at_runtime_stay_without_the_job_file_naming_th
   const std::string clash = joined(run.incompatibilities(identity(dir, kSpace, kTasks + "[[tasks]]\nname = \"added\"\nbudget = 2\n")));
   EXPECT_NE(clash.find("tasks[2].dataset: " + (dir.path() / "a.csv").string() + " → "), std::string::npos) << clash;
 }
+
+// Which files of the watched folder become tasks does not change what a result means: a run
+// resumes under another watch_pattern.
+TEST(JobIdentityTest, a_changed_watch_pattern_is_compatible) {
+  lbo::testing::ScratchDir dir;
+  std::filesystem::create_directories(dir.path() / "incoming");
+  const auto watching = [&](const std::string& pattern) {
+    return JobIdentity::of(lbo::testing::job_from(
+        lbo::testing::test_job(kSpace, kTasks, "",
+                               "surrogate = \"random\"\n[schedule]\nwatch = \"incoming\"\nwatch_pattern = \"" + pattern + "\""),
+        dir.path()));
+  };
+  EXPECT_TRUE(watching("*.csv").incompatibilities(watching("year-*.parquet")).empty());
+  EXPECT_TRUE(identity(dir).incompatibilities(watching("*.txt")).empty());
+}

@@ -102,12 +102,33 @@ TEST(TaskRequestsTest, watched_files_come_in_order_of_arrival_without_hidden_par
   lbo::jobs::TaskSpec known;
   known.name = "known";
   known.dataset = fs::absolute(in / "known.csv").lexically_normal();
-  const std::vector<fs::path> files = new_watched_files(in, {known});
+  const std::vector<fs::path> files = new_watched_files(in, "*.csv", {known}).new_tasks;
   ASSERT_EQ(files.size(), 4u);
   EXPECT_EQ(files[0].filename(), "old.csv");
   EXPECT_EQ(files[1].filename(), "a.csv");
   EXPECT_EQ(files[2].filename(), "b.csv");
   EXPECT_EQ(files[3].filename(), "new.csv");
+}
+
+TEST(TaskRequestsTest, watched_files_not_matching_the_pattern_are_no_tasks) {
+  lbo::testing::ScratchDir dir;
+  const fs::path in = dir.path() / "incoming";
+  fs::create_directories(in);
+  touch(in / "year-2006.csv", std::chrono::seconds(10));
+  touch(in / "README.txt", std::chrono::seconds(20));
+  touch(in / "notes.csv.bak", std::chrono::seconds(20));
+  touch(in / "year-2007.parquet", std::chrono::seconds(5));
+  const WatchedFiles csv = new_watched_files(in, "*.csv", {});
+  ASSERT_EQ(csv.new_tasks.size(), 1u);
+  EXPECT_EQ(csv.new_tasks[0].filename(), "year-2006.csv");
+  ASSERT_EQ(csv.not_matching.size(), 3u);
+  EXPECT_EQ(csv.not_matching[0].filename(), "README.txt");
+  EXPECT_EQ(csv.not_matching[1].filename(), "notes.csv.bak");
+  EXPECT_EQ(csv.not_matching[2].filename(), "year-2007.parquet");
+  const WatchedFiles years = new_watched_files(in, "year-*", {});
+  ASSERT_EQ(years.new_tasks.size(), 2u);
+  EXPECT_EQ(years.new_tasks[0].filename(), "year-2006.csv");
+  EXPECT_EQ(years.new_tasks[1].filename(), "year-2007.parquet");
 }
 
 TEST(LifelongRunTest, a_task_added_to_a_stopped_run_is_journaled_and_runs_on_resume) {
@@ -163,6 +184,7 @@ TEST(LifelongRunTest, a_running_master_takes_requests_and_watched_files_then_wai
   ASSERT_TRUE(refused.has_value());
   EXPECT_NE(refused->find("error: cannot add task added: the run already has a task named added"), std::string::npos)
       << *refused;
+  std::ofstream(dir.path() / "incoming" / "README.txt") << "notes\n";  // not *.csv: no task
   std::ofstream(dir.path() / "incoming" / "year-2005.csv") << "x\n";
   master.join();
   ASSERT_EQ(out.exit_code, kExitDone) << out.log;
@@ -176,6 +198,11 @@ TEST(LifelongRunTest, a_running_master_takes_requests_and_watched_files_then_wai
   EXPECT_EQ(added[1].task.dataset, (dir.path() / "incoming" / "year-2005.csv").string());
   EXPECT_NE(out.log.find("task year-2005 added (watch), budget 2"), std::string::npos) << out.log;
   EXPECT_NE(out.log.find("no new task came: exiting"), std::string::npos) << out.log;
+  // Said once, though the folder is polled every second while the run idles.
+  const std::string skipped = "README.txt skipped: its name does not match [schedule] watch_pattern \"*.csv\"";
+  const std::size_t first = out.log.find(skipped);
+  EXPECT_NE(first, std::string::npos) << out.log;
+  EXPECT_EQ(out.log.find(skipped, first + 1), std::string::npos) << out.log;
 }
 
 TEST(LifelongRunTest, warm_start_reads_the_finished_tasks_of_other_runs_with_the_same_space) {

@@ -104,3 +104,31 @@ TEST(MaximizerTest, extra_starts_are_considered) {
       maximize(f, space, MaximizerOptions{.candidates = 16, .refine = 2}, 5, {Eigen::VectorXd::Constant(1, 0.12345)});
   EXPECT_NEAR(result[0].x(0), 0.123456, 1e-5);
 }
+
+// Boost's Sobol tables end at kMaxSobolDimension: beyond it the candidates are seeded uniform
+// draws, and a proposal in a space of that many parameters works (it threw before).
+TEST(MaximizerTest, candidates_above_the_sobol_dimension_limit_are_seeded_uniform_points) {
+  const int d = kMaxSobolDimension + 1;
+  std::vector<CoordinateGroup> groups;
+  for (int j = 0; j < d; ++j) groups.push_back({Kind::continuous, j, 1, 0});
+  const BoxSpace space(groups);
+  const MaximizerOptions options{.candidates = 16, .refine = 1, .max_iterations = 5};
+  const Eigen::MatrixXd X = candidate_points(space, options, 11, {});
+  ASSERT_EQ(X.rows(), 16);
+  ASSERT_EQ(X.cols(), d);
+  EXPECT_GE(X.minCoeff(), 0.0);
+  EXPECT_LE(X.maxCoeff(), 1.0);
+  // Spread over the box: every coordinate's mean near 1/2, points distinct.
+  EXPECT_NEAR(X.mean(), 0.5, 0.01);
+  EXPECT_GT((X.row(0) - X.row(1)).norm(), 1.0);
+  EXPECT_EQ(X, candidate_points(space, options, 11, {}));
+  EXPECT_NE(X, candidate_points(space, options, 12, {}));
+  // The maximum of -|x - 0.3|² moves every coordinate toward 0.3.
+  const BoxObjective f = pointwise([](const Eigen::VectorXd& x, Eigen::VectorXd& g) {
+    g = -2.0 * (x.array() - 0.3).matrix();
+    return -(x.array() - 0.3).square().sum();
+  });
+  const auto result = maximize(f, space, options, 11);
+  ASSERT_FALSE(result.empty());
+  EXPECT_NEAR(result[0].x.mean(), 0.3, 0.01);
+}

@@ -264,6 +264,20 @@ TEST_F(RunnerTest, missing_program_fails_to_start) {
   EXPECT_NE(o.reason.find("cannot start /nonexistent/objective"), std::string::npos) << o.reason;
 }
 
+// The script exists: ENOENT is about its #! line, and the reason says so (it said "No such file
+// or directory").
+TEST_F(RunnerTest, a_script_with_a_missing_interpreter_names_the_interpreter) {
+  fs::create_directories(dir_);
+  const fs::path script = dir_ / "train.sh";
+  std::ofstream(script) << "#!/usr/bin/pyhton3\nprint(1)\n";
+  fs::permissions(script, fs::perms::owner_all);
+  const Outcome o = run(order({script.string()}));
+  EXPECT_EQ(o.status, TrialStatus::failed);
+  EXPECT_NE(o.reason.find("cannot start " + script.string() + ": its #! interpreter /usr/bin/pyhton3 does not exist"),
+            std::string::npos)
+      << o.reason;
+}
+
 // The trial's folder and files are lbo's: failing to make them is lbo's error (the trial is not
 // charged and the run stops), never the objective's, and the objective is not started.
 TEST_F(RunnerTest, an_unusable_workdir_is_lbos_error_and_starts_nothing) {

@@ -1,5 +1,6 @@
 #include "child_process.hpp"
 
+#include "lbo/jobs/job_spec.hpp"
 #include "lbo/workers/runner.hpp"
 
 #include <fcntl.h>
@@ -125,6 +126,12 @@ SpawnResult spawn_child(const SpawnRequest& request) {
   if (pinned) sched_setaffinity(0, sizeof own_mask, &own_mask);
   if (rc != 0) {
     result.error = "cannot start " + request.argv[0] + ": " + std::strerror(rc);
+    // ENOENT or EACCES for a script that exists: its #! line names what is missing.
+    if (rc == ENOENT || rc == EACCES) {
+      if (const auto problem = jobs::interpreter_problem(request.argv[0])) {
+        result.error = "cannot start " + request.argv[0] + ": " + *problem;
+      }
+    }
     result.error_number = rc;
     return result;
   }

@@ -101,6 +101,9 @@ struct WorkersSpec {
 enum class TaskOrigin : std::uint8_t { job_file, added, watched };
 std::string_view to_string(TaskOrigin origin);
 
+/// The most trials a task may have (tasks[].budget, default_budget, add-task --budget).
+inline constexpr int kMaxBudget = 100'000'000;
+
 struct TaskSpec {
   std::string name;
   std::optional<std::filesystem::path> dataset;  ///< absolute
@@ -109,8 +112,10 @@ struct TaskSpec {
 };
 
 struct ScheduleSpec {
-  /// Every new file in this folder becomes a task (absolute; none when unset).
+  /// Every new file in this folder whose name matches watch_pattern becomes a task (absolute;
+  /// none when unset).
   std::optional<std::filesystem::path> watch;
+  std::string watch_pattern = "*.csv";  ///< a glob (fnmatch(3)) over file names in `watch`
   int default_budget = 20;   ///< of watched tasks and of `lbo add-task` without --budget
   int concurrent_tasks = 1;  ///< tasks open at once; > 1: the Hedge policy picks among them
   double idle_timeout_s = 0; ///< with every task done, how long to wait for a new one before exiting
@@ -134,8 +139,13 @@ struct JobSpec {
 };
 
 /// Reads and validates a job file. Throws InputError listing every problem found, each as
-/// `file:line:column: key: what is wrong` (relative paths resolve against the file's folder).
+/// `file:line:column: key: what is wrong` (relative paths resolve against the file's folder),
+/// and before reading when `path` is not a regular file or holds more than kMaxJobFileBytes.
 JobSpec load_job_file(const std::filesystem::path& path);
+
+/// A job file is a few kilobytes; a bigger one is a mistake (a dataset named instead of the
+/// job, /dev/zero), and reading it whole would hold it all in memory.
+inline constexpr std::uintmax_t kMaxJobFileBytes = 16u << 20;
 
 /// As load_job_file, for text already in memory; `path` names it in messages and gives the
 /// folder relative paths resolve against.
@@ -150,6 +160,22 @@ std::string task_name_for(const std::filesystem::path& dataset);
 std::optional<int> default_budget_in(std::string_view job_text);
 /// LiBO's forced exploration: ceil(sqrt(budget) / s^¼) for the s-th task (1-based).
 int libo_initial_random(int budget, int s);
+
+/// Why `seconds` cannot be the period of checkpoints (the job file's checkpoint_every_s,
+/// --checkpoint-every), or empty when it can: a number of seconds in
+/// [kMinCheckpointEvery_s, kMaxSeconds].
+std::string checkpoint_every_problem(double seconds);
+/// Checkpoints closer than this would be written back to back: each takes about this long.
+inline constexpr double kMinCheckpointEvery_s = 0.1;
+/// The longest time a job file may give (about 31 years): a timer that long still fits the
+/// clocks' 64-bit nanoseconds.
+inline constexpr double kMaxSeconds = 1e9;
+
+/// What is wrong with the interpreter that `program` (a path, or a name looked up on PATH) names
+/// on its `#!` line, e.g. "its #! interpreter /usr/bin/pyhton3 does not exist": the reason the
+/// kernel cannot start a script that exists. Nullopt when the program is no script or its
+/// interpreter can run.
+std::optional<std::string> interpreter_problem(const std::string& program);
 
 /// Usable cores for this process (CPU affinity), at least 1.
 int usable_cores();

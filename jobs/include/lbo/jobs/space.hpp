@@ -21,10 +21,14 @@ struct Condition {
   std::vector<int> choices;  ///< indices into the parent's choices
 };
 
+/// Int parameters hold their bounds and values in doubles (ParamSpec, Config::values), which
+/// are exact for integers up to 2^53 in magnitude: bounds lie within ±kMaxIntBound.
+inline constexpr std::int64_t kMaxIntBound = std::int64_t{1} << 53;
+
 struct ParamSpec {
   std::string name;
   ParamType type = ParamType::real;
-  double low = 0.0;  ///< real and integer: inclusive bounds, low < high
+  double low = 0.0;  ///< real and integer: inclusive bounds, low < high (integer: within ±kMaxIntBound)
   double high = 1.0;
   bool log = false;                  ///< sample and encode in log space (low > 0)
   std::vector<std::string> choices;  ///< categorical only, non-empty

@@ -47,11 +47,19 @@ void answer_task_request(const std::filesystem::path& request_file, bool ok, con
 /// The answer to `request_file`, once it comes (the reply is then removed); none after `timeout`.
 std::optional<std::string> wait_for_reply(const std::filesystem::path& request_file, std::chrono::milliseconds timeout);
 
-/// Files of the watched folder that are no task of `tasks` yet (by dataset path), oldest
-/// modification first, then by name. Hidden files and names ending in .tmp or .part (files
-/// still being written) are skipped.
-std::vector<std::filesystem::path> new_watched_files(const std::filesystem::path& folder,
-                                                      const std::vector<jobs::TaskSpec>& tasks);
+/// The regular files of a watched folder that are no task yet.
+struct WatchedFiles {
+  /// Names matching the pattern: new tasks, oldest modification first, then by name.
+  std::vector<std::filesystem::path> new_tasks;
+  /// Names not matching it (a stray README.txt), by name: never tasks.
+  std::vector<std::filesystem::path> not_matching;
+};
+
+/// The files of `folder` that are no task of `tasks` yet (by dataset path), split by whether
+/// their name matches `pattern` (a glob as fnmatch(3), e.g. "*.csv"). Hidden files and names
+/// ending in .tmp or .part (files still being written) are in neither list.
+WatchedFiles new_watched_files(const std::filesystem::path& folder, const std::string& pattern,
+                               const std::vector<jobs::TaskSpec>& tasks);
 
 /// Journals `request` as a new task of the stopped run in `run_dir` (whose lock the caller
 /// holds); `log` hears of damage repaired on the way. Throws InputError when it conflicts with

@@ -54,6 +54,10 @@ struct BoxObjective {
   std::function<double(const Eigen::VectorXd&, Eigen::VectorXd&)> gradient;  ///< x → value, ∂/∂x
 };
 
+/// The most parameters whose candidates are Sobol points (Boost's direction-number tables end
+/// there); more parameters take seeded uniform candidates.
+inline constexpr int kMaxSobolDimension = 3667;
+
 struct MaximizerOptions {
   int candidates = 1024;  ///< Sobol points evaluated
   int refine = 5;         ///< best distinct candidates refined by L-BFGS-B
