@@ -70,7 +70,12 @@ std::string status_report(const fs::path& run_dir, const LockOptions& locking) {
   } else if (lock.held) {
     out << "state: running (" << (lock.holder.empty() ? "holder unknown" : lock.holder) << ")\n";
   } else {
-    out << "state: not running" << (lock.holder.empty() ? "" : " (last held by " + lock.holder + ")") << "\n";
+    std::string last;
+    if (!lock.holder.empty()) {
+      last = " (last held by " + lock.holder +
+             (lock.ended ? ", which ended" : ", which stopped without ending: killed, or its machine lost") + ")";
+    }
+    out << "state: not running" << last << "\n";
   }
   if (run.checkpoint_file) {
     const double age = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count() -

@@ -313,7 +313,10 @@ TEST(RecoveryTest, status_summarizes_tasks_failures_and_the_lock) {
   write_journal(dir.path(), records);
   std::ofstream(dir.path() / "lock") << "pid 4242 on elsewhere\n";
   const std::string report = status_report(dir.path());
-  EXPECT_NE(report.find("state: not running (last held by pid 4242 on elsewhere)"), std::string::npos) << report;
+  EXPECT_NE(report.find("state: not running (last held by pid 4242 on elsewhere, which stopped without ending: killed, "
+                        "or its machine lost)"),
+            std::string::npos)
+      << report;
   EXPECT_NE(report.find("last checkpoint: none yet"), std::string::npos) << report;
   EXPECT_NE(report.find("task  origin    done/budget  ok    failed  to rerun  to 95%  networks    proposed by          best (maximize)"),
             std::string::npos)
