@@ -413,8 +413,9 @@ class Master::Loop {
     state_.apply(finished);
     if (deadline_) deadline_->record(trial.task, c.outcome);
     if (status == workers::TrialStatus::lbo_error) {
+      const std::string where = c.outcome.path.empty() ? "" : " (" + c.outcome.path + ")";
       halt("trial " + std::to_string(c.trial) + " could not be started on " + finished.worker + ": " + c.outcome.reason +
-               " (it runs again when the run resumes, without using a retry)",
+               where + " (it runs again when the run resumes, without using a retry)",
            c.outcome.error_number);
     }
     uncommitted_.emplace_back(c.trial, c.attempt);

@@ -217,7 +217,7 @@ class Runner::Attempt : public std::enable_shared_from_this<Runner::Attempt> {
   bool prepare_workdir() {
     std::error_code ec;
     fs::create_directories(order_.workdir, ec);
-    if (ec) return fail_before_start("cannot create the trial directory " + order_.workdir + ": " + ec.message(), ec.value());
+    if (ec) return fail_before_start("cannot create the trial directory: " + ec.message(), ec.value(), order_.workdir);
     if (order_.attempt > 1) {
       // An earlier lbo killed outright may have left this trial's objective running.
       kill_leftovers(order_.workdir);
@@ -229,13 +229,15 @@ class Runner::Attempt : public std::enable_shared_from_this<Runner::Attempt> {
     }
     fs::remove(file(kResultFile), ec);
     if (const int error_number = write_params(); error_number != 0) {
-      return fail_before_start(system_error_text("cannot write " + file(kParamsFile).string(), error_number), error_number);
+      return fail_before_start(system_error_text("cannot write " + std::string(kParamsFile), error_number), error_number,
+                               file(kParamsFile).string());
     }
     for (auto [name, fd] : {std::pair{kStdoutFile, &stdout_file_}, std::pair{kStderrFile, &stderr_file_}}) {
       fd->reset(::open(file(name).c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
       if (fd->get() < 0) {
         const int error_number = errno;
-        return fail_before_start(system_error_text("cannot create " + file(name).string(), error_number), error_number);
+        return fail_before_start(system_error_text("cannot create " + std::string(name), error_number), error_number,
+                                 file(name).string());
       }
     }
     return true;
@@ -280,10 +282,12 @@ class Runner::Attempt : public std::enable_shared_from_this<Runner::Attempt> {
 
   // Always false, for `return fail_before_start(...)`. `lbo_error_number`: the errno of lbo's
   // own failure, or 0 when the objective's command is at fault.
-  bool fail_before_start(const std::string& reason, int lbo_error_number = 0) {
+  // `path`: the file or folder of the trial the reason is about (Outcome::path).
+  bool fail_before_start(const std::string& reason, int lbo_error_number = 0, const std::string& path = {}) {
     stdout_state_.eof = stderr_state_.eof = true;
     start_error_ = reason;
     start_error_number_ = lbo_error_number;
+    start_error_path_ = path;
     reaped_ = true;
     asio::post(io_, [self = shared_from_this()] { self->finish(); });
     return false;
@@ -430,9 +434,17 @@ class Runner::Attempt : public std::enable_shared_from_this<Runner::Attempt> {
     done(std::move(outcome));
   }
 
+  // The last line of stderr, the trial's folder in it written as $LBO_WORKDIR (a traceback
+  // names files there): the same failure of many trials reads the same.
   std::string stderr_hint() const {
-    const std::string line = last_nonempty_line(stderr_state_.tail, 300);
-    return line.empty() ? "" : "; stderr: " + line;
+    std::string line = last_nonempty_line(stderr_state_.tail, 300);
+    if (line.empty()) return "";
+    const std::string& workdir = order_.workdir;
+    for (std::size_t at = workdir.empty() ? std::string::npos : line.find(workdir); at != std::string::npos;
+         at = line.find(workdir, at)) {
+      line.replace(at, workdir.size(), "$LBO_WORKDIR");
+    }
+    return "; stderr: " + line;
   }
 
   // The trial's folder is lbo's: when lbo itself could not write there during the attempt (a
@@ -443,8 +455,9 @@ class Runner::Attempt : public std::enable_shared_from_this<Runner::Attempt> {
     if (o.status != TrialStatus::failed && o.status != TrialStatus::crashed) return o;
     for (const auto& [name, state] : {std::pair{kStdoutFile, &stdout_state_}, std::pair{kStderrFile, &stderr_state_}}) {
       if (state->write_error == 0 || !IoError::may_pass(state->write_error)) continue;
-      o.reason = "lbo could not write " + file(name).string() + " during the attempt: " + std::strerror(state->write_error) +
+      o.reason = "lbo could not write " + std::string(name) + " during the attempt: " + std::strerror(state->write_error) +
                  " (the attempt " + std::string(to_string(o.status)) + ": " + o.reason + ")";
+      o.path = file(name).string();
       o.status = TrialStatus::lbo_error;
       o.error_number = state->write_error;
       break;
@@ -458,6 +471,7 @@ class Runner::Attempt : public std::enable_shared_from_this<Runner::Attempt> {
       o.status = start_error_number_ != 0 ? TrialStatus::lbo_error : TrialStatus::failed;
       o.reason = start_error_;
       o.error_number = start_error_number_;
+      o.path = start_error_path_;
       return o;
     }
     if (stop_ == Stop::cancel) {
@@ -542,6 +556,7 @@ class Runner::Attempt : public std::enable_shared_from_this<Runner::Attempt> {
   Stop stop_ = Stop::none;
   std::string start_error_;
   int start_error_number_ = 0;
+  std::string start_error_path_;
   Clock::time_point started_, ended_;
 };
 
