@@ -323,6 +323,71 @@ TEST_F(RunnerTest, an_attempt_that_fails_while_lbo_cannot_write_its_output_is_lb
   EXPECT_EQ(fine.objective, 2);
 }
 
+namespace {
+
+// Whether `pid` has ended (gone, or a zombie nobody has reaped yet), waiting up to `seconds`.
+bool ends_within(pid_t pid, double seconds) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  do {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string line;
+    if (!std::getline(stat, line)) return true;
+    const auto close = line.rfind(')');
+    if (close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'Z') return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  } while (std::chrono::steady_clock::now() < until);
+  return false;
+}
+
+pid_t read_pid(const fs::path& file) {
+  pid_t pid = 0;
+  for (int i = 0; i < 100 && pid == 0; ++i) {
+    std::ifstream(file) >> pid;
+    if (pid == 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return pid;
+}
+
+}  // namespace
+
+// Issue 18: an objective that leaves a daemon in a session of its own (setsid) escaped the
+// process-group kill and outlived the attempt, and lbo.
+TEST_F(RunnerTest, a_daemon_that_left_the_process_group_is_killed_when_the_attempt_ends) {
+  const Outcome o = run(shell("setsid sleep 300 < /dev/null > /dev/null 2>&1 & echo $! > \"$LBO_WORKDIR/daemon.pid\"; "
+                              "echo '{\"objective\": 1}'"));
+  EXPECT_EQ(o.status, TrialStatus::ok) << o.reason;
+  const pid_t daemon = read_pid(trial_dir() / "daemon.pid");
+  ASSERT_GT(daemon, 0);
+  const bool ended = ends_within(daemon, 5);
+  if (!ended) ::kill(daemon, SIGKILL);
+  EXPECT_TRUE(ended) << "the daemon " << daemon << " outlived its attempt";
+}
+
+// Another attempt (a retry in the same folder) is not an earlier one's leftover.
+TEST_F(RunnerTest, kill_escaped_spares_other_attempts) {
+  fs::create_directories(dir_);
+  for (const char* id : {"1-1", "1-2"}) {
+    // exec: the pid written is the sleep's once it runs (comm "sleep", its environment set).
+    const std::string command = "env LBO_ATTEMPT_ID=" + std::string(id) + " setsid sleep 300 < /dev/null > /dev/null 2>&1 & "
+                                "echo $! > '" + (dir_ / id).string() + "'";
+    ASSERT_EQ(std::system(command.c_str()), 0);
+  }
+  const pid_t first = read_pid(dir_ / "1-1");
+  const pid_t second = read_pid(dir_ / "1-2");
+  ASSERT_GT(first, 0);
+  ASSERT_GT(second, 0);
+  for (const pid_t pid : {first, second}) {  // until env has exec'ed sleep with its environment
+    for (int i = 0; i < 250 && read_file("/proc/" + std::to_string(pid) + "/comm") != "sleep\n"; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+  EXPECT_EQ(kill_escaped("1-1"), 1);
+  EXPECT_TRUE(ends_within(first, 5));
+  EXPECT_FALSE(ends_within(second, 0.2));
+  EXPECT_EQ(kill_escaped("1-2"), 1);
+  EXPECT_TRUE(ends_within(second, 5));
+}
+
 TEST_F(RunnerTest, stdin_is_empty) {
   const Outcome o = run(shell(R"(cat; echo '{"objective": 1}')"));
   EXPECT_EQ(o.status, TrialStatus::ok) << o.reason;

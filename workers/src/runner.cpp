@@ -7,14 +7,21 @@
 #include <unistd.h>
 
 #include <array>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <cstdio>
 #include <cstring>
-#include <utility>
+#include <deque>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <optional>
 #include <sstream>
+#include <thread>
+#include <utility>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
@@ -94,6 +101,61 @@ std::string last_nonempty_line(std::string_view text, std::size_t max_length) {
   std::string_view line = start == std::string_view::npos ? text : text.substr(start + 1);
   if (line.size() > max_length) return std::string(line.substr(0, max_length)) + "...";
   return std::string(line);
+}
+
+// Ended attempts whose escaped processes are still to be looked for (kill_escaped), on a
+// thread of its own: one look reads every /proc/<pid>/environ, about 0.2 ms with 80 processes
+// and 2 ms with 570 on the machine of bench/README.md, which the event loop that refills the
+// slots should not wait for. An attempt's processes carry an id of their own (LBO_ATTEMPT_ID:
+// lbo's pid and a count), so a retry that starts meanwhile in the same folder is never taken
+// for its predecessor's leftovers (a retry itself first kills what any earlier attempt left,
+// synchronously: kill_leftovers). A kill is
+// said on stderr, where lbo logs. The thread lives as long as the process (never joined: a
+// pending look is of no use once lbo exits, and the next run kills what is left).
+class EscapedSweeper {
+ public:
+  static EscapedSweeper& instance() {
+    static EscapedSweeper* sweeper = new EscapedSweeper();  // never destroyed: see above
+    return *sweeper;
+  }
+
+  // `attempt_id`: its LBO_ATTEMPT_ID; `what`: the attempt, for the log line.
+  void add(std::string attempt_id, std::string what) {
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      pending_.emplace_back(std::move(attempt_id), std::move(what));
+    }
+    wake_.notify_one();
+  }
+
+ private:
+  EscapedSweeper() { std::thread([this] { run(); }).detach(); }
+
+  void run() {
+    for (;;) {
+      std::pair<std::string, std::string> next;
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        wake_.wait(lock, [this] { return !pending_.empty(); });
+        next = std::move(pending_.front());
+        pending_.pop_front();
+      }
+      if (const int groups = kill_escaped(next.first); groups > 0) {
+        std::fprintf(stderr, "lbo: killed %d process group(s) that %s left running outside its own\n", groups,
+                     next.second.c_str());
+      }
+    }
+  }
+
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<std::pair<std::string, std::string>> pending_;
+};
+
+// A new LBO_ATTEMPT_ID: unique on this host while this process lives, and after (its pid).
+std::string new_attempt_id() {
+  static std::atomic<std::uint64_t> count{0};
+  return std::to_string(::getpid()) + "-" + std::to_string(++count);
 }
 
 // Reads a result file; nullopt when it does not exist or is empty.
@@ -259,6 +321,8 @@ class Runner::Attempt : public std::enable_shared_from_this<Runner::Attempt> {
     vars.push_back({"LBO_PARAMS_FILE", file(kParamsFile).string()});
     vars.push_back({"LBO_RESULT_FILE", file(kResultFile).string()});
     vars.push_back({"LBO_WORKDIR", order_.workdir});
+    vars.push_back({"LBO_ATTEMPT", std::to_string(order_.attempt)});
+    vars.push_back({"LBO_ATTEMPT_ID", attempt_id_});
     vars.push_back({"LBO_RANK", std::to_string(options_.rank)});
     vars.push_back({"LBO_SLOT", std::to_string(options_.slot)});
     const SlotResources& r = options_.resources;
@@ -389,6 +453,8 @@ class Runner::Attempt : public std::enable_shared_from_this<Runner::Attempt> {
     wait_status_ = status;
     reaped_ = true;
     ended_ = Clock::now();
+    EscapedSweeper::instance().add(attempt_id_, "trial " + std::to_string(order_.trial) + " attempt " +
+                                                    std::to_string(order_.attempt) + " (" + order_.workdir + ")");
     deadline_.cancel();
     kill_timer_.cancel();
     if (!(stdout_state_.eof && stderr_state_.eof)) {
@@ -554,6 +620,7 @@ class Runner::Attempt : public std::enable_shared_from_this<Runner::Attempt> {
   bool reaped_ = false;
   bool finished_ = false;
   Stop stop_ = Stop::none;
+  const std::string attempt_id_ = new_attempt_id();  // LBO_ATTEMPT_ID
   std::string start_error_;
   int start_error_number_ = 0;
   std::string start_error_path_;
