@@ -364,7 +364,9 @@ class MpiWorker {
   explicit MpiWorker(MpiSession& session)
       : session_(session),
         poller_(io_, 0, [this](Received r) { on_message(std::move(r)); }),
-        signals_(io_, SIGTERM, SIGINT, SIGUSR1) {}
+        signals_(io_, SIGTERM, SIGINT, SIGUSR1) {
+    signals_.add(SIGHUP);
+  }
 
   int run() {
     wait_for_signal();
@@ -438,12 +440,13 @@ class MpiWorker {
 
   // mpirun forwards SIGTERM/SIGINT to every rank and SIGKILLs them about a second later: kill
   // the objectives now (the master hears of them as cancelled) and wait for its shutdown.
-  // SIGUSR1 (a batch system's walltime warning, forwarded by mpirun to every rank) is the
-  // master's to act on: its grace period lets the trials here finish.
+  // SIGUSR1 (a batch system's walltime warning, forwarded by mpirun to every rank) and SIGHUP
+  // (a closed terminal) are the master's to act on: its grace period lets the trials here
+  // finish, and its shutdown ends this rank.
   void wait_for_signal() {
     signals_.async_wait([this](const boost::system::error_code& ec, int signal_number) {
       if (ec) return;
-      if (signal_number != SIGUSR1 && pool_) pool_->kill_all();
+      if (signal_number != SIGUSR1 && signal_number != SIGHUP && pool_) pool_->kill_all();
       wait_for_signal();
     });
   }

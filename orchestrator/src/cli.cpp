@@ -3,6 +3,7 @@
 #include <sys/resource.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -192,7 +193,8 @@ int run(const RunOptions& options, cluster::MpiSession* mpi) {
       throw InputError(message + "\npass --fresh to move that run aside and start a new one");
     }
     if (!run_dir.stale_lock_holder().empty()) {
-      console.log("took over the lock of " + run_dir.stale_lock_holder() + ", which no longer runs");
+      console.log("took over the lock of " + run_dir.stale_lock_holder() +
+                  ", which stopped without ending (killed, or its machine lost)");
     }
     const std::size_t known = recorded.tasks.size();
     job.tasks = recorded.merged_tasks(job);
@@ -218,6 +220,9 @@ int run(const RunOptions& options, cluster::MpiSession* mpi) {
   master_options.checkpoint_every_s = options.checkpoint_every_s;
   master_options.deadline = deadline.deadline;
   master_options.resume_command = options.resume_command;
+  if (const char* file = std::getenv("LBO_STATUS_FILE"); file != nullptr && *file != '\0') {
+    master_options.status_file = file;
+  }
   master_options.write_report = [dir = run_dir.path(), file = run_dir.report_html()](bool end, int exit_code) {
     report::write_report({dir}, file, end ? std::optional<int>(exit_code) : std::nullopt);
   };

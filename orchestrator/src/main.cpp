@@ -1,5 +1,6 @@
 // lbo: rank 0 (or the only process) runs the command line; other MPI ranks are workers.
 
+#include <signal.h>
 #include <sys/resource.h>
 
 #include <exception>
@@ -21,10 +22,18 @@ void raise_open_file_limit() {
   ::setrlimit(RLIMIT_NOFILE, &limit);
 }
 
+// `lbo run … | head` closes lbo's stdout early: with SIGPIPE's default action the next log line
+// would kill lbo outright, with no checkpoint and its objectives left running. Ignored, a write
+// fails with EPIPE instead, which the console tolerates (stdio keeps the error on the stream),
+// and the run goes on to its results files. Objectives start with default dispositions
+// (posix_spawnattr_setsigdefault in the runner), so their own pipes behave as usual.
+void ignore_broken_pipes() { ::signal(SIGPIPE, SIG_IGN); }
+
 }  // namespace
 
 int main(int argc, char** argv) {
   raise_open_file_limit();
+  ignore_broken_pipes();
   std::optional<lbo::cluster::MpiSession> mpi;
   try {
     // Without a launcher MPI is never initialised: one machine needs no MPI runtime at all.

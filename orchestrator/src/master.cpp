@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdio>
 #include <set>
+#include <utility>
 #include <sstream>
 
 #include "lbo/jobs/error.hpp"
@@ -100,6 +101,8 @@ class Master::Loop {
         next_checkpoint_(recovered ? recovered->next_checkpoint : 1),
         resumed_(resumes(recovered)) {
     options_.warm_start.clear();  // the policy has them
+    // A closed terminal or ssh session stops the run like any other stop signal.
+    signals_.add(SIGHUP);
     if (options_.deadline) {
       deadline_.emplace(*options_.deadline, job_, state_, [&console](const std::string& line) { console.log(line); });
     }
@@ -112,6 +115,7 @@ class Master::Loop {
 
   int run() {
     started_ = std::chrono::steady_clock::now();
+    finished_before_ = finished_count();
     // Nothing runs yet: a failure to write here ends the run at once (IoError to the caller).
     const RunStarted started{std::string(lbo_version()), options_.clock(), transport_->slot_count(), JobIdentity::of(job_)};
     journal_.append(started);
@@ -151,13 +155,20 @@ class Master::Loop {
     write_html_report(true);
     console_.clear_status();
     report_end();
+    write_status_file(exit_code_);
     return exit_code_;
   }
 
  private:
-  void log_start() {
+  // Trials whose final attempt has ended, in all invocations of the run.
+  int finished_count() const {
     int finished = 0;
     for (const TaskProgress& p : state_.tasks()) finished += p.finished;
+    return finished;
+  }
+
+  void log_start() {
+    const int finished = finished_count();
     std::string line = (resumed_ ? "resuming run " : "run ") + job_.name + ": " + std::to_string(job_.tasks.size()) +
                        " task(s), " + std::to_string(job_.total_budget()) + " trials";
     if (resumed_) {
@@ -204,7 +215,9 @@ class Master::Loop {
   void begin_stop(const std::string& why) {
     if (stopping_) return;
     stopping_ = true;
-    try_checkpoint_now();
+    // A launcher may kill the master during the grace period (mpirun SIGKILLs its ranks soon
+    // after forwarding SIGTERM): from this checkpoint on the run is resumable, so say so now.
+    if (try_checkpoint_now() && exit_code_ == kExitResumable) write_status_file(kExitResumable);
     if (const int running = transport_->busy_count(); running > 0) {
       console_.log(why + ": no new trials; " + std::to_string(running) + " running trial(s) have " +
                    format_objective(job_.grace_s) + " s to finish (signal again to cancel them now)");
@@ -407,11 +420,12 @@ class Master::Loop {
     state_.apply(finished);
     if (deadline_) deadline_->record(trial.task, c.outcome);
     if (status == workers::TrialStatus::lbo_error) {
+      const std::string where = c.outcome.path.empty() ? "" : " (" + c.outcome.path + ")";
       halt("trial " + std::to_string(c.trial) + " could not be started on " + finished.worker + ": " + c.outcome.reason +
-               " (it runs again when the run resumes, without using a retry)",
+               where + " (it runs again when the run resumes, without using a retry)",
            c.outcome.error_number);
     }
-    uncommitted_.push_back(c.trial);
+    uncommitted_.emplace_back(c.trial, c.attempt);
     if (!flush_posted_) {
       flush_posted_ = true;
       asio::post(io_, [this] { commit(); });
@@ -429,10 +443,10 @@ class Master::Loop {
     } catch (const IoError& e) {
       halt(e.what(), e.error_number());
     }
-    for (std::int64_t id : uncommitted_) {
+    for (const auto& [id, attempt] : uncommitted_) {
       const Trial& t = state_.trial(id);
       if (t.finished) guard_report([&] { csv_.append(state_, t); });
-      report_attempt(t);
+      report_attempt(t, attempt);
     }
     uncommitted_.clear();
     guard_report([&] { csv_.flush(); });
@@ -448,12 +462,14 @@ class Master::Loop {
     check_done();
   }
 
-  void report_attempt(const Trial& t) {
+  // `attempt`: the attempt that ended (the trial may already run its next one: slots are
+  // refilled before the commit).
+  void report_attempt(const Trial& t, int attempt) {
     const jobs::TaskSpec& task = job_.tasks[t.task];
     if (t.outcome.status == workers::TrialStatus::cancelled || t.outcome.status == workers::TrialStatus::lbo_error) return;
     if (t.outcome.status != workers::TrialStatus::ok && ++failures_ <= options_.failures_logged) {
       std::string what = "trial " + std::to_string(t.id) + " (" + task.name + ") attempt " +
-                         std::to_string(t.attempts) + " " + std::string(workers::to_string(t.outcome.status)) +
+                         std::to_string(attempt) + " " + std::string(workers::to_string(t.outcome.status)) +
                          ": " + t.outcome.reason;
       what += t.finished ? "" : "; retrying";
       if (failures_ == options_.failures_logged) what += " (further failures are only counted)";
@@ -552,6 +568,17 @@ class Master::Loop {
     ++next_checkpoint_;
   }
 
+  // MasterOptions::status_file. A batch script reads it once lbo is gone; a failure to write it
+  // is said and changes nothing else.
+  void write_status_file(int code) {
+    if (options_.status_file.empty()) return;
+    try {
+      write_file_atomically(options_.status_file, std::to_string(code) + "\n", Durability::synced);
+    } catch (const std::exception& e) {
+      console_.warn(std::string("cannot write the status file: ") + e.what());
+    }
+  }
+
   // A stop's checkpoint. Its failure is said and does not stop the stop: the journal holds
   // every committed result (and whatever it could not take is then lost, as after kill -9).
   bool try_checkpoint_now() {
@@ -634,19 +661,23 @@ class Master::Loop {
     if (job_.tasks.size() > 1) line << "tasks done " << tasks_done << "/" << job_.tasks.size() << " | ";
     if (failures_ > 0) line << "failed attempts " << failures_ << " | ";
     if (const std::string share = model_share(state_); !share.empty()) line << share << " | ";
+    // The rate of this invocation: a resumed run's earlier trials took an earlier one's time.
     const double minutes = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count() / 60;
     char rate[32];
-    std::snprintf(rate, sizeof rate, "%.1f", minutes > 0 ? finished / minutes : 0.0);
+    std::snprintf(rate, sizeof rate, "%.1f", minutes > 0 ? (finished - finished_before_) / minutes : 0.0);
     line << "busy " << transport_->busy_count() << "/" << transport_->slot_count() << " | " << rate << " trials/min";
     return line.str();
   }
 
   void report_end() {
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
-    int finished = 0;
-    for (const TaskProgress& p : state_.tasks()) finished += p.finished;
+    const int finished = finished_count();
     char summary[160];
-    std::snprintf(summary, sizeof summary, "%d trials finished in %.1f s", finished, elapsed);
+    std::snprintf(summary, sizeof summary, "%d trials finished in %.1f s", finished - finished_before_, elapsed);
+    if (finished_before_ > 0) {
+      std::snprintf(summary, sizeof summary, "%d trials finished in %.1f s (%d in all, with earlier runs)",
+                    finished - finished_before_, elapsed, finished);
+    }
     if (exit_code_ == kExitDone) {
       console_.log(std::string("done: ") + summary + "; " + run_dir_.results_csv().string());
       return;
@@ -679,7 +710,7 @@ class Master::Loop {
   CheckpointWriter checkpoints_;
   std::uint64_t next_checkpoint_;
 
-  std::vector<std::int64_t> uncommitted_;
+  std::vector<std::pair<std::int64_t, int>> uncommitted_;  // (trial, attempt) ended in this turn
   bool resumed_ = false;
   bool flush_posted_ = false;
   bool stopping_ = false;
@@ -693,6 +724,7 @@ class Master::Loop {
   int failures_ = 0;
   int exit_code_ = kExitDone;
   std::chrono::steady_clock::time_point started_;
+  int finished_before_ = 0;  // trials finished by earlier invocations of the run
 };
 
 Master::Master(const jobs::JobSpec& job, RunDirectory& run_dir, TransportFactory make_transport, Console& console,

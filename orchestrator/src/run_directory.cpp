@@ -49,6 +49,17 @@ std::string lock_text(const RunPaths& run) {
   return holder;
 }
 
+// The line a master that ended adds under its own in the lock file: the next run then knows
+// its predecessor stopped on its own (a signal, the end, an error), not by kill -9 or a crash.
+constexpr std::string_view kEndedLine = "ended";
+
+bool lock_ended(const RunPaths& run) {
+  std::ifstream in(run.lock());
+  std::string line;
+  std::getline(in, line);
+  return std::getline(in, line) && line == kEndedLine;
+}
+
 std::string holder_or_unknown(const RunPaths& run) {
   const std::string holder = lock_text(run);
   return holder.empty() ? "another lbo" : holder;
@@ -185,6 +196,7 @@ RunDirectory RunDirectory::open(const fs::path& run_root, const jobs::JobSpec& j
       if (fd < 0) continue;  // another lbo made a run there first: look at it again
       RunDirectory run(dir, fd, locking.take);
       run.moved_aside_ = moved_aside;
+      run.wrote_holder_ = true;
       return run;
     }
     if (!fs::is_directory(dir, ec)) throw InputError(dir.string() + " exists and is not a run directory");
@@ -210,9 +222,11 @@ RunDirectory RunDirectory::open(const fs::path& run_root, const jobs::JobSpec& j
     run.moved_aside_ = moved_aside;
     if (paths.holds_run()) {
       // flock is released by the kernel when its holder dies: a name left in the file is stale.
-      if (locking.take) run.stale_holder_ = lock_text(paths);
+      // A master that ended said so (~RunDirectory); one that did not was killed or lost.
+      if (locking.take && !lock_ended(paths)) run.stale_holder_ = lock_text(paths);
       run.resuming_ = true;
       write_holder(run.lock_fd_, paths.lock(), locking.take);
+      run.wrote_holder_ = true;
       return run;
     }
     // A start that failed before its journal existed leaves job.toml, the lock and trials/;
@@ -229,6 +243,7 @@ RunDirectory RunDirectory::open(const fs::path& run_root, const jobs::JobSpec& j
     fs::create_directories(paths.trials(), ec);
     if (ec) throw IoError("cannot create " + paths.trials().string() + ": " + ec.message(), ec.value());
     write_holder(run.lock_fd_, paths.lock(), locking.take);
+    run.wrote_holder_ = true;
     run.freeze_job(job.source_text);
     return run;
   }
@@ -276,6 +291,7 @@ LockHolder lock_holder(const fs::path& run_dir, const LockOptions& locking) {
   const RunPaths paths(run_dir);
   LockHolder h;
   h.holder = lock_text(paths);
+  h.ended = lock_ended(paths);
   const int fd = ::open(paths.lock().c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return h;
   // A shared lock we can take means no process holds the exclusive one.
@@ -304,10 +320,20 @@ RunDirectory::RunDirectory(RunDirectory&& other) noexcept
       stale_holder_(std::move(other.stale_holder_)),
       resuming_(other.resuming_),
       locked_(other.locked_),
+      wrote_holder_(other.wrote_holder_),
       lock_fd_(std::exchange(other.lock_fd_, -1)) {}
 
 RunDirectory::~RunDirectory() {
-  if (lock_fd_ >= 0) ::close(lock_fd_);
+  if (lock_fd_ < 0) return;
+  if (wrote_holder_) {
+    // Best effort: without the line the next run only says its predecessor did not end.
+    struct stat file {};
+    const std::string line = std::string(kEndedLine) + "\n";
+    if (::fstat(lock_fd_, &file) == 0 && ::pwrite(lock_fd_, line.data(), line.size(), file.st_size) < 0) {
+      // nothing to do: the lock is released all the same when the descriptor closes
+    }
+  }
+  ::close(lock_fd_);
 }
 
 }  // namespace lbo::orchestrator

@@ -7,6 +7,8 @@
 #include <map>
 #include <optional>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "lbo/jobs/error.hpp"
 #include "lbo/orchestrator/recovery.hpp"
@@ -70,7 +72,12 @@ std::string status_report(const fs::path& run_dir, const LockOptions& locking) {
   } else if (lock.held) {
     out << "state: running (" << (lock.holder.empty() ? "holder unknown" : lock.holder) << ")\n";
   } else {
-    out << "state: not running" << (lock.holder.empty() ? "" : " (last held by " + lock.holder + ")") << "\n";
+    std::string last;
+    if (!lock.holder.empty()) {
+      last = " (last held by " + lock.holder +
+             (lock.ended ? ", which ended" : ", which stopped without ending: killed, or its machine lost") + ")";
+    }
+    out << "state: not running" << last << "\n";
   }
   if (run.checkpoint_file) {
     const double age = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count() -
@@ -104,24 +111,31 @@ std::string status_report(const fs::path& run_dir, const LockOptions& locking) {
     const std::string used = used_networks(lbo->tasks[k].usage());
     return used.empty() ? "-" : used;
   };
-  std::size_t width = 4, proposed_width = 11;
+  std::size_t width = 4;
   for (const TaskIdentity& t : job.tasks) width = std::max(width, t.name.size());
-  for (const TaskProgress& p : state.tasks()) proposed_width = std::max(proposed_width, proposed_by(p).size());
   // Trials started but not finished: running under a live lbo, to rerun after a stopped one.
   const char* unfinished = lock.held ? "running" : lock.unknown_why.empty() ? "to rerun" : "unfinished";
-  out << pad("task", width + 2) << pad("origin", 10) << pad("done/budget", 13) << pad("ok", 6) << pad("failed", 8)
-      << pad(unfinished, 10) << pad("to 95%", 8) << pad("networks", 12)
-      << pad("proposed by", proposed_width + 2) << "best ("
-      << jobs::to_string(job.direction) << ")\n";
+  // Each column is at least as wide as its usual contents, and wider when a cell needs it (a
+  // budget of 1e8), always with two spaces before the next.
+  std::vector<std::vector<std::string>> table{{"task", "origin", "done/budget", "ok", "failed", unfinished, "to 95%",
+                                               "networks", "proposed by",
+                                               "best (" + std::string(jobs::to_string(job.direction)) + ")"}};
+  std::vector<std::size_t> widths{width + 2, 10, 13, 6, 8, 10, 8, 12, 13, 0};
   for (std::size_t i = 0; i < state.tasks().size(); ++i) {
     const TaskProgress& p = state.tasks()[i];
     const TaskSummary summary = summarize_task(state, static_cast<int>(i));
-    out << pad(job.tasks[i].name, width + 2) << pad(std::string(jobs::to_string(job.tasks[i].origin)), 10)
-        << pad(std::to_string(p.finished) + "/" + std::to_string(job.tasks[i].budget), 13)
-        << pad(std::to_string(p.ok), 6) << pad(std::to_string(p.failed()), 8) << pad(std::to_string(running[i]), 10)
-        << pad(summary.trials_to_95 ? std::to_string(*summary.trials_to_95) : "-", 8) << pad(networks_of(i), 12)
-        << pad(proposed_by(p), proposed_width + 2)
-        << (summary.best ? number(*summary.best) + " (trial " + std::to_string(summary.best_trial) + ")" : "-") << "\n";
+    table.push_back({job.tasks[i].name, std::string(jobs::to_string(job.tasks[i].origin)),
+                     std::to_string(p.finished) + "/" + std::to_string(job.tasks[i].budget), std::to_string(p.ok),
+                     std::to_string(p.failed()), std::to_string(running[i]),
+                     summary.trials_to_95 ? std::to_string(*summary.trials_to_95) : "-", networks_of(i), proposed_by(p),
+                     summary.best ? number(*summary.best) + " (trial " + std::to_string(summary.best_trial) + ")" : "-"});
+  }
+  for (const std::vector<std::string>& row : table) {
+    for (std::size_t c = 0; c + 1 < row.size(); ++c) widths[c] = std::max(widths[c], row[c].size() + 2);
+  }
+  for (const std::vector<std::string>& row : table) {
+    for (std::size_t c = 0; c + 1 < row.size(); ++c) out << pad(row[c], widths[c]);
+    out << row.back() << "\n";
   }
   // LiBO: the kernel k̂ each task's GP was last fitted with (Ĵ from the finished tasks).
   if (const std::optional<surrogate::LiboState>& libo = run.policy.surrogate.libo) {

@@ -379,6 +379,7 @@ json run_data(const fs::path& dir, std::optional<int> ended_with) {
         if (!t.outcome.steps.empty()) item["steps"] = t.outcome.steps;
       } else {
         item["reason"] = t.outcome.reason;
+        if (!t.outcome.path.empty()) item["path"] = t.outcome.path;
       }
       json metrics = json::parse(t.outcome.metrics_json, nullptr, false);
       if (metrics.is_object() && !metrics.empty()) item["metrics"] = std::move(metrics);

@@ -43,6 +43,6 @@ python3 "$HERE/check_results.py" "$SCRATCH/runs/nl/results.csv" a=8 later=2
 echo "--no-lock run and add-task ok"
 
 "$LBO_BIN" run "$SCRATCH/job.toml" --run-root "$SCRATCH/runs" 2> "$SCRATCH/again.log" || { cat "$SCRATCH/again.log"; fail "run with the lock failed"; }
-"$LBO_BIN" status "$SCRATCH/runs/nl" | grep -q "^state: not running (last held by pid [0-9]* on [^(]*)$" \
+"$LBO_BIN" status "$SCRATCH/runs/nl" | grep -q "^state: not running (last held by pid [0-9]* on [^(,]*, which ended)$" \
   || { "$LBO_BIN" status "$SCRATCH/runs/nl"; fail "status after a run with the lock"; }
 echo "status ok"

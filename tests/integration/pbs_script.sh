@@ -60,6 +60,23 @@ bash "$script" > "$SCRATCH/second.log" 2>&1 || { cat "$SCRATCH/second.log"; fail
 [ "$(wc -l < "$SCRATCH/qsub.calls")" -eq 1 ] || fail "resubmitted although the run finished"
 python3 "$HERE/check_results.py" "$SCRATCH/work/runs/pbs/results.csv" a=40
 
+# qdel: SIGTERM to the job script and to mpirun (mpirun then exits 1 or 137): exit 75 from the
+# master's status file, and no resubmission.
+sed 's/^name = .*/name = "deleted"/; s/budget = 40/budget = 1000/' "$SCRATCH/job.toml" > "$SCRATCH/deleted.toml"
+JOB="$SCRATCH/deleted.toml" bash "$script" > "$SCRATCH/deleted.log" 2>&1 &
+pid=$!
+for _ in $(seq 300); do
+  [ -f "$SCRATCH/work/runs/deleted/results.csv" ] && [ "$(wc -l < "$SCRATCH/work/runs/deleted/results.csv")" -ge 3 ] && break
+  sleep 0.1
+done
+kill -TERM "$pid" $(pgrep -f -- "$SCRATCH/deleted.toml" | grep -vx "$pid") 2> /dev/null || true
+set +e; wait "$pid"; status=$?; set -e
+[ "$status" -eq 75 ] || { cat "$SCRATCH/deleted.log"; fail "qdel: the job script exited $status, expected 75"; }
+grep -q "stopped by SIGTERM; not resubmitted" "$SCRATCH/deleted.log" || { cat "$SCRATCH/deleted.log"; fail "qdel: not said"; }
+[ "$(wc -l < "$SCRATCH/qsub.calls")" -eq 1 ] || fail "qdel: resubmitted"
+[ "$(objectives_left)" -eq 0 ] || fail "qdel: objective processes left"
+echo "qdel ok: $(grep -o 'mpirun exited [0-9]*' "$SCRATCH/deleted.log" || echo 'mpirun exited 75')"
+
 touch "$SCRATCH/not-lbo"
 set +e; LBO="$SCRATCH/not-lbo" bash "$script" > "$SCRATCH/lookup.log" 2>&1; status=$?; set -e
 [ "$status" -eq 2 ] || { cat "$SCRATCH/lookup.log"; fail "LBO naming a file that is not executable: exit $status, expected 2"; }

@@ -2,9 +2,13 @@
 # Signals, locally and under mpirun:
 #  1. SIGTERM to a local lbo: exit 75 after the grace period, no objective process left,
 #     committed results kept; the same command resumes and completes the budget exactly.
+#     SIGINT, SIGUSR1 and SIGHUP (a closed terminal) stop it the same way; a closed output
+#     pipe (`lbo run … | head`) does not stop it at all.
 #  2. SIGTERM to one MPI worker rank: its trials are killed, run again elsewhere or later, and
 #     the run still completes every budget (the worker rank stays up).
-#  3. SIGTERM to mpirun: everything exits promptly and no objective process is left.
+#  3. SIGTERM to mpirun: everything exits promptly and no objective process is left; the
+#     master's LBO_STATUS_FILE says 75 and its checkpoint exists (mpirun's own status is not 75).
+#  4. SIGUSR1 to mpirun (what the sbatch script forwards): exit 75, and the run resumes.
 source "$(dirname "$0")/common.sh"
 read -r -a mpirun <<< "${LBO_MPIRUN:-mpirun --oversubscribe}"
 
@@ -59,6 +63,31 @@ comm -23 <(echo "$kept") <(cut -d, -f1,4 "$SCRATCH/local/sig/results.csv" | tail
   && fail "a result committed before the stop changed or vanished"
 echo "local resume ok"
 
+# SIGINT, SIGUSR1, SIGHUP: before issue 18 SIGHUP killed lbo outright (exit 129, no checkpoint).
+for sig in INT USR1 HUP; do
+  write_job "$SCRATCH/$sig.toml" 1000 200 400
+  "$LBO_BIN" run "$SCRATCH/$sig.toml" --run-root "$SCRATCH/$sig" 2> "$SCRATCH/$sig.log" &
+  pid=$!
+  wait_for_rows "$SCRATCH/$sig/sig/results.csv" 2
+  kill -"$sig" "$pid"
+  set +e; wait "$pid"; status=$?; set -e
+  [ "$status" -eq 75 ] || { cat "$SCRATCH/$sig.log"; fail "local lbo exited $status after SIG$sig, expected 75"; }
+  grep -q "received SIG$sig: no new trials" "$SCRATCH/$sig.log" || { cat "$SCRATCH/$sig.log"; fail "SIG$sig not logged"; }
+  ls "$SCRATCH/$sig/sig"/checkpoint.*.lbo > /dev/null 2>&1 || fail "no checkpoint after SIG$sig"
+  [ "$(objectives_left)" -eq 0 ] || fail "objective processes left after SIG$sig"
+done
+echo "local SIGINT, SIGUSR1, SIGHUP ok"
+
+# A closed output pipe: before issue 18 the next log line's SIGPIPE killed lbo (exit 141).
+write_job "$SCRATCH/pipe.toml" 12 50 100
+set +e
+"$LBO_BIN" run "$SCRATCH/pipe.toml" --run-root "$SCRATCH/pipe" 2>&1 | head -1 > /dev/null
+status=${PIPESTATUS[0]}
+set -e
+[ "$status" -eq 0 ] || fail "lbo run | head -1 exited $status, expected 0"
+python3 "$HERE/check_results.py" "$SCRATCH/pipe/sig/results.csv" a=12
+echo "closed output pipe ok"
+
 if ! command -v "${mpirun[0]}" > /dev/null; then echo "no mpirun: MPI part skipped"; exit 0; fi
 
 # 2. One worker rank is terminated; the run completes without it losing any trial.
@@ -86,12 +115,30 @@ echo "worker SIGTERM ok"
 
 # 3. The whole job is terminated.
 write_job "$SCRATCH/kill.toml" 1000 5000 10000
-"${mpirun[@]}" -n 3 "$LBO_BIN" run "$SCRATCH/kill.toml" --run-root "$SCRATCH/kill" 2> "$SCRATCH/kill.log" &
+LBO_STATUS_FILE="$SCRATCH/kill.status" "${mpirun[@]}" -x LBO_STATUS_FILE -n 3 "$LBO_BIN" run "$SCRATCH/kill.toml" \
+  --run-root "$SCRATCH/kill" 2> "$SCRATCH/kill.log" &
 mpirun_pid=$!
 for _ in $(seq 100); do [ "$(objectives_left)" -ge 4 ] && break; sleep 0.1; done
 [ "$(objectives_left)" -ge 4 ] || fail "the objectives never started"
 kill -TERM "$mpirun_pid"
-set +e; wait "$mpirun_pid"; set -e
+set +e; wait "$mpirun_pid"; status=$?; set -e
 sleep 0.5
 [ "$(objectives_left)" -eq 0 ] || { ps -ef | grep -v grep | grep lbo-test-objective; fail "objective processes outlived mpirun"; }
-echo "mpirun SIGTERM ok"
+[ "$(cat "$SCRATCH/kill.status" 2>/dev/null)" = 75 ] || { cat "$SCRATCH/kill.log"; fail "the status file does not say 75"; }
+ls "$SCRATCH/kill/sig"/checkpoint.*.lbo > /dev/null 2>&1 || fail "no checkpoint after SIGTERM to mpirun"
+echo "mpirun SIGTERM ok (mpirun exited $status; the master's status file says 75)"
+
+# 4. SIGUSR1 to mpirun, as the sbatch script forwards any stop signal: mpirun passes it to the
+# ranks and does not escalate, so the master's grace period and its exit status 75 hold.
+write_job "$SCRATCH/usr1.toml" 1000 200 400
+"${mpirun[@]}" -n 3 "$LBO_BIN" run "$SCRATCH/usr1.toml" --run-root "$SCRATCH/usr1" 2> "$SCRATCH/usr1.log" &
+mpirun_pid=$!
+wait_for_rows "$SCRATCH/usr1/sig/results.csv" 2
+kill -USR1 "$mpirun_pid"
+set +e; wait "$mpirun_pid"; status=$?; set -e
+[ "$status" -eq 75 ] || { cat "$SCRATCH/usr1.log"; fail "mpirun exited $status after SIGUSR1, expected 75"; }
+[ "$(objectives_left)" -eq 0 ] || fail "objective processes left after SIGUSR1 to mpirun"
+sed -i 's/budget = 1000/budget = 30/' "$SCRATCH/usr1.toml"
+"${mpirun[@]}" -n 2 "$LBO_BIN" run "$SCRATCH/usr1.toml" --run-root "$SCRATCH/usr1" 2> "$SCRATCH/usr1b.log" \
+  || { cat "$SCRATCH/usr1b.log"; fail "resume after SIGUSR1 to mpirun failed"; }
+echo "mpirun SIGUSR1 ok"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # cluster/scripts/slurm.sbatch outside SLURM: with a stand-in scontrol, SIGUSR1 to the batch
 # script (what --signal=B:USR1@120 sends) stops lbo with exit 75 and requeues the job; the
-# requeued run finishes the budget. Then the script's lookup of lbo: LBO naming a file that is
+# requeued run finishes the budget. SIGTERM (scancel) ends with 75 and no requeue. Then the script's lookup of lbo: LBO naming a file that is
 # not executable is the error (exit 2, naming it); an installed copy runs the lbo that cmake
 # --install wrote into it; with nothing to find, the error names every place tried.
 source "$(dirname "$0")/common.sh"
@@ -47,6 +47,32 @@ bash "$script" "$SCRATCH/job.toml" --run-root "$SCRATCH/runs" > "$SCRATCH/second
 [ "$(wc -l < "$SCRATCH/scontrol.calls")" -eq 1 ] || fail "requeued although the run finished"
 python3 "$HERE/check_results.py" "$SCRATCH/runs/slurm/results.csv" a=30
 echo "requeue ok"
+
+# scancel: SIGTERM to the batch script and to every process of the job (mpirun and the ranks);
+# mpirun then exits 1 or 137 and kills the ranks, but the master has checkpointed: exit 75 from
+# its status file, and no requeue (a cancel stays a cancel). Then SIGTERM to the script alone.
+for target in all script; do
+  sed "s/^name = .*/name = \"cancel-$target\"/; s/budget = 30/budget = 1000/" "$SCRATCH/job.toml" > "$SCRATCH/cancel-$target.toml"
+  SLURM_SUBMIT_DIR="$SCRATCH" bash "$script" "$SCRATCH/cancel-$target.toml" --run-root "$SCRATCH/runs" > "$SCRATCH/cancel-$target.log" 2>&1 &
+  pid=$!
+  for _ in $(seq 300); do
+    [ -f "$SCRATCH/runs/cancel-$target/results.csv" ] && [ "$(wc -l < "$SCRATCH/runs/cancel-$target/results.csv")" -ge 3 ] && break
+    sleep 0.1
+  done
+  if [ "$target" = all ]; then
+    kill -TERM "$pid" $(pgrep -f -- "$SCRATCH/cancel-$target.toml" | grep -vx "$pid") 2> /dev/null || true
+  else
+    kill -TERM "$pid"
+  fi
+  set +e; wait "$pid"; status=$?; set -e
+  [ "$status" -eq 75 ] || { cat "$SCRATCH/cancel-$target.log"; fail "SIGTERM to $target: the batch script exited $status, expected 75"; }
+  grep -q "stopped by SIGTERM; not requeued" "$SCRATCH/cancel-$target.log" || { cat "$SCRATCH/cancel-$target.log"; fail "SIGTERM to $target: not said"; }
+  [ "$(wc -l < "$SCRATCH/scontrol.calls")" -eq 1 ] || fail "SIGTERM to $target: requeued"
+  ls "$SCRATCH/runs/cancel-$target"/checkpoint.*.lbo > /dev/null 2>&1 || fail "SIGTERM to $target: no checkpoint"
+  [ ! -e "$SCRATCH/lbo-4242.status" ] || fail "the status file was left behind"
+  [ "$(objectives_left)" -eq 0 ] || fail "SIGTERM to $target: objective processes left"
+  echo "SIGTERM to $target ok: $(grep -o 'mpirun exited [0-9]*' "$SCRATCH/cancel-$target.log" || echo 'mpirun exited 75')"
+done
 
 touch "$SCRATCH/not-lbo"
 set +e; LBO="$SCRATCH/not-lbo" bash "$script" "$SCRATCH/job.toml" > "$SCRATCH/lookup.log" 2>&1; status=$?; set -e

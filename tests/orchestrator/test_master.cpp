@@ -9,6 +9,7 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <sstream>
 #include <thread>
 
 #include "lbo/orchestrator/recovery.hpp"
@@ -175,6 +176,20 @@ TEST(MasterTest, failed_attempts_are_retried_then_recorded_with_their_status) {
   EXPECT_GE(seen.size(), 4u) << "the seed should draw most outcomes in 30 trials";
   EXPECT_EQ(count_finals(out.journal), 30);
   EXPECT_NE(out.log.find("retrying"), std::string::npos) << out.log;
+  // Issue 18: the retry was dispatched before the failure was logged, which then named the
+  // retry's number ("attempt 2 ... retrying" for a first attempt). retries = 2: attempts 1 and 2
+  // are retried, attempt 3 is final.
+  std::istringstream lines(out.log);
+  int first_retried = 0;
+  for (std::string line; std::getline(lines, line);) {
+    const std::size_t at = line.find(") attempt ");
+    if (at == std::string::npos) continue;
+    const int attempt = std::stoi(line.substr(at + 10));
+    const bool retrying = line.find("; retrying") != std::string::npos;
+    EXPECT_EQ(retrying, attempt < 3) << line;
+    first_retried += attempt == 1 && retrying;
+  }
+  EXPECT_GT(first_retried, 0) << out.log;
 }
 
 TEST(MasterTest, hanging_objectives_time_out_and_the_run_still_ends) {
@@ -269,6 +284,10 @@ TEST(MasterTest, a_stopped_run_resumes_to_exactly_its_budgets) {
   const RunOutput second = run_job(job, dir, 2);  // fewer slots this time
   EXPECT_EQ(second.exit_code, kExitDone) << second.log;
   EXPECT_NE(second.log.find("resuming run t"), std::string::npos) << second.log;
+  // Issue 18: the end line counted the earlier invocation's trials against this one's time.
+  EXPECT_NE(second.log.find("done: " + std::to_string(30 - committed) + " trials finished in "), std::string::npos)
+      << second.log;
+  EXPECT_NE(second.log.find(" (30 in all, with earlier runs)"), std::string::npos) << second.log;
   ASSERT_EQ(second.rows.size(), 30u);
   std::map<std::string, int> per_task;
   for (std::size_t i = 0; i < second.rows.size(); ++i) {

@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <random>
+#include <sstream>
 
 #include "lbo/jobs/error.hpp"
 #include "lbo/orchestrator/journal.hpp"
@@ -305,6 +306,36 @@ TEST(RecoveryTest, a_lost_job_record_needs_the_job_file) {
   EXPECT_EQ(run.state.trials().size(), 5u);
   EXPECT_EQ(run.state.retries(), (std::vector<std::int64_t>{2}));
 }
+// Issue 18: with a budget of 1e8 the fixed-width columns of lbo status ran together.
+TEST(RecoveryTest, status_columns_stay_apart_with_the_largest_budget) {
+  lbo::testing::ScratchDir dir;
+  JobIdentity job = two_tasks();
+  job.tasks = {{"a-task-with-a-long-name", 100'000'000, ""}};
+  std::vector<JournalRecord> records{RunStarted{"0.1.0", 1.0, 2, job}};
+  for (std::int64_t id = 0; id < 1000; ++id) {
+    records.push_back(TrialStarted{id, 0, 1, at(0.001 * static_cast<double>(id)), "local:0", 2, ProposalSource::model});
+    records.push_back(TrialFinished{id, 1, true, outcome(TrialStatus::ok, static_cast<double>(id)), "local:0", 3, 0,
+                                    at(0.001 * static_cast<double>(id)), ProposalSource::model});
+  }
+  write_journal(dir.path(), records);
+  const std::string report = status_report(dir.path());
+  std::istringstream lines(report);
+  std::vector<std::string> table;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("task ", 0) == 0 || line.rfind("a-task-with-a-long-name ", 0) == 0) table.push_back(line);
+  }
+  ASSERT_EQ(table.size(), 2u) << report;
+  // Every column starts where its header starts, after at least two spaces.
+  for (const std::string cell : {"1000/100000000", "1000", "0", "1000 model", "999 (trial 999)"}) {
+    const std::size_t at = table[1].find(" " + cell + " ") != std::string::npos ? table[1].find(" " + cell + " ")
+                                                                                : table[1].rfind(" " + cell);
+    ASSERT_NE(at, std::string::npos) << cell << "\n" << report;
+    EXPECT_EQ(table[1].substr(at - 1, 2), "  ") << cell << "\n" << report;
+  }
+  EXPECT_EQ(table[0].find("done/budget"), table[1].find("1000/100000000")) << report;
+  EXPECT_EQ(table[0].find("ok"), table[1].find("1000", table[1].find("1000/100000000") + 14)) << report;
+}
+
 TEST(RecoveryTest, status_summarizes_tasks_failures_and_the_lock) {
   lbo::testing::ScratchDir dir;
   std::vector<JournalRecord> records = history();
@@ -313,7 +344,10 @@ TEST(RecoveryTest, status_summarizes_tasks_failures_and_the_lock) {
   write_journal(dir.path(), records);
   std::ofstream(dir.path() / "lock") << "pid 4242 on elsewhere\n";
   const std::string report = status_report(dir.path());
-  EXPECT_NE(report.find("state: not running (last held by pid 4242 on elsewhere)"), std::string::npos) << report;
+  EXPECT_NE(report.find("state: not running (last held by pid 4242 on elsewhere, which stopped without ending: killed, "
+                        "or its machine lost)"),
+            std::string::npos)
+      << report;
   EXPECT_NE(report.find("last checkpoint: none yet"), std::string::npos) << report;
   EXPECT_NE(report.find("task  origin    done/budget  ok    failed  to rerun  to 95%  networks    proposed by          best (maximize)"),
             std::string::npos)

@@ -78,6 +78,40 @@ TEST(RunDirectoryTest, a_folder_with_a_journal_is_resumed_and_its_lock_taken_ove
   EXPECT_EQ(again.stale_lock_holder(), "pid 999999 on oldhost");
 }
 
+// Issue 18: every resume after a clean exit said "took over the lock of ..., which no longer
+// runs", which reads like a crash. A master that lets the folder go says it ended.
+TEST(RunDirectoryTest, a_holder_that_ended_is_not_stale_and_one_that_was_killed_is) {
+  lbo::testing::ScratchDir dir;
+  const auto job = lbo::testing::job_from(lbo::testing::test_job(), dir.path());
+  const fs::path run_dir = dir.path() / "runs" / "t";
+  std::string me;
+  {
+    const RunDirectory first = RunDirectory::open(dir.path() / "runs", job, false);
+    std::ofstream(first.journal()) << "x";
+    me = lbo::testing::read_text(first.lock());
+    EXPECT_FALSE(lock_holder(run_dir).ended);
+  }
+  EXPECT_EQ(lbo::testing::read_text(run_dir / "lock"), me + "ended\n");
+  const LockHolder after = lock_holder(run_dir);
+  EXPECT_FALSE(after.held);
+  EXPECT_TRUE(after.ended);
+  EXPECT_EQ(after.holder + "\n", me);
+  {
+    const RunDirectory again = RunDirectory::open(dir.path() / "runs", job, false);
+    EXPECT_TRUE(again.resuming());
+    EXPECT_TRUE(again.stale_lock_holder().empty()) << again.stale_lock_holder();
+    EXPECT_EQ(lbo::testing::read_text(again.lock()), me);  // its own name, not yet ended
+  }
+  EXPECT_EQ(lbo::testing::read_text(run_dir / "lock"), me + "ended\n");
+  // A master killed outright leaves only its name; lbo add-task's brief hold adds nothing.
+  std::ofstream(run_dir / "lock") << "pid 999999 on oldhost\n";
+  { const auto brief = RunDirectory::lock_existing(run_dir); }
+  EXPECT_EQ(lbo::testing::read_text(run_dir / "lock"), "pid 999999 on oldhost\n");
+  EXPECT_FALSE(lock_holder(run_dir).ended);
+  const RunDirectory third = RunDirectory::open(dir.path() / "runs", job, false);
+  EXPECT_EQ(third.stale_lock_holder(), "pid 999999 on oldhost");
+}
+
 TEST(RunDirectoryTest, foreign_files_are_never_overwritten) {
   lbo::testing::ScratchDir dir;
   const auto job = lbo::testing::job_from(lbo::testing::test_job(), dir.path());

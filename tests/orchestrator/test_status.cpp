@@ -14,7 +14,9 @@ TEST(StatusTest, a_folder_whose_lock_cannot_be_probed_is_in_an_unknown_state) {
   lbo::testing::ScratchDir dir;
   const lbo::testing::RunOutput out = lbo::testing::run_job(lbo::testing::test_job(), dir, 2);
   ASSERT_EQ(out.exit_code, kExitDone) << out.log;
-  EXPECT_NE(status_report(out.run_dir).find("state: not running (last held by pid "), std::string::npos);
+  const std::string before = status_report(out.run_dir);
+  EXPECT_NE(before.find("state: not running (last held by pid "), std::string::npos) << before;
+  EXPECT_NE(before.find(", which ended)\n"), std::string::npos) << before;
   LockOptions without_locks;
   without_locks.flock = [](int, int) {
     errno = ENOLCK;

@@ -163,6 +163,13 @@ TEST_F(RunnerTest, arguments_are_not_interpreted_by_a_shell) {
   EXPECT_NE(read_file(trial_dir() / "stdout").find("; touch injected"), std::string::npos);
 }
 
+// Issue 18: a traceback names the trial's own files, so no two trials' reasons were alike.
+TEST_F(RunnerTest, the_trial_folder_in_stderr_reads_as_lbo_workdir) {
+  const Outcome o = run(shell("echo \"FileNotFoundError: $LBO_WORKDIR/data.csv and $LBO_WORKDIR/x\" >&2; exit 1"));
+  EXPECT_EQ(o.reason, "exit status 1; stderr: FileNotFoundError: $LBO_WORKDIR/data.csv and $LBO_WORKDIR/x");
+  EXPECT_TRUE(o.path.empty());
+}
+
 TEST_F(RunnerTest, nonzero_exit_fails_with_stderr_in_reason) {
   const Outcome o = run(shell("echo 'Traceback ...' >&2; echo 'ValueError: bad lr' >&2; exit 3"));
   EXPECT_EQ(o.status, TrialStatus::failed);
@@ -286,7 +293,10 @@ TEST_F(RunnerTest, an_unusable_workdir_is_lbos_error_and_starts_nothing) {
   const Outcome o = run(shell("touch " + (dir_ / "ran").string()));
   EXPECT_EQ(o.status, TrialStatus::lbo_error);
   EXPECT_NE(o.error_number, 0);
-  EXPECT_NE(o.reason.find("cannot create the trial directory " + trial_dir().string()), std::string::npos) << o.reason;
+  // Issue 18: the path is a field of its own, so the reason is the same for every trial.
+  EXPECT_EQ(o.reason.find("cannot create the trial directory: "), 0u) << o.reason;
+  EXPECT_EQ(o.reason.find(dir_.string()), std::string::npos) << o.reason;
+  EXPECT_EQ(o.path, trial_dir().string());
   EXPECT_FALSE(fs::exists(dir_ / "ran"));
 }
 
@@ -302,7 +312,8 @@ TEST_F(RunnerTest, a_params_file_that_cannot_be_written_whole_starts_nothing) {
   ::setrlimit(RLIMIT_FSIZE, &old);
   EXPECT_EQ(o.status, TrialStatus::lbo_error);
   EXPECT_EQ(o.error_number, EFBIG);
-  EXPECT_NE(o.reason.find("cannot write " + (trial_dir() / "params.json").string()), std::string::npos) << o.reason;
+  EXPECT_EQ(o.reason.find("cannot write params.json: "), 0u) << o.reason;
+  EXPECT_EQ(o.path, (trial_dir() / "params.json").string());
   EXPECT_FALSE(fs::exists(dir_ / "ran")) << "an objective never starts on a short params file";
 }
 
@@ -318,13 +329,77 @@ TEST_F(RunnerTest, an_attempt_that_fails_while_lbo_cannot_write_its_output_is_lb
   std::system(("umount " + (dir_ / "trials").string()).c_str());
   EXPECT_EQ(o.status, TrialStatus::lbo_error) << o.reason;
   EXPECT_EQ(o.error_number, ENOSPC);
-  EXPECT_NE(o.reason.find("lbo could not write " + (trial_dir() / "stdout").string() + " during the attempt: No space left"),
-            std::string::npos)
-      << o.reason;
+  EXPECT_NE(o.reason.find("lbo could not write stdout during the attempt: No space left"), std::string::npos) << o.reason;
+  EXPECT_EQ(o.path, (trial_dir() / "stdout").string());
   EXPECT_NE(o.reason.find("exit status 4"), std::string::npos) << o.reason;
   // A result still counts: lbo keeps the last JSON line in memory whatever the disk does.
   EXPECT_EQ(fine.status, TrialStatus::ok) << fine.reason;
   EXPECT_EQ(fine.objective, 2);
+}
+
+namespace {
+
+// Whether `pid` has ended (gone, or a zombie nobody has reaped yet), waiting up to `seconds`.
+bool ends_within(pid_t pid, double seconds) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  do {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string line;
+    if (!std::getline(stat, line)) return true;
+    const auto close = line.rfind(')');
+    if (close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'Z') return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  } while (std::chrono::steady_clock::now() < until);
+  return false;
+}
+
+pid_t read_pid(const fs::path& file) {
+  pid_t pid = 0;
+  for (int i = 0; i < 100 && pid == 0; ++i) {
+    std::ifstream(file) >> pid;
+    if (pid == 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return pid;
+}
+
+}  // namespace
+
+// Issue 18: an objective that leaves a daemon in a session of its own (setsid) escaped the
+// process-group kill and outlived the attempt, and lbo.
+TEST_F(RunnerTest, a_daemon_that_left_the_process_group_is_killed_when_the_attempt_ends) {
+  const Outcome o = run(shell("setsid sleep 300 < /dev/null > /dev/null 2>&1 & echo $! > \"$LBO_WORKDIR/daemon.pid\"; "
+                              "echo '{\"objective\": 1}'"));
+  EXPECT_EQ(o.status, TrialStatus::ok) << o.reason;
+  const pid_t daemon = read_pid(trial_dir() / "daemon.pid");
+  ASSERT_GT(daemon, 0);
+  const bool ended = ends_within(daemon, 5);
+  if (!ended) ::kill(daemon, SIGKILL);
+  EXPECT_TRUE(ended) << "the daemon " << daemon << " outlived its attempt";
+}
+
+// Another attempt (a retry in the same folder) is not an earlier one's leftover.
+TEST_F(RunnerTest, kill_escaped_spares_other_attempts) {
+  fs::create_directories(dir_);
+  for (const char* id : {"1-1", "1-2"}) {
+    // exec: the pid written is the sleep's once it runs (comm "sleep", its environment set).
+    const std::string command = "env LBO_ATTEMPT_ID=" + std::string(id) + " setsid sleep 300 < /dev/null > /dev/null 2>&1 & "
+                                "echo $! > '" + (dir_ / id).string() + "'";
+    ASSERT_EQ(std::system(command.c_str()), 0);
+  }
+  const pid_t first = read_pid(dir_ / "1-1");
+  const pid_t second = read_pid(dir_ / "1-2");
+  ASSERT_GT(first, 0);
+  ASSERT_GT(second, 0);
+  for (const pid_t pid : {first, second}) {  // until env has exec'ed sleep with its environment
+    for (int i = 0; i < 250 && read_file("/proc/" + std::to_string(pid) + "/comm") != "sleep\n"; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+  EXPECT_EQ(kill_escaped("1-1"), 1);
+  EXPECT_TRUE(ends_within(first, 5));
+  EXPECT_FALSE(ends_within(second, 0.2));
+  EXPECT_EQ(kill_escaped("1-2"), 1);
+  EXPECT_TRUE(ends_within(second, 5));
 }
 
 TEST_F(RunnerTest, stdin_is_empty) {

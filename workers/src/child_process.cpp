@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <functional>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string_view>
 
@@ -154,18 +155,18 @@ int open_pidfd(pid_t pid) {
 
 namespace {
 
-// Process groups (other than ours) of live processes with an environment entry that `matches`.
-std::vector<pid_t> groups_with_environment(const std::function<bool(const std::string&)>& matches) {
+// Process groups (other than ours) of live processes whose environment `matches`: the
+// predicate sees the whole of /proc/<pid>/environ, NUL-separated entries.
+std::vector<pid_t> groups_with_environment(const std::function<bool(std::string_view)>& matches) {
   std::vector<pid_t> groups;
   std::error_code ec;
+  std::string environment;
   for (const auto& dir : std::filesystem::directory_iterator("/proc", ec)) {
     const std::string name = dir.path().filename().string();
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
     std::ifstream environ_file(dir.path() / "environ", std::ios::binary);
-    std::string variable;
-    bool found = false;
-    while (!found && std::getline(environ_file, variable, '\0')) found = matches(variable);
-    if (!found) continue;
+    environment.assign(std::istreambuf_iterator<char>(environ_file), std::istreambuf_iterator<char>());
+    if (environment.empty() || !matches(environment)) continue;
     std::ifstream stat(dir.path() / "stat");
     std::string line;
     std::getline(stat, line);
@@ -191,10 +192,29 @@ namespace lbo::workers {
 
 namespace {
 
-int kill_groups(const std::function<bool(const std::string&)>& matches) {
+// Whether the NUL-separated `environment` holds `entry` ("NAME=value") as a whole entry.
+bool has_entry(std::string_view environment, std::string_view entry) {
+  for (std::size_t at = environment.find(entry); at != std::string_view::npos; at = environment.find(entry, at + 1)) {
+    const std::size_t end = at + entry.size();
+    if ((at == 0 || environment[at - 1] == '\0') && (end == environment.size() || environment[end] == '\0')) return true;
+  }
+  return false;
+}
+
+// Whether it holds an entry that starts with `prefix`.
+bool has_entry_prefix(std::string_view environment, std::string_view prefix) {
+  for (std::size_t at = environment.find(prefix); at != std::string_view::npos; at = environment.find(prefix, at + 1)) {
+    if (at == 0 || environment[at - 1] == '\0') return true;
+  }
+  return false;
+}
+
+int kill_groups(const std::function<bool(std::string_view)>& matches, bool wait) {
   const std::vector<pid_t> groups = detail::groups_with_environment(matches);
   for (pid_t g : groups) ::killpg(g, SIGKILL);
-  for (int i = 0; i < 100 && !groups.empty() && !detail::groups_with_environment(matches).empty(); ++i) ::usleep(20'000);
+  for (int i = 0; wait && i < 100 && !groups.empty() && !detail::groups_with_environment(matches).empty(); ++i) {
+    ::usleep(20'000);
+  }
   return static_cast<int>(groups.size());
 }
 
@@ -202,12 +222,17 @@ int kill_groups(const std::function<bool(const std::string&)>& matches) {
 
 int kill_leftovers(const std::string& workdir) {
   const std::string entry = "LBO_WORKDIR=" + workdir;
-  return kill_groups([&](const std::string& variable) { return variable == entry; });
+  return kill_groups([&](std::string_view environment) { return has_entry(environment, entry); }, true);
 }
 
 int kill_leftovers_under(const std::string& folder) {
   const std::string prefix = "LBO_WORKDIR=" + folder + "/";
-  return kill_groups([&](const std::string& variable) { return variable.rfind(prefix, 0) == 0; });
+  return kill_groups([&](std::string_view environment) { return has_entry_prefix(environment, prefix); }, true);
+}
+
+int kill_escaped(const std::string& attempt_id) {
+  const std::string entry = "LBO_ATTEMPT_ID=" + attempt_id;
+  return kill_groups([&](std::string_view environment) { return has_entry(environment, entry); }, false);
 }
 
 }  // namespace lbo::workers

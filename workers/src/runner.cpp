@@ -7,14 +7,21 @@
 #include <unistd.h>
 
 #include <array>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <cstdio>
 #include <cstring>
-#include <utility>
+#include <deque>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <optional>
 #include <sstream>
+#include <thread>
+#include <utility>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
@@ -94,6 +101,61 @@ std::string last_nonempty_line(std::string_view text, std::size_t max_length) {
   std::string_view line = start == std::string_view::npos ? text : text.substr(start + 1);
   if (line.size() > max_length) return std::string(line.substr(0, max_length)) + "...";
   return std::string(line);
+}
+
+// Ended attempts whose escaped processes are still to be looked for (kill_escaped), on a
+// thread of its own: one look reads every /proc/<pid>/environ, about 0.2 ms with 80 processes
+// and 2 ms with 570 on the machine of bench/README.md, which the event loop that refills the
+// slots should not wait for. An attempt's processes carry an id of their own (LBO_ATTEMPT_ID:
+// lbo's pid and a count), so a retry that starts meanwhile in the same folder is never taken
+// for its predecessor's leftovers (a retry itself first kills what any earlier attempt left,
+// synchronously: kill_leftovers). A kill is
+// said on stderr, where lbo logs. The thread lives as long as the process (never joined: a
+// pending look is of no use once lbo exits, and the next run kills what is left).
+class EscapedSweeper {
+ public:
+  static EscapedSweeper& instance() {
+    static EscapedSweeper* sweeper = new EscapedSweeper();  // never destroyed: see above
+    return *sweeper;
+  }
+
+  // `attempt_id`: its LBO_ATTEMPT_ID; `what`: the attempt, for the log line.
+  void add(std::string attempt_id, std::string what) {
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      pending_.emplace_back(std::move(attempt_id), std::move(what));
+    }
+    wake_.notify_one();
+  }
+
+ private:
+  EscapedSweeper() { std::thread([this] { run(); }).detach(); }
+
+  void run() {
+    for (;;) {
+      std::pair<std::string, std::string> next;
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        wake_.wait(lock, [this] { return !pending_.empty(); });
+        next = std::move(pending_.front());
+        pending_.pop_front();
+      }
+      if (const int groups = kill_escaped(next.first); groups > 0) {
+        std::fprintf(stderr, "lbo: killed %d process group(s) that %s left running outside its own\n", groups,
+                     next.second.c_str());
+      }
+    }
+  }
+
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<std::pair<std::string, std::string>> pending_;
+};
+
+// A new LBO_ATTEMPT_ID: unique on this host while this process lives, and after (its pid).
+std::string new_attempt_id() {
+  static std::atomic<std::uint64_t> count{0};
+  return std::to_string(::getpid()) + "-" + std::to_string(++count);
 }
 
 // Reads a result file; nullopt when it does not exist or is empty.
@@ -217,7 +279,7 @@ class Runner::Attempt : public std::enable_shared_from_this<Runner::Attempt> {
   bool prepare_workdir() {
     std::error_code ec;
     fs::create_directories(order_.workdir, ec);
-    if (ec) return fail_before_start("cannot create the trial directory " + order_.workdir + ": " + ec.message(), ec.value());
+    if (ec) return fail_before_start("cannot create the trial directory: " + ec.message(), ec.value(), order_.workdir);
     if (order_.attempt > 1) {
       // An earlier lbo killed outright may have left this trial's objective running.
       kill_leftovers(order_.workdir);
@@ -229,13 +291,15 @@ class Runner::Attempt : public std::enable_shared_from_this<Runner::Attempt> {
     }
     fs::remove(file(kResultFile), ec);
     if (const int error_number = write_params(); error_number != 0) {
-      return fail_before_start(system_error_text("cannot write " + file(kParamsFile).string(), error_number), error_number);
+      return fail_before_start(system_error_text("cannot write " + std::string(kParamsFile), error_number), error_number,
+                               file(kParamsFile).string());
     }
     for (auto [name, fd] : {std::pair{kStdoutFile, &stdout_file_}, std::pair{kStderrFile, &stderr_file_}}) {
       fd->reset(::open(file(name).c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
       if (fd->get() < 0) {
         const int error_number = errno;
-        return fail_before_start(system_error_text("cannot create " + file(name).string(), error_number), error_number);
+        return fail_before_start(system_error_text("cannot create " + std::string(name), error_number), error_number,
+                                 file(name).string());
       }
     }
     return true;
@@ -257,6 +321,8 @@ class Runner::Attempt : public std::enable_shared_from_this<Runner::Attempt> {
     vars.push_back({"LBO_PARAMS_FILE", file(kParamsFile).string()});
     vars.push_back({"LBO_RESULT_FILE", file(kResultFile).string()});
     vars.push_back({"LBO_WORKDIR", order_.workdir});
+    vars.push_back({"LBO_ATTEMPT", std::to_string(order_.attempt)});
+    vars.push_back({"LBO_ATTEMPT_ID", attempt_id_});
     vars.push_back({"LBO_RANK", std::to_string(options_.rank)});
     vars.push_back({"LBO_SLOT", std::to_string(options_.slot)});
     const SlotResources& r = options_.resources;
@@ -280,10 +346,12 @@ class Runner::Attempt : public std::enable_shared_from_this<Runner::Attempt> {
 
   // Always false, for `return fail_before_start(...)`. `lbo_error_number`: the errno of lbo's
   // own failure, or 0 when the objective's command is at fault.
-  bool fail_before_start(const std::string& reason, int lbo_error_number = 0) {
+  // `path`: the file or folder of the trial the reason is about (Outcome::path).
+  bool fail_before_start(const std::string& reason, int lbo_error_number = 0, const std::string& path = {}) {
     stdout_state_.eof = stderr_state_.eof = true;
     start_error_ = reason;
     start_error_number_ = lbo_error_number;
+    start_error_path_ = path;
     reaped_ = true;
     asio::post(io_, [self = shared_from_this()] { self->finish(); });
     return false;
@@ -385,6 +453,8 @@ class Runner::Attempt : public std::enable_shared_from_this<Runner::Attempt> {
     wait_status_ = status;
     reaped_ = true;
     ended_ = Clock::now();
+    EscapedSweeper::instance().add(attempt_id_, "trial " + std::to_string(order_.trial) + " attempt " +
+                                                    std::to_string(order_.attempt) + " (" + order_.workdir + ")");
     deadline_.cancel();
     kill_timer_.cancel();
     if (!(stdout_state_.eof && stderr_state_.eof)) {
@@ -430,9 +500,17 @@ class Runner::Attempt : public std::enable_shared_from_this<Runner::Attempt> {
     done(std::move(outcome));
   }
 
+  // The last line of stderr, the trial's folder in it written as $LBO_WORKDIR (a traceback
+  // names files there): the same failure of many trials reads the same.
   std::string stderr_hint() const {
-    const std::string line = last_nonempty_line(stderr_state_.tail, 300);
-    return line.empty() ? "" : "; stderr: " + line;
+    std::string line = last_nonempty_line(stderr_state_.tail, 300);
+    if (line.empty()) return "";
+    const std::string& workdir = order_.workdir;
+    for (std::size_t at = workdir.empty() ? std::string::npos : line.find(workdir); at != std::string::npos;
+         at = line.find(workdir, at)) {
+      line.replace(at, workdir.size(), "$LBO_WORKDIR");
+    }
+    return "; stderr: " + line;
   }
 
   // The trial's folder is lbo's: when lbo itself could not write there during the attempt (a
@@ -443,8 +521,9 @@ class Runner::Attempt : public std::enable_shared_from_this<Runner::Attempt> {
     if (o.status != TrialStatus::failed && o.status != TrialStatus::crashed) return o;
     for (const auto& [name, state] : {std::pair{kStdoutFile, &stdout_state_}, std::pair{kStderrFile, &stderr_state_}}) {
       if (state->write_error == 0 || !IoError::may_pass(state->write_error)) continue;
-      o.reason = "lbo could not write " + file(name).string() + " during the attempt: " + std::strerror(state->write_error) +
+      o.reason = "lbo could not write " + std::string(name) + " during the attempt: " + std::strerror(state->write_error) +
                  " (the attempt " + std::string(to_string(o.status)) + ": " + o.reason + ")";
+      o.path = file(name).string();
       o.status = TrialStatus::lbo_error;
       o.error_number = state->write_error;
       break;
@@ -458,6 +537,7 @@ class Runner::Attempt : public std::enable_shared_from_this<Runner::Attempt> {
       o.status = start_error_number_ != 0 ? TrialStatus::lbo_error : TrialStatus::failed;
       o.reason = start_error_;
       o.error_number = start_error_number_;
+      o.path = start_error_path_;
       return o;
     }
     if (stop_ == Stop::cancel) {
@@ -540,8 +620,10 @@ class Runner::Attempt : public std::enable_shared_from_this<Runner::Attempt> {
   bool reaped_ = false;
   bool finished_ = false;
   Stop stop_ = Stop::none;
+  const std::string attempt_id_ = new_attempt_id();  // LBO_ATTEMPT_ID
   std::string start_error_;
   int start_error_number_ = 0;
+  std::string start_error_path_;
   Clock::time_point started_, ended_;
 };
 

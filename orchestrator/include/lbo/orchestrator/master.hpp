@@ -3,6 +3,7 @@
 // One thread does every dispatch, journal write and (under MPI) every MPI call.
 
 #include <chrono>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -48,6 +49,12 @@ struct MasterOptions {
   /// and at the latest at the deadline less grace_s, the run stops as after a signal
   /// (kExitResumable). None: the run stops only on a signal.
   std::optional<Deadline> deadline;
+  /// A file the master writes its exit status to: "75" as soon as a stop has written its
+  /// checkpoint (a launcher may kill the master after that: the run is resumable from there),
+  /// and the final status when the run ends. Empty: none. `lbo run` takes it from the
+  /// LBO_STATUS_FILE environment variable, for batch scripts whose `mpirun` reports its own
+  /// status instead of the master's (1 or 137 after forwarding SIGTERM).
+  std::filesystem::path status_file;
   /// Unix seconds now: every time the master records (journal, checkpoints) or compares with
   /// the deadline. Its timers wait steady-clock durations computed from it. Tests inject one.
   std::function<double()> clock = [] {
@@ -75,8 +82,8 @@ class Master {
   Master(const Master&) = delete;
   Master& operator=(const Master&) = delete;
 
-  /// Runs the job to its end: kExitDone when every budget is spent. SIGTERM, SIGINT or SIGUSR1
-  /// stop it: no new trials, a checkpoint, the running ones get the job's grace_s to finish and
+  /// Runs the job to its end: kExitDone when every budget is spent. SIGTERM, SIGINT, SIGUSR1 or
+  /// SIGHUP (a closed terminal or ssh session) stop it: no new trials, a checkpoint, the running ones get the job's grace_s to finish and
   /// are then cancelled (a second signal cancels them at once, a third kills them), a final
   /// checkpoint, kExitResumable. A deadline stops it the same way (MasterOptions::deadline).
   int run();

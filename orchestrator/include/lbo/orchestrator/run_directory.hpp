@@ -91,7 +91,9 @@ class RunDirectory : public RunPaths {
   bool resuming() const { return resuming_; }
   /// Where the previous run was moved by `fresh`, or empty.
   const std::filesystem::path& moved_aside() const { return moved_aside_; }
-  /// The holder of a lock this process took over from a process that no longer runs, or empty.
+  /// The holder of a lock this process took over from a process that no longer runs and did not
+  /// end (killed, or its machine lost), or empty. A master that ended, by a signal, its end or
+  /// an error, adds a line "ended" under its name in the lock file when it lets the folder go.
   const std::string& stale_lock_holder() const { return stale_holder_; }
   /// Replaces job.toml with `text` atomically and durably (a resumed run whose job file gained
   /// tasks).
@@ -104,6 +106,7 @@ class RunDirectory : public RunPaths {
   std::string stale_holder_;
   bool resuming_ = false;
   bool locked_ = true;
+  bool wrote_holder_ = false;  // the lock file names this process (not lbo add-task's brief hold)
   int lock_fd_ = -1;
 };
 
@@ -111,6 +114,7 @@ class RunDirectory : public RunPaths {
 struct LockHolder {
   std::string holder;  ///< as written in the lock file; empty when there is none
   bool held = false;   ///< a live process holds the lock now
+  bool ended = false;  ///< the holder ended on its own (a signal, its end, an error): not killed
   /// Why lbo cannot tell whether a live lbo uses the folder (held is then false): the
   /// filesystem does not support file locks, or the last lbo ran with --no-lock. Empty when it
   /// can tell.

@@ -34,6 +34,12 @@ int kill_leftovers(const std::string& workdir);
 /// The same for every workdir under `folder` (a run's trials/): all that an lbo killed outright
 /// left of any of its trials on this host.
 int kill_leftovers_under(const std::string& folder);
+/// Kills what an attempt that has ended left outside its process group (a daemon that called
+/// setsid): every process group holding a process whose environment has
+/// LBO_ATTEMPT_ID=<attempt_id>, which is unique to one attempt on its host, so a later attempt
+/// of the same trial is spared. Does not wait for them to go; returns how many groups it
+/// signalled.
+int kill_escaped(const std::string& attempt_id);
 
 /// Runs one attempt at a time: posix_spawn in its own process group, stdout/stderr streamed
 /// to capped files, a timeout that kills the whole group, the result read per the protocol.

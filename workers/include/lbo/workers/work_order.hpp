@@ -64,12 +64,17 @@ struct Outcome {
   int error_number = 0;  ///< lbo_error: the system's errno (it tells whether the condition may pass)
   std::string cores;     ///< the CPUs it was pinned to ("0-3"); empty: not pinned
   std::string gpus;      ///< the GPUs it was given ("0,1"); empty: none
+  /// The file or folder of this trial a reason is about (lbo could not write it), or empty. Kept
+  /// out of `reason`, which names the file only by its name in the trial folder, so that the
+  /// same failure of many trials reads the same and groups ("failures by reason").
+  std::string path;
 
   template <class Archive>
   void serialize(Archive& archive, std::uint32_t version) {
     archive(status, objective, steps, metrics_json, reason, duration_s);
     if (version >= 2) archive(error_number);
     if (version >= 3) archive(cores, gpus);
+    if (version >= 4) archive(path);
   }
 };
 
