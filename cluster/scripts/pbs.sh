@@ -79,9 +79,11 @@ done
 kill "$alarm_pid" 2> /dev/null
 master_status=$(cat "$LBO_STATUS_FILE" 2> /dev/null)
 rm -f "$LBO_STATUS_FILE"
-if [ "$status" -ne 75 ] && [ -n "$stop_signal" ] && [ "$master_status" = 75 ]; then
-  echo "lbo: mpirun exited $status after SIG$stop_signal; lbo's master had checkpointed (exit 75)"
-  status=75
+# mpirun reports 1 or 137 when it killed the ranks after a SIGTERM, or when a rank was lost
+# (the master carried on without it); the master's own status is the run's.
+if [ -n "$master_status" ] && [ "$status" != "$master_status" ]; then
+  echo "lbo: mpirun exited $status${stop_signal:+ after SIG$stop_signal}; lbo's master exited $master_status"
+  status=$master_status
 fi
 
 if [ "$status" -eq 75 ] && [ -n "$stop_signal" ]; then

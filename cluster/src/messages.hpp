@@ -22,6 +22,7 @@ enum Tag : int {
   kResultTag = 5,    ///< worker → master: ResultMessage
   kByeTag = 6,       ///< worker → master: empty, the last message a worker sends
   kReadyTag = 7,     ///< worker → master: WorkerReady, the answer to kSetupTag
+  kHeartbeatTag = 8, ///< both ways, empty: "still here", every tenth of WorkerSetup::rank_timeout_s
 };
 
 /// A worker rank's slots, planned from the setup, its cores and GPUs.
@@ -81,13 +82,14 @@ Message decode(const std::string& bytes) {
 
 namespace lbo::cluster {
 template <class Archive>
-void serialize(Archive& archive, WorkerSetup& setup, std::uint32_t /*version*/) {
+void serialize(Archive& archive, WorkerSetup& setup, std::uint32_t version) {
   workers::ResourceRequest& r = setup.resources;
   archive(r.slots, r.threads_per_trial, r.manage_threads, r.gpus_per_trial, r.gpus, setup.output_limit_bytes);
+  if (version >= 3) archive(setup.rank_timeout_s);
 }
 }  // namespace lbo::cluster
 
-CEREAL_CLASS_VERSION(lbo::cluster::WorkerSetup, 2)
+CEREAL_CLASS_VERSION(lbo::cluster::WorkerSetup, 3)
 CEREAL_CLASS_VERSION(lbo::cluster::detail::WorkerReady, 1)
 CEREAL_CLASS_VERSION(lbo::cluster::detail::CancelRequest, 1)
 CEREAL_CLASS_VERSION(lbo::cluster::detail::ResultMessage, 1)

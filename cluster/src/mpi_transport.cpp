@@ -14,6 +14,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -48,6 +49,19 @@ void send_bytes(const std::string& bytes, int destination, int tag) {
   check(MPI_Send(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, destination, tag, MPI_COMM_WORLD),
         "MPI_Send");
 }
+
+// A send that may fail (the peer is gone: MPI_COMM_WORLD returns errors, see MpiSession).
+bool try_send(const std::string& bytes, int destination, int tag) {
+  return MPI_Send(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, destination, tag, MPI_COMM_WORLD) ==
+         MPI_SUCCESS;
+}
+
+using Clock = std::chrono::steady_clock;
+
+Clock::duration seconds(double s) { return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s)); }
+
+// Heartbeats go out every tenth of the timeout (at least every 50 ms, at most every 10 s).
+Clock::duration heartbeat_period(double timeout_s) { return seconds(std::clamp(timeout_s / 10, 0.05, 10.0)); }
 
 struct Received {
   int source = 0;
@@ -134,33 +148,55 @@ class MpiPoller {
 };
 
 // Every worker answers a shutdown with a bye after killing its attempts; results still in
-// flight are received and dropped, so no message is left unmatched at MPI_Finalize.
-void release_workers(int size) {
-  for (int rank = 1; rank < size; ++rank) send_bytes("", rank, detail::kShutdownTag);
-  int byes = 0;
+// flight are received and dropped, so no message is left unmatched at MPI_Finalize. A lost rank
+// is not asked, and one that does not answer within the rank timeout is taken for lost.
+void release_workers(MpiSession& session) {
+  std::set<int> waiting;
+  for (int rank = 1; rank < session.size(); ++rank) {
+    if (session.lost_ranks().count(rank) != 0) continue;
+    if (try_send("", rank, detail::kShutdownTag)) {
+      waiting.insert(rank);
+    } else {
+      session.mark_lost(rank);
+    }
+  }
+  const auto deadline = Clock::now() + seconds(session.rank_timeout_s());
   auto idle = std::chrono::microseconds(50);
-  while (byes < size - 1) {
+  while (!waiting.empty() && Clock::now() < deadline) {
     if (std::optional<Received> r = try_receive(MPI_ANY_SOURCE)) {
-      byes += r->tag == detail::kByeTag ? 1 : 0;
+      if (r->tag == detail::kByeTag) waiting.erase(r->source);
       idle = std::chrono::microseconds(50);
     } else {
       std::this_thread::sleep_for(idle);
       idle = std::min(idle * 2, std::chrono::microseconds(5000));
     }
   }
+  for (int rank : waiting) {
+    std::cerr << "lbo: worker rank " << rank << " did not answer its shutdown within " << session.rank_timeout_s()
+              << " s: taken for lost\n";
+    session.mark_lost(rank);
+  }
 }
 
 class MpiTransport final : public Transport {
  public:
-  MpiTransport(asio::io_context& io, MpiSession& session, CompletionHandler on_completion, WorkerSetup setup)
+  MpiTransport(asio::io_context& io, MpiSession& session, CompletionHandler on_completion, WorkerSetup setup,
+               std::function<void(const std::string&)> log)
       : session_(session),
         on_completion_(std::move(on_completion)),
+        log_(std::move(log)),
+        timeout_s_(setup.rank_timeout_s),
         capacity_(static_cast<std::size_t>(session.size()), 0),
         busy_(static_cast<std::size_t>(session.size()), 0),
-        poller_(io, MPI_ANY_SOURCE, [this](Received r) { on_message(std::move(r)); }) {
+        last_heard_(static_cast<std::size_t>(session.size()), Clock::now()),
+        poller_(io, MPI_ANY_SOURCE, [this](Received r) { on_message(std::move(r)); }),
+        heartbeat_timer_(io) {
     if (session.size() < 2) throw std::logic_error("MpiTransport needs worker ranks");
+    session.set_rank_timeout_s(timeout_s_);
     const std::string bytes = detail::encode(setup);
-    for (int rank = 1; rank < session.size(); ++rank) send_bytes(bytes, rank, detail::kSetupTag);
+    for (int rank = 1; rank < session.size(); ++rank) {
+      if (!try_send(bytes, rank, detail::kSetupTag)) session.mark_lost(rank);
+    }
     collect_ready();
     if (slot_count() == 0) {
       shutdown();
@@ -169,6 +205,7 @@ class MpiTransport final : public Transport {
       throw std::runtime_error(why);
     }
     poller_.start();
+    schedule_heartbeat();
   }
 
   ~MpiTransport() override {
@@ -220,24 +257,28 @@ class MpiTransport final : public Transport {
 
   WorkerSlot submit(workers::WorkOrder order) override {
     const int rank = next_slot().rank;
-    send_bytes(detail::encode(order), rank, detail::kOrderTag);
-    poller_.expect_message();
     ++busy_[rank];
-    rank_of_trial_[order.trial] = rank;
+    running_[order.trial] = Running{rank, order.attempt};
+    if (!try_send(detail::encode(order), rank, detail::kOrderTag)) {
+      // Its completion must not arrive within this call: the master is still dispatching.
+      asio::post(heartbeat_timer_.get_executor(), [this, rank] { lose(rank, "an order could not be sent to it"); });
+      return WorkerSlot{rank, -1};
+    }
+    poller_.expect_message();
     return WorkerSlot{rank, -1};  // the worker picks the slot; the completion says which
   }
 
   void cancel(std::int64_t trial) override {
-    const auto it = rank_of_trial_.find(trial);
-    if (shut_down_ || it == rank_of_trial_.end()) return;
-    send_bytes(detail::encode(detail::CancelRequest{trial}), it->second, detail::kCancelTag);
+    const auto it = running_.find(trial);
+    if (shut_down_ || it == running_.end()) return;
+    try_send(detail::encode(detail::CancelRequest{trial}), it->second.rank, detail::kCancelTag);
   }
 
   void cancel_all() override {
     if (shut_down_) return;
     const std::string bytes = detail::encode(detail::CancelRequest{-1});
     for (int rank = 1; rank < static_cast<int>(busy_.size()); ++rank) {
-      if (busy_[rank] > 0) send_bytes(bytes, rank, detail::kCancelTag);
+      if (busy_[rank] > 0 && !lost(rank)) try_send(bytes, rank, detail::kCancelTag);
     }
   }
 
@@ -245,18 +286,24 @@ class MpiTransport final : public Transport {
     if (shut_down_) return;
     shut_down_ = true;
     poller_.stop();
+    heartbeat_timer_.cancel();
     dismiss_mpi_workers(session_);
     std::fill(busy_.begin(), busy_.end(), 0);
-    rank_of_trial_.clear();
+    running_.clear();
   }
 
  private:
-  // Every rank answers its setup with the slots it planned; nothing else can arrive before.
+  // Every rank answers its setup with the slots it planned; nothing else can arrive before. A
+  // rank that has not answered within the rank timeout is taken for lost.
   void collect_ready() {
     descriptions_.assign(capacity_.size(), std::string());
-    int ready = 0;
+    std::set<int> waiting;
+    for (int rank = 1; rank < session_.size(); ++rank) {
+      if (!lost(rank)) waiting.insert(rank);
+    }
+    const auto deadline = Clock::now() + seconds(timeout_s_);
     auto idle = std::chrono::microseconds(50);
-    while (ready < session_.size() - 1) {
+    while (!waiting.empty() && Clock::now() < deadline) {
       std::optional<Received> r = try_receive(MPI_ANY_SOURCE);
       if (!r) {
         std::this_thread::sleep_for(idle);
@@ -269,29 +316,105 @@ class MpiTransport final : public Transport {
       descriptions_[r->source] = "rank " + std::to_string(r->source) + " on " + answer.host + ": " + answer.resources;
       hosts_.insert(answer.host);
       notes_.insert(notes_.end(), answer.notes.begin(), answer.notes.end());
-      ++ready;
+      last_heard_[r->source] = Clock::now();
+      waiting.erase(r->source);
+    }
+    for (int rank = 1; rank < session_.size(); ++rank) {
+      if (waiting.count(rank) == 0 && !lost(rank)) continue;
+      session_.mark_lost(rank);
+      descriptions_[rank] = "rank " + std::to_string(rank) + ": lost (no answer to its setup within " +
+                            format_seconds(timeout_s_) + " s; [workers] rank_timeout_s)";
+      notes_.push_back(descriptions_[rank]);
     }
   }
 
   void on_message(Received r) {
+    // A rank taken for lost that answers after all: its trials already run elsewhere.
+    if (lost(r.source)) return;
+    last_heard_[r.source] = Clock::now();
     if (r.tag != detail::kResultTag) return;
     auto result = detail::decode<detail::ResultMessage>(r.bytes);
     --busy_[r.source];
-    rank_of_trial_.erase(result.trial);
+    running_.erase(result.trial);
     on_completion_(Completion{result.trial, result.attempt, WorkerSlot{r.source, result.slot},
                               std::move(result.outcome)});
   }
 
+  bool lost(int rank) const { return session_.lost_ranks().count(rank) != 0; }
+
+  static std::string format_seconds(double s) {
+    std::ostringstream text;
+    text << s;
+    return text.str();
+  }
+
+  // Heartbeats out to every live rank, and a look at who has been silent too long. (Every
+  // message counts as a heartbeat; results and orders are the usual ones.)
+  void schedule_heartbeat() {
+    heartbeat_timer_.expires_after(heartbeat_period(timeout_s_));
+    heartbeat_timer_.async_wait([this](const boost::system::error_code& ec) {
+      if (ec || shut_down_) return;
+      const auto now = Clock::now();
+      for (int rank = 1; rank < session_.size(); ++rank) {
+        if (lost(rank)) continue;
+        if (now - last_heard_[rank] > seconds(timeout_s_)) {
+          lose(rank, "nothing heard from it for " + format_seconds(timeout_s_) + " s ([workers] rank_timeout_s)");
+        } else if (!try_send("", rank, detail::kHeartbeatTag)) {
+          lose(rank, "a heartbeat could not be sent to it");
+        }
+      }
+      schedule_heartbeat();
+    });
+  }
+
+  // A rank taken for lost: its slots are gone, and each of its attempts completes as cancelled
+  // (lbo's master runs a cancelled attempt again first, without using a retry). It is told to
+  // stop, in case it still runs and only its messages were late.
+  void lose(int rank, const std::string& why) {
+    if (lost(rank) || shut_down_) return;
+    session_.mark_lost(rank);
+    try_send("", rank, detail::kShutdownTag);
+    capacity_[rank] = 0;
+    std::vector<std::pair<std::int64_t, int>> trials;
+    for (const auto& [trial, where] : running_) {
+      if (where.rank == rank) trials.emplace_back(trial, where.attempt);
+    }
+    int live = 0;
+    for (int r = 1; r < session_.size(); ++r) live += lost(r) ? 0 : 1;
+    if (log_) {
+      log_("worker rank " + std::to_string(rank) + " taken for lost: " + why + "; its " +
+           std::to_string(trials.size()) + " running trial(s) run again on the other ranks without using a retry; " +
+           std::to_string(live) + " worker rank(s) and " + std::to_string(slot_count()) + " slot(s) left");
+    }
+    for (const auto& [trial, attempt] : trials) {
+      running_.erase(trial);
+      --busy_[rank];
+      workers::Outcome outcome;
+      outcome.status = workers::TrialStatus::cancelled;
+      outcome.reason = "worker rank " + std::to_string(rank) + " was lost";
+      on_completion_(Completion{trial, attempt, WorkerSlot{rank, -1}, std::move(outcome)});
+    }
+  }
+
+  struct Running {
+    int rank = 0;
+    int attempt = 1;
+  };
+
   MpiSession& session_;
   CompletionHandler on_completion_;
-  std::vector<int> capacity_;  // slots per rank; index 0 (the master) unused
+  std::function<void(const std::string&)> log_;
+  double timeout_s_;
+  std::vector<int> capacity_;  // slots per rank; index 0 (the master) unused; 0 once lost
   std::vector<int> busy_;      // per rank; index 0 unused
+  std::vector<Clock::time_point> last_heard_;  // per rank: its last message
   std::vector<std::string> descriptions_;
   std::set<std::string> hosts_;
   std::vector<std::string> notes_;
-  std::map<std::int64_t, int> rank_of_trial_;
+  std::map<std::int64_t, Running> running_;  // by trial
   bool shut_down_ = false;
   MpiPoller poller_;
+  asio::steady_timer heartbeat_timer_;
 };
 
 }  // namespace
@@ -307,6 +430,13 @@ bool launched_by_mpi() {
 MpiSession::MpiSession(int& argc, char**& argv) {
   int provided = 0;
   check(MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");
+  if (provided < MPI_THREAD_FUNNELED) {
+    MPI_Finalize();
+    throw std::runtime_error("the MPI library offers no MPI_THREAD_FUNNELED (lbo's fit threads run beside rank 0's MPI "
+                             "calls); use an MPI built with thread support");
+  }
+  // Errors are returned, not fatal: a send to a rank that has died is how a lost rank may show.
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
   find_node_shares();
@@ -343,16 +473,21 @@ void MpiSession::find_node_shares() {
   gpu_share_ = share(2);
 }
 
-MpiSession::~MpiSession() { MPI_Finalize(); }
+// MPI_Finalize waits for every rank: with one lost it would never return, so it is skipped (the
+// launcher then reports that this rank ended without it).
+MpiSession::~MpiSession() {
+  if (lost_.empty()) MPI_Finalize();
+}
 
 std::unique_ptr<Transport> make_mpi_transport(asio::io_context& io, MpiSession& session,
-                                              Transport::CompletionHandler on_completion, WorkerSetup setup) {
-  return std::make_unique<MpiTransport>(io, session, std::move(on_completion), setup);
+                                              Transport::CompletionHandler on_completion, WorkerSetup setup,
+                                              std::function<void(const std::string&)> log) {
+  return std::make_unique<MpiTransport>(io, session, std::move(on_completion), setup, std::move(log));
 }
 
 void dismiss_mpi_workers(MpiSession& session) {
   if (session.workers_released()) return;
-  release_workers(session.size());
+  release_workers(session);
   session.set_workers_released();
 }
 
@@ -364,7 +499,8 @@ class MpiWorker {
   explicit MpiWorker(MpiSession& session)
       : session_(session),
         poller_(io_, 0, [this](Received r) { on_message(std::move(r)); }),
-        signals_(io_, SIGTERM, SIGINT, SIGUSR1) {
+        signals_(io_, SIGTERM, SIGINT, SIGUSR1),
+        heartbeat_timer_(io_) {
     signals_.add(SIGHUP);
   }
 
@@ -372,13 +508,23 @@ class MpiWorker {
     wait_for_signal();
     poller_.start();
     io_.run();
-    return 0;
+    return exit_code_;
   }
 
  private:
   void on_message(Received r) {
+    last_heard_ = Clock::now();
     switch (r.tag) {
-      case detail::kSetupTag: set_up(detail::decode<WorkerSetup>(r.bytes)); break;
+      case detail::kSetupTag: {
+        const auto setup = detail::decode<WorkerSetup>(r.bytes);
+        set_up(setup);
+        // Before its setup the master may take its time (recovering a long journal); after
+        // it, its silence means it is gone.
+        timeout_s_ = setup.rank_timeout_s;
+        session_.set_rank_timeout_s(timeout_s_);
+        schedule_heartbeat();
+        break;
+      }
       case detail::kOrderTag: start(detail::decode<workers::WorkOrder>(r.bytes)); break;
       case detail::kCancelTag: {
         const auto request = detail::decode<detail::CancelRequest>(r.bytes);
@@ -390,7 +536,8 @@ class MpiWorker {
         pool_.reset();  // kills and reaps running attempts; their handlers never run
         poller_.stop();
         signals_.cancel();
-        send_bytes("", 0, detail::kByeTag);
+        heartbeat_timer_.cancel();
+        try_send("", 0, detail::kByeTag);
         break;
       default: break;
     }
@@ -433,9 +580,46 @@ class MpiWorker {
 
   // The master answers a result with the next order at once: be there to take it.
   void send_result(std::int64_t trial, int attempt, int slot, workers::Outcome outcome) {
-    send_bytes(detail::encode(detail::ResultMessage{trial, attempt, slot, std::move(outcome)}), 0,
-               detail::kResultTag);
+    if (!try_send(detail::encode(detail::ResultMessage{trial, attempt, slot, std::move(outcome)}), 0,
+                  detail::kResultTag)) {
+      master_lost("a result could not be sent to it");
+      return;
+    }
     poller_.expect_message();
+  }
+
+  void schedule_heartbeat() {
+    heartbeat_timer_.expires_after(heartbeat_period(timeout_s_));
+    heartbeat_timer_.async_wait([this](const boost::system::error_code& ec) {
+      if (ec) return;
+      if (Clock::now() - last_heard_ > seconds(timeout_s_)) {
+        master_lost("nothing heard from it for " + std::to_string(static_cast<long>(timeout_s_)) +
+                    " s ([workers] rank_timeout_s)");
+        return;
+      }
+      if (!try_send("", 0, detail::kHeartbeatTag)) {
+        master_lost("a heartbeat could not be sent to it");
+        return;
+      }
+      schedule_heartbeat();
+    });
+  }
+
+  // The master is gone (an MPI launcher that does not end the job when a rank dies): kill the
+  // attempts here and end this rank, rather than idle until the allocation ends.
+  void master_lost(const std::string& why) {
+    const int running = pool_ ? pool_->busy_count() : 0;
+    std::cerr << "lbo: worker rank " << session_.rank() << ": the master (rank 0) is taken for lost: " << why
+              << "; killing " << running << " running trial(s) and exiting\n";
+    pool_.reset();
+    poller_.stop();
+    signals_.cancel();
+    heartbeat_timer_.cancel();
+    session_.mark_lost(0);
+    // 0, not 1: Open MPI's mpirun (with orte_abort_on_non_zero_status 0) ends the job when a
+    // rank ends without MPI_Finalize and status 0, and waits on forever after a non-zero one.
+    // The run's status is the master's (LBO_STATUS_FILE), not this rank's.
+    exit_code_ = 0;
   }
 
   // mpirun forwards SIGTERM/SIGINT to every rank and SIGKILLs them about a second later: kill
@@ -456,6 +640,10 @@ class MpiWorker {
   std::unique_ptr<workers::LocalPool> pool_;
   MpiPoller poller_;
   asio::signal_set signals_;
+  asio::steady_timer heartbeat_timer_;
+  double timeout_s_ = 120;
+  Clock::time_point last_heard_ = Clock::now();
+  int exit_code_ = 0;
 };
 
 }  // namespace

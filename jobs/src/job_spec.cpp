@@ -657,7 +657,15 @@ class JobParser {
   void parse_workers(const toml::table& t, JobSpec& job) {
     const std::string prefix = "workers";
     WorkersSpec& w = job.workers;
-    check_keys(t, prefix, {"local_slots", "slots_per_rank", "threads_per_trial", "gpus_per_trial", "gpus"});
+    check_keys(t, prefix, {"local_slots", "slots_per_rank", "threads_per_trial", "gpus_per_trial", "gpus", "rank_timeout_s"});
+    if (const auto timeout = get_number(t, "rank_timeout_s", prefix, false)) {
+      if (*timeout >= 1 && *timeout <= 86'400) {
+        w.rank_timeout_s = *timeout;
+      } else {
+        error(*t.get("rank_timeout_s"), "workers.rank_timeout_s",
+              "must be a number of seconds between 1 and 86400 (got " + format_number(*timeout) + ")");
+      }
+    }
     if (const auto automatic = auto_or_reported(t, "local_slots")) {
       if (*automatic) w.local_slots_auto = true;
     } else if (const auto n = get_int_in(t, "local_slots", prefix, false, 1, 4096, "must be in 1..4096 or \"auto\"")) {

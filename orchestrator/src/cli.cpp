@@ -144,12 +144,16 @@ int run(const RunOptions& options, cluster::MpiSession* mpi) {
   if (options.local_slots) job.workers.local_slots = *options.local_slots;
   const bool use_mpi = mpi != nullptr && mpi->size() > 1;
 
+  Console console;
   TransportFactory make_transport;
   if (use_mpi) {
     cluster::WorkerSetup setup;
     setup.resources = resource_request(job.workers, true);
-    make_transport = [mpi, setup](boost::asio::io_context& io, cluster::Transport::CompletionHandler done) {
-      return cluster::make_mpi_transport(io, *mpi, std::move(done), setup);
+    setup.rank_timeout_s = job.workers.rank_timeout_s;
+    mpi->set_rank_timeout_s(setup.rank_timeout_s);
+    make_transport = [mpi, setup, &console](boost::asio::io_context& io, cluster::Transport::CompletionHandler done) {
+      return cluster::make_mpi_transport(io, *mpi, std::move(done), setup,
+                                         [&console](const std::string& line) { console.log(line); });
     };
   } else {
     const workers::SlotPlan plan = local_slot_plan(job.workers, options.job_file);
@@ -160,7 +164,6 @@ int run(const RunOptions& options, cluster::MpiSession* mpi) {
 
   // Read before the run directory is touched: bad input leaves nothing written.
   std::vector<WarmTask> warm_start = load_warm_start(job);
-  Console console;
   const DeadlineSearch deadline = find_deadline(
       options.deadline, std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count());
   for (const std::string& note : deadline.notes) console.log(note);

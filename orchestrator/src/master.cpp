@@ -351,6 +351,11 @@ class Master::Loop {
     tasks_timer_.expires_after(std::chrono::seconds(1));
     tasks_timer_.async_wait([this](const boost::system::error_code& ec) {
       if (ec || finished_) return;
+      // Every worker rank lost (MpiTransport): nothing can run; the next allocation resumes.
+      if (!stopping_ && transport_->slot_count() == 0) {
+        if (exit_code_ == kExitDone) exit_code_ = kExitResumable;
+        begin_stop("no slot is left (every worker rank was lost)");
+      }
       poll_new_tasks();
       schedule_task_poll();
     });

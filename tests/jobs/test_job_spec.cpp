@@ -538,6 +538,17 @@ gpus = [0, 0, "a,b", -2])"));
   EXPECT_NE(error_of(valid_with("local_slots = 2", "gpus = \"0,1\"")).find("job.toml:"), std::string::npos);
 }
 
+// Issue 18: how long a rank may be silent before it is taken for lost.
+TEST_F(JobSpecTest, rank_timeout_is_checked) {
+  EXPECT_EQ(parse(kValid).workers.rank_timeout_s, 120);
+  EXPECT_EQ(parse(valid_with("local_slots = 2", "local_slots = 2\nrank_timeout_s = 2.5")).workers.rank_timeout_s, 2.5);
+  for (const char* bad : {"0.5", "1e9", "nan", "\"60\""}) {
+    const std::string message = error_of(valid_with("local_slots = 2", "local_slots = 2\nrank_timeout_s = " + std::string(bad)));
+    EXPECT_NE(message.find("workers.rank_timeout_s: must be"), std::string::npos) << bad << "\n" << message;
+    EXPECT_NE(message.find("job.toml:"), std::string::npos) << message;
+  }
+}
+
 // Issue 18: edge inputs that validated and then failed at run time.
 TEST_F(JobSpecTest, int_bounds_beyond_two_to_the_53_are_refused_and_printed_as_integers) {
   const std::string depth = "depth = { type = \"int\", low = 1, high = 10, when = { model = \"xgboost\" } }";

@@ -95,6 +95,10 @@ struct WorkersSpec {
   std::optional<int> threads_per_trial;
   int gpus_per_trial = 0;         ///< GPUs of one trial (CUDA_VISIBLE_DEVICES, ROCR_VISIBLE_DEVICES)
   std::vector<std::string> gpus;  ///< the devices to split; empty: the environment's
+  /// Under MPI: a worker rank the master has heard nothing from for this long is taken for lost
+  /// (its trials run again elsewhere, without using a retry), and a worker rank that has heard
+  /// nothing from the master for this long exits. Both send a heartbeat every tenth of it.
+  double rank_timeout_s = 120;
 };
 
 /// Where a task came from: the job file, `lbo add-task`, or a file in the watched folder.

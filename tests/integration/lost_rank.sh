@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# A rank that dies under a launcher that does not end the job for it (Open MPI with
+# orte_abort_on_non_zero_status 0; srun's default). Before issue 18 the master waited forever on
+# a dead worker rank's trials, and worker ranks idled forever after the master died.
+#  A. SIGKILL to worker rank 2: the master takes it for lost after [workers] rank_timeout_s,
+#     its trials run again on the other ranks without using a retry, every budget completes,
+#     and the master's status (LBO_STATUS_FILE) is 0.
+#  B. SIGKILL to the master: the worker ranks kill their trials and exit within the timeout;
+#     the same command resumes the run and completes it.
+source "$(dirname "$0")/common.sh"
+read -r -a mpirun <<< "${LBO_MPIRUN:-mpirun --oversubscribe}"
+command -v "${mpirun[0]}" > /dev/null || { echo "no mpirun: skipped"; exit 0; }
+mpirun+=(--mca orte_abort_on_non_zero_status 0)
+
+cat > "$SCRATCH/job.toml" <<JOB
+name = "lost"
+seed = 5
+grace_s = 0.3
+[objective]
+command = ["$LBO_TEST_OBJECTIVE"]
+direction = "minimize"
+[policy]
+surrogate = "random"
+[workers]
+slots_per_rank = 2
+rank_timeout_s = 2
+[space]
+x = { type = "float", low = 0, high = 1 }
+sleep_ms = { type = "int", low = 300, high = 600 }
+[[tasks]]
+name = "a"
+budget = 60
+JOB
+
+rank_pid() {  # rank_pid RANK: the pid of this job's lbo with that MPI rank
+  local pid
+  for pid in $(pgrep -f -- "run $SCRATCH/job.toml"); do
+    if tr '\0' '\n' < "/proc/$pid/environ" 2> /dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$1" \
+       && [[ "$(readlink "/proc/$pid/exe" 2> /dev/null)" == "$(readlink -f "$LBO_BIN")" ]]; then
+      echo "$pid"
+    fi
+  done
+}
+
+wait_for_rows() {  # wait_for_rows CSV N
+  for _ in $(seq 600); do
+    [ -f "$1" ] && [ "$(($(wc -l < "$1") - 1))" -ge "$2" ] && return 0
+    sleep 0.1
+  done
+  fail "no $2 rows in $1"
+}
+
+# A. A worker rank dies.
+LBO_STATUS_FILE="$SCRATCH/a.status" timeout 120 "${mpirun[@]}" -x LBO_STATUS_FILE -n 4 "$LBO_BIN" run "$SCRATCH/job.toml" \
+  --run-root "$SCRATCH/a" > "$SCRATCH/a.log" 2>&1 &
+mpirun_pid=$!
+wait_for_rows "$SCRATCH/a/lost/results.csv" 4
+rank2=$(rank_pid 2)
+[ -n "$rank2" ] || fail "worker rank 2 not found"
+kill -KILL "$rank2"
+set +e; wait "$mpirun_pid"; status=$?; set -e
+[ "$status" -ne 124 ] || { cat "$SCRATCH/a.log"; fail "the run hung after worker rank 2 died"; }
+grep -q "worker rank 2 taken for lost: nothing heard from it for 2 s" "$SCRATCH/a.log" \
+  || { cat "$SCRATCH/a.log"; fail "the lost rank was not said"; }
+python3 "$HERE/check_results.py" "$SCRATCH/a/lost/results.csv" a=60
+[ "$(cat "$SCRATCH/a.status")" = 0 ] || { cat "$SCRATCH/a.log"; fail "the master's status is not 0"; }
+# Its trials ran again without using a retry (retries = 0: a charged attempt would be final).
+[ "$(grep -c ',a,ok,' "$SCRATCH/a/lost/results.csv")" -eq 60 ] || fail "a trial of the lost rank did not run again"
+[ "$(objectives_left)" -eq 0 ] || fail "objective processes left after the lost rank"
+echo "A. lost worker rank ok (mpirun exited $status, the master 0)"
+
+# B. The master dies.
+timeout 120 "${mpirun[@]}" -n 3 "$LBO_BIN" run "$SCRATCH/job.toml" --run-root "$SCRATCH/b" > "$SCRATCH/b.log" 2>&1 &
+mpirun_pid=$!
+wait_for_rows "$SCRATCH/b/lost/results.csv" 4
+master=$(rank_pid 0)
+[ -n "$master" ] || fail "the master not found"
+kill -KILL "$master"
+start=$(date +%s)
+set +e; wait "$mpirun_pid"; status=$?; set -e
+[ "$status" -ne 124 ] || { cat "$SCRATCH/b.log"; fail "the worker ranks outlived the master"; }
+[ "$(grep -c "the master (rank 0) is taken for lost" "$SCRATCH/b.log")" -eq 2 ] \
+  || { cat "$SCRATCH/b.log"; fail "not every worker rank said it lost the master"; }
+[ "$(objectives_left)" -eq 0 ] || fail "objective processes left after the master died"
+echo "B. lost master ok: the job ended $(($(date +%s) - start)) s after the kill (mpirun exited $status)"
+"${mpirun[@]}" -n 3 "$LBO_BIN" run "$SCRATCH/job.toml" --run-root "$SCRATCH/b" > "$SCRATCH/b2.log" 2>&1 \
+  || { cat "$SCRATCH/b2.log"; fail "the resume after the master died failed"; }
+python3 "$HERE/check_results.py" "$SCRATCH/b/lost/results.csv" a=60
+echo "lost ranks ok"
