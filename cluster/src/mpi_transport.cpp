@@ -568,7 +568,10 @@ class MpiWorker {
     const std::int64_t trial = order.trial;
     const int attempt = order.attempt;
     if (!pool_ || pool_->busy_count() == pool_->slot_count()) {
+      // The master's count and this rank's disagree: not the trial's fault, so it runs again
+      // without using a retry.
       workers::Outcome refused;
+      refused.status = workers::TrialStatus::cancelled;
       refused.reason = "worker rank " + std::to_string(session_.rank()) + " had no free slot";
       send_result(trial, attempt, -1, std::move(refused));
       return;

@@ -97,7 +97,7 @@ def failure(rng, c, n_failures):
 def make_run(name, surrogate, acquisition, n_tasks, n_trials, rng, running):
     budget = max(1, n_trials // n_tasks)
     tasks = [{"name": "year-%d" % (1995 + i), "budget": budget,
-              "origin": "job" if i < 2 else ("added" if i % 2 == 0 else "watched")} for i in range(n_tasks)]
+              "origin": "job file" if i < 2 else ("add-task" if i % 2 == 0 else "watch")} for i in range(n_tasks)]
     # Tasks 0..T-3 run one after the other; the last two are open together, so the lbo run's
     # Hedge across open tasks has something to show.
     order = []

@@ -1,5 +1,5 @@
 #pragma once
-// The exception root of lbo (STYLE.md, "Errors").
+// The exception root of lbo: every error lbo reports derives from lbo::Error (docs/architecture.md).
 
 #include <cerrno>
 #include <stdexcept>

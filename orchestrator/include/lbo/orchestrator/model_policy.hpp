@@ -1,9 +1,9 @@
 #pragma once
-// ModelPolicy: proposals from a surrogate (lbo, gp or ablr) and an acquisition (ucb, ei, pi or the
-// GP-Hedge portfolio), with every running trial hallucinated so parallel slots spread out. The
-// fits run in a FitService (a thread of their own unless --sync); each task's proposals come from
-// a surrogate::BatchProposer that scores its candidates once and then updates them with each new
-// running trial and each result.
+// ModelPolicy: proposals from a surrogate (lbo, gp, ablr, libo or jumbo) and an acquisition
+// (ucb, ei, pi or the GP-Hedge portfolio), with every running trial hallucinated so parallel
+// slots spread out. The fits run in a FitService (a thread of their own unless --sync); each
+// task's proposals come from a surrogate::BatchProposer that scores its candidates once and then
+// updates them with each new running trial and each result.
 
 #include <cstdint>
 #include <memory>
