@@ -81,12 +81,13 @@ Checkpoint decode_checkpoint(std::string_view bytes, const fs::path& file) {
 void write_checkpoint_file(const fs::path& run_dir, std::uint64_t sequence, const std::string& bytes) {
   const RunPaths paths(run_dir);
   write_file_atomically(paths.checkpoint(sequence), bytes, Durability::synced);
-  // Keep this one and its predecessor: if this one is damaged later, the other still is whole.
-  for (std::uint64_t n : sequences_on_disk(run_dir)) {
-    if (n + 1 < sequence) {
-      std::error_code ec;
-      fs::remove(paths.checkpoint(n), ec);
-    }
+  // Keep this one and the newest before it: if this one is damaged later, the other still is
+  // whole. (Not "sequence - 1": a write that failed leaves its number unused.)
+  const std::vector<std::uint64_t> found = sequences_on_disk(run_dir);
+  for (std::size_t i = 0; i + 2 < found.size(); ++i) {
+    if (found[i] >= sequence) break;
+    std::error_code ec;
+    fs::remove(paths.checkpoint(found[i]), ec);
   }
 }
 

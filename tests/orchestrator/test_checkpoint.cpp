@@ -194,6 +194,11 @@ TEST(CheckpointTest, files_are_written_atomically_and_the_newest_two_kept) {
   ASSERT_TRUE(search.checkpoint);
   EXPECT_EQ(search.checkpoint->sequence, 4u);
   EXPECT_TRUE(search.warnings.empty());
+  // Number 5 failed (a full disk): writing 6 still keeps 4 beside it, not 6 alone.
+  write_checkpoint_file(dir.path(), 6, encode_checkpoint(sample(6)));
+  EXPECT_FALSE(fs::exists(RunPaths(dir.path()).checkpoint(3)));
+  EXPECT_TRUE(fs::exists(RunPaths(dir.path()).checkpoint(4)));
+  EXPECT_TRUE(fs::exists(RunPaths(dir.path()).checkpoint(6)));
 }
 
 TEST(CheckpointTest, a_damaged_newest_checkpoint_falls_back_to_the_previous_one) {
