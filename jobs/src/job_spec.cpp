@@ -1046,6 +1046,19 @@ std::optional<std::string> interpreter_problem(const std::string& program) {
   std::error_code ec;
   if (!fs::exists(interpreter, ec)) return "its #! interpreter " + interpreter + " does not exist";
   if (!is_executable_file(interpreter)) return "its #! interpreter " + interpreter + " is not an executable file";
+  // `#!/usr/bin/env NAME`: env looks NAME up on PATH (the objective inherits lbo's PATH).
+  if (fs::path(interpreter).filename() == "env") {
+    std::string_view rest = line.substr(begin + interpreter.size());
+    const std::size_t name_begin = rest.find_first_not_of(" \t");
+    if (name_begin == std::string_view::npos) return std::nullopt;
+    rest = rest.substr(name_begin);
+    const std::string name(rest.substr(0, rest.find_first_of(" \t\r")));
+    // Options (env -S ...) and assignments (NAME=value) are env's business.
+    if (name.empty() || name.front() == '-' || name.find('=') != std::string::npos || name.find('/') != std::string::npos) {
+      return std::nullopt;
+    }
+    if (!find_on_path(name)) return "its #! line runs " + name + " through env, and no " + name + " is on PATH";
+  }
   return std::nullopt;
 }
 

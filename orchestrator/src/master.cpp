@@ -6,6 +6,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <set>
@@ -39,8 +40,10 @@ std::string format_objective(double v) {
   return text;
 }
 
+// Clamped to 100 years: a nanosecond count overflows past 292 (a --deadline far ahead).
 std::chrono::steady_clock::duration seconds(double s) {
-  return std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(s));
+  return std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double>(std::min(s, 100.0 * 365 * 86'400)));
 }
 
 JournalWriter open_journal(const RunDirectory& run_dir, const std::optional<RecoveredRun>& recovered, Console& console) {

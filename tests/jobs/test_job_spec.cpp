@@ -656,6 +656,13 @@ TEST_F(JobSpecTest, a_script_whose_interpreter_is_missing_is_refused) {
   EXPECT_NE(interpreter_problem(script.string())->find("is not an executable file"), std::string::npos);
   EXPECT_EQ(interpreter_problem("/bin/sh"), std::nullopt);  // a binary
   EXPECT_EQ(interpreter_problem("sh"), std::nullopt);       // found on PATH
+  // Through env: the name is looked up on PATH, as env will.
+  std::ofstream(script) << "#!/usr/bin/env pyhton3\nprint(1)\n";
+  EXPECT_EQ(interpreter_problem(script.string()), "its #! line runs pyhton3 through env, and no pyhton3 is on PATH");
+  std::ofstream(script) << "#!/usr/bin/env sh\necho\n";
+  EXPECT_EQ(interpreter_problem(script.string()), std::nullopt);
+  std::ofstream(script) << "#!/usr/bin/env -S sh -e\necho\n";
+  EXPECT_EQ(interpreter_problem(script.string()), std::nullopt);
 }
 
 TEST_F(JobSpecTest, watch_pattern_defaults_to_csv_and_is_checked) {
