@@ -9,6 +9,14 @@ trap 'rm -rf "$SCRATCH"' EXIT
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
+wait_for_rows() {  # wait_for_rows CSV N: until the CSV has N data rows (at most 60 s)
+  for _ in $(seq 600); do
+    [ -f "$1" ] && [ "$(($(wc -l < "$1") - 1))" -ge "$2" ] && return 0
+    sleep 0.1
+  done
+  fail "no $2 rows in $1"
+}
+
 # Objective processes of runs under the scratch folder (found by their LBO_WORKDIR), and their
 # children. One grep reads every environment, so the count is taken within milliseconds even
 # on a busy machine, and a trial of a second or two cannot end unseen during the search.

@@ -42,14 +42,6 @@ rank_pid() {  # rank_pid RANK: the pid of this job's lbo with that MPI rank
   done
 }
 
-wait_for_rows() {  # wait_for_rows CSV N
-  for _ in $(seq 600); do
-    [ -f "$1" ] && [ "$(($(wc -l < "$1") - 1))" -ge "$2" ] && return 0
-    sleep 0.1
-  done
-  fail "no $2 rows in $1"
-}
-
 # A. A worker rank dies.
 LBO_STATUS_FILE="$SCRATCH/a.status" timeout 120 "${mpirun[@]}" -x LBO_STATUS_FILE -n 4 "$LBO_BIN" run "$SCRATCH/job.toml" \
   --run-root "$SCRATCH/a" > "$SCRATCH/a.log" 2>&1 &

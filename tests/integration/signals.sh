@@ -34,13 +34,6 @@ JOB
 }
 
 
-wait_for_rows() {  # wait_for_rows CSV N: until the CSV has N data rows (at most 60 s)
-  for _ in $(seq 600); do
-    [ -f "$1" ] && [ "$(($(wc -l < "$1") - 1))" -ge "$2" ] && return 0
-    sleep 0.1
-  done
-  fail "no $2 rows in $1"
-}
 
 # 1. Local: stop a run in the middle.
 write_job "$SCRATCH/local.toml" 1000 200 400
