@@ -8,6 +8,8 @@
 #include <cerrno>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <string>
 
 #include "lbo/jobs/error.hpp"
 #include "test_support.hpp"
@@ -142,6 +144,38 @@ TEST(JournalTest, a_whole_last_record_that_fails_its_checksum_is_damage_kept_in_
   ASSERT_EQ(read.damaged.size(), 1u);
   EXPECT_EQ(read.damaged[0].bytes, frame_record(records.back()).size());
   EXPECT_EQ(read.end_bytes, fs::file_size(path)) << "a complete record is not a torn write: nothing is cut";
+}
+
+TEST(JournalTest, decoding_bytes_in_memory_reads_as_the_file_does) {
+  lbo::testing::ScratchDir dir;
+  const auto records = sample_records();
+  const fs::path path = write_journal(dir.path(), records);
+  // A torn tail, and a damaged second record, so every kind of finding is compared.
+  std::ofstream(path, std::ios::app | std::ios::binary) << frame_record(records[0]).substr(0, 11);
+  std::string bytes;
+  {
+    std::ifstream in(path, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  bytes[journal_header().size() + frame_record(records[0]).size() + 12] ^= 0x20;
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+  const std::uint64_t second = journal_header().size() + frame_record(records[0]).size() + frame_record(records[1]).size();
+  for (const std::uint64_t from : {std::uint64_t{0}, second}) {
+    const JournalContents file = read_journal(path, from);
+    const JournalContents memory = decode_journal(bytes, path, from);
+    ASSERT_EQ(memory.records.size(), file.records.size()) << "from " << from;
+    for (std::size_t i = 0; i < file.records.size(); ++i) expect_equal(memory.records[i], file.records[i]);
+    EXPECT_EQ(memory.ends, file.ends);
+    EXPECT_EQ(memory.from, file.from);
+    EXPECT_EQ(memory.file_bytes, file.file_bytes);
+    EXPECT_EQ(memory.end_bytes, file.end_bytes);
+    EXPECT_EQ(memory.torn_bytes, file.torn_bytes);
+    EXPECT_EQ(memory.damaged.size(), file.damaged.size());
+    EXPECT_EQ(memory.warnings, file.warnings);
+  }
+  EXPECT_EQ(decode_journal(bytes, path).records.size(), records.size() - 1) << "the damaged record is skipped";
+  EXPECT_EQ(decode_journal(bytes, path).torn_bytes, 11u);
+  EXPECT_TRUE(decode_journal(bytes.substr(0, 5), path).header_torn);
 }
 
 TEST(JournalTest, garbage_length_does_not_allocate_or_crash) {
