@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """Writes the seed corpora under fuzz/corpus/ from the tests' inputs.
 
-  fuzz/make_corpus.py [RUN_DIR]
+  fuzz/make_corpus.py [RUN_DIR...]
 
 Job files: jobs/examples/*.toml and the job texts of tests/jobs/test_job_spec.cpp; results: the
-texts of tests/jobs/test_protocol.cpp; checkpoint and journal: the files of RUN_DIR, a run
-directory of a short run (scripts/fuzz.sh's README section says how the committed ones were
-made), cut into a few variants (whole, torn, a single record). Files are named by their SHA-1,
+texts of tests/jobs/test_protocol.cpp; checkpoint and journal: the files of each RUN_DIR, the
+run directory of a short run, the journal also cut into a few variants (torn, no records, one
+record of each type, a damaged record). The committed ones come from fuzz/seed-job.toml (objective fuzz/seed-objective.py)
+run with surrogate = "random", "gp", "libo", "jumbo" and "ablr" (the lbo surrogate's checkpoint
+is 600 kB, too large for a seed), the gp run resumed once after `lbo add-task`. Files are named by their SHA-1,
 as libFuzzer names what it adds, so running this again adds nothing twice.
 """
 import hashlib
@@ -88,8 +90,8 @@ def run_files(run_dir):
 def main():
     job_files()
     results()
-    if len(sys.argv) > 1:
-        run_files(pathlib.Path(sys.argv[1]))
+    for run_dir in sys.argv[1:]:
+        run_files(pathlib.Path(run_dir))
     for folder in sorted(CORPUS.iterdir()):
         files = list(folder.iterdir())
         print(f"{folder.name}: {len(files)} files, {sum(f.stat().st_size for f in files)} bytes")
