@@ -2,6 +2,10 @@
 // cereal versions of everything the master persists (journal records, checkpoints), in one
 // place. Included only by the .cpp files that instantiate archives.
 
+#include <cstdint>
+#include <string>
+
+#include <cereal/archives/portable_binary.hpp>
 #include <cereal/cereal.hpp>
 #include <cereal/types/optional.hpp>
 #include <cereal/types/string.hpp>
@@ -12,6 +16,22 @@
 #include "lbo/orchestrator/checkpoint.hpp"
 #include "lbo/orchestrator/journal.hpp"
 #include "lbo/workers/serialization.hpp"
+
+namespace cereal {
+
+// cereal reads a bool as the raw byte it wrote (0 or 1); any other byte in a damaged or foreign
+// record would make a bool that is neither true nor false (undefined behaviour; found by
+// fuzz_journal and fuzz_checkpoint in std::optional's flag): such a byte does not decode. This
+// overload is preferred to cereal's template for arithmetic types, so every bool the journal and
+// the checkpoints read (fields, std::optional's and std::vector<bool>'s) comes here.
+inline void CEREAL_LOAD_FUNCTION_NAME(PortableBinaryInputArchive& archive, bool& value) {
+  std::uint8_t byte = 0;
+  archive(byte);
+  if (byte > 1) throw Exception("a bool holds the byte " + std::to_string(byte));
+  value = byte == 1;
+}
+
+}  // namespace cereal
 
 CEREAL_CLASS_VERSION(lbo::orchestrator::TaskIdentity, 2)
 CEREAL_CLASS_VERSION(lbo::orchestrator::JobIdentity, 1)

@@ -11,6 +11,7 @@
 #include <iterator>
 #include <string>
 
+#include "framing.hpp"
 #include "lbo/jobs/error.hpp"
 #include "test_support.hpp"
 
@@ -176,6 +177,39 @@ TEST(JournalTest, decoding_bytes_in_memory_reads_as_the_file_does) {
   EXPECT_EQ(decode_journal(bytes, path).records.size(), records.size() - 1) << "the damaged record is skipped";
   EXPECT_EQ(decode_journal(bytes, path).torn_bytes, 11u);
   EXPECT_TRUE(decode_journal(bytes.substr(0, 5), path).header_torn);
+}
+
+TEST(JournalTest, an_intact_record_whose_bool_byte_is_neither_0_nor_1_does_not_decode) {
+  // Found by fuzz_journal: cereal read any byte into a bool, a bool neither true nor false
+  // (undefined behaviour); such a record is one this lbo cannot read.
+  lbo::testing::ScratchDir dir;
+  lbo::workers::Outcome ok;
+  ok.status = lbo::workers::TrialStatus::ok;
+  const TrialFinished finished{3, 1, true, ok, "local:0", 5};
+  TrialFinished retried = finished;
+  retried.final = false;
+  std::string payload = frame_record(finished).substr(8);
+  const std::string other = frame_record(retried).substr(8);
+  ASSERT_EQ(payload.size(), other.size());
+  std::vector<std::size_t> differ;
+  for (std::size_t i = 0; i < payload.size(); ++i) {
+    if (payload[i] != other[i]) differ.push_back(i);
+  }
+  ASSERT_EQ(differ.size(), 1u) << "only the byte of `final` differs";
+  payload[differ[0]] = 2;
+  std::string bytes = journal_header();
+  detail::put_le(bytes, payload.size(), 4);
+  detail::put_le(bytes, detail::crc32(payload), 4);
+  bytes += payload;
+  const fs::path path = dir.path() / "journal.lbo";
+  std::ofstream(path, std::ios::binary) << bytes;
+  try {
+    read_journal(path);
+    ADD_FAILURE() << "a bool byte of 2 decoded";
+  } catch (const lbo::CorruptStateError& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot be read by this lbo"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(decode_journal(bytes, path), lbo::CorruptStateError);
 }
 
 TEST(JournalTest, garbage_length_does_not_allocate_or_crash) {
