@@ -131,10 +131,8 @@ JournalContents decode_parts(std::string_view head, std::string_view all, std::u
         throw CorruptStateError(decode_error(path, start + at, payload, "an unknown record type"));
       }
       try {
-        std::istringstream payload_stream(std::string(payload), std::ios::binary);
-        cereal::PortableBinaryInputArchive archive(payload_stream);
         JournalRecord record;
-        archive(record);
+        detail::decode_payload(payload, record);
         contents.records.push_back(std::move(record));
       } catch (const std::exception& e) {
         throw CorruptStateError(decode_error(path, start + at, payload, e.what()));

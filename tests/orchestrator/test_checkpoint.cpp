@@ -209,6 +209,29 @@ TEST(CheckpointTest, a_bool_byte_that_is_neither_0_nor_1_does_not_decode) {
   }
 }
 
+TEST(CheckpointTest, a_size_larger_than_the_payload_is_refused_before_allocating) {
+  // Found by fuzz_checkpoint: cereal allocated (and zero-filled) whatever size a string or a
+  // vector was given before its read failed; 2^48 bytes were asked for.
+  const std::string bytes = encode_checkpoint(sample(1));
+  constexpr std::size_t kHeaderBytes = 20;
+  std::string payload = bytes.substr(kHeaderBytes);
+  const std::size_t script = payload.find("train.py");
+  ASSERT_NE(script, std::string::npos);
+  ASSERT_EQ(detail::get_le(payload, script - 8, 8), 8u) << "the string's size precedes it";
+  std::string size;
+  detail::put_le(size, std::uint64_t{1} << 26, 8);  // 64 MiB, in a payload of a few kB
+  payload.replace(script - 8, 8, size);
+  std::string framed = bytes.substr(0, 16);
+  detail::put_le(framed, detail::crc32(payload), 4);
+  framed += payload;
+  try {
+    decode_checkpoint(framed, "checkpoint.1.lbo");
+    ADD_FAILURE() << "a size past the payload's end decoded";
+  } catch (const lbo::CorruptStateError& e) {
+    EXPECT_NE(std::string(e.what()).find("a size of 67108864 where only"), std::string::npos) << e.what();
+  }
+}
+
 TEST(CheckpointTest, files_are_written_atomically_and_the_newest_two_kept) {
   lbo::testing::ScratchDir dir;
   for (std::uint64_t n = 1; n <= 4; ++n) write_checkpoint_file(dir.path(), n, encode_checkpoint(sample(n)));

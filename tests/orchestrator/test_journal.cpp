@@ -212,6 +212,32 @@ TEST(JournalTest, an_intact_record_whose_bool_byte_is_neither_0_nor_1_does_not_d
   EXPECT_THROW(decode_journal(bytes, path), lbo::CorruptStateError);
 }
 
+TEST(JournalTest, a_size_inside_a_record_larger_than_the_record_is_refused_before_allocating) {
+  // Found by fuzz_journal: cereal allocated (and zero-filled) whatever size an intact record
+  // gave a string or a vector before its read failed; 2^49 strings were asked for.
+  lbo::testing::ScratchDir dir;
+  lbo::workers::Outcome ok;
+  ok.status = lbo::workers::TrialStatus::ok;
+  std::string payload = frame_record(TrialFinished{3, 1, true, ok, "local:0", 5}).substr(8);
+  const std::size_t worker = payload.find("local:0");
+  ASSERT_NE(worker, std::string::npos);
+  ASSERT_GE(worker, 8u);
+  ASSERT_EQ(detail::get_le(payload, worker - 8, 8), 7u) << "the string's size precedes it";
+  std::string size;
+  detail::put_le(size, std::uint64_t{1} << 26, 8);  // 64 MiB, in a record of under 100 bytes
+  payload.replace(worker - 8, 8, size);
+  std::string bytes = journal_header();
+  detail::put_le(bytes, payload.size(), 4);
+  detail::put_le(bytes, detail::crc32(payload), 4);
+  bytes += payload;
+  try {
+    decode_journal(bytes, "journal.lbo");
+    ADD_FAILURE() << "a size past the record's end decoded";
+  } catch (const lbo::CorruptStateError& e) {
+    EXPECT_NE(std::string(e.what()).find("a size of 67108864 where only"), std::string::npos) << e.what();
+  }
+}
+
 TEST(JournalTest, garbage_length_does_not_allocate_or_crash) {
   lbo::testing::ScratchDir dir;
   const fs::path path = write_journal(dir.path(), sample_records());
