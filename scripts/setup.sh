@@ -9,6 +9,8 @@ packages=(
   # libraries (CMake imported targets)
   libopenmpi-dev openmpi-bin libeigen3-dev libboost-dev libcereal-dev libtomlplusplus-dev
   liblbfgspp-dev libcli11-dev nlohmann-json3-dev
+  # scripts/fuzz.sh: clang 14 and its libFuzzer and sanitizer runtimes
+  clang-14 libclang-rt-14-dev
   # tests and benchmarks
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   # the example objectives (run by /usr/bin/python3) and the benchmark's Optuna peer

@@ -68,10 +68,8 @@ Checkpoint decode_checkpoint(std::string_view bytes, const fs::path& file) {
   const std::string_view payload = bytes.substr(kHeaderBytes);
   if (detail::crc32(payload) != detail::get_le(bytes, 16, 4)) throw CorruptStateError(name + ": checksum mismatch (damaged)");
   try {
-    std::istringstream in(std::string(payload), std::ios::binary);
-    cereal::PortableBinaryInputArchive archive(in);
     Checkpoint checkpoint;
-    archive(checkpoint);
+    detail::decode_payload(payload, checkpoint);
     return checkpoint;
   } catch (const std::exception& e) {
     throw CorruptStateError(name + ": does not decode (" + e.what() + ")");

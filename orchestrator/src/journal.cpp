@@ -98,15 +98,14 @@ std::string frame_record(const JournalRecord& record) {
   return framed;
 }
 
-JournalContents read_journal(const std::filesystem::path& path, std::uint64_t from) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw CorruptStateError(path.string() + ": cannot read the journal");
+namespace {
+
+// The journal from its first bytes (`head`, the header or what there is of it) and the bytes
+// from `start` on (`all`), of a file of `file_bytes`; `path` names it in messages.
+JournalContents decode_parts(std::string_view head, std::string_view all, std::uint64_t start,
+                             std::uint64_t file_bytes, const std::filesystem::path& path) {
   JournalContents contents;
-  in.seekg(0, std::ios::end);
-  contents.file_bytes = static_cast<std::uint64_t>(in.tellg());
-  in.seekg(0);
-  std::string head(std::min<std::uint64_t>(contents.file_bytes, kHeaderBytes), '\0');
-  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  contents.file_bytes = file_bytes;
   const std::string header = journal_header();
   std::uint32_t version = kFormatVersion;
   if (head.size() < kHeaderBytes) {
@@ -122,16 +121,8 @@ JournalContents read_journal(const std::filesystem::path& path, std::uint64_t fr
   } else {
     version = static_cast<std::uint32_t>(detail::get_le(head, 4, 4));
   }
-
-  // Only the part after `from` is read: a checkpoint already holds what comes before.
-  const std::uint64_t start = std::min<std::uint64_t>(std::max<std::uint64_t>(from, kHeaderBytes), contents.file_bytes);
   contents.from = start;
-  std::string bytes(static_cast<std::size_t>(contents.file_bytes - start), '\0');
-  in.seekg(static_cast<std::streamoff>(start));
-  in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  if (!in && !bytes.empty()) throw CorruptStateError(path.string() + ": cannot read the journal");
   // Offsets in `all` are relative to `start`; what the caller sees is absolute.
-  const std::string_view all(bytes);
   std::size_t at = 0;
   while (at < all.size()) {
     if (const auto length = frame_at(all, at, false)) {
@@ -140,10 +131,8 @@ JournalContents read_journal(const std::filesystem::path& path, std::uint64_t fr
         throw CorruptStateError(decode_error(path, start + at, payload, "an unknown record type"));
       }
       try {
-        std::istringstream payload_stream(std::string(payload), std::ios::binary);
-        cereal::PortableBinaryInputArchive archive(payload_stream);
         JournalRecord record;
-        archive(record);
+        detail::decode_payload(payload, record);
         contents.records.push_back(std::move(record));
       } catch (const std::exception& e) {
         throw CorruptStateError(decode_error(path, start + at, payload, e.what()));
@@ -199,6 +188,36 @@ JournalContents read_journal(const std::filesystem::path& path, std::uint64_t fr
                                 (start > kHeaderBytes ? " after the checkpoint" : ""));
   }
   return contents;
+}
+
+// Only the part after `from` is decoded: a checkpoint already holds what comes before.
+std::uint64_t decode_start(std::uint64_t from, std::uint64_t file_bytes) {
+  return std::min<std::uint64_t>(std::max<std::uint64_t>(from, kHeaderBytes), file_bytes);
+}
+
+}  // namespace
+
+JournalContents decode_journal(std::string_view bytes, const std::filesystem::path& path, std::uint64_t from) {
+  const std::uint64_t start = decode_start(from, bytes.size());
+  return decode_parts(bytes.substr(0, std::min<std::size_t>(bytes.size(), kHeaderBytes)),
+                      bytes.substr(static_cast<std::size_t>(start)), start, bytes.size(), path);
+}
+
+JournalContents read_journal(const std::filesystem::path& path, std::uint64_t from) {
+  // The header and the part after `from`, not the prefix a checkpoint holds.
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw CorruptStateError(path.string() + ": cannot read the journal");
+  in.seekg(0, std::ios::end);
+  const auto file_bytes = static_cast<std::uint64_t>(in.tellg());
+  in.seekg(0);
+  std::string head(std::min<std::uint64_t>(file_bytes, kHeaderBytes), '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  const std::uint64_t start = decode_start(from, file_bytes);
+  std::string bytes(static_cast<std::size_t>(file_bytes - start), '\0');
+  in.seekg(static_cast<std::streamoff>(start));
+  in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  if (!in && !bytes.empty()) throw CorruptStateError(path.string() + ": cannot read the journal");
+  return decode_parts(head, bytes, start, file_bytes, path);
 }
 
 JournalWriter JournalWriter::create(const std::filesystem::path& path) {

@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <string>
+#include <vector>
 
+#include "framing.hpp"
 #include "lbo/jobs/error.hpp"
 #include "lbo/orchestrator/run_directory.hpp"
 #include "test_support.hpp"
@@ -177,6 +180,55 @@ TEST(CheckpointTest, truncation_and_bit_flips_are_detected) {
     ADD_FAILURE() << "a bit flip went unnoticed";
   } catch (const lbo::CorruptStateError& e) {
     EXPECT_NE(std::string(e.what()).find("checksum"), std::string::npos) << e.what();
+  }
+}
+
+TEST(CheckpointTest, a_bool_byte_that_is_neither_0_nor_1_does_not_decode) {
+  // Found by fuzz_checkpoint: cereal read any byte into a bool (undefined behaviour). The
+  // checksum matches, as in a checkpoint written by another lbo.
+  Checkpoint running = sample(1);
+  running.trials[0].finished = false;
+  std::string bytes = encode_checkpoint(sample(1));
+  const std::string other = encode_checkpoint(running);
+  ASSERT_EQ(bytes.size(), other.size());
+  constexpr std::size_t kHeaderBytes = 20;
+  std::vector<std::size_t> differ;
+  for (std::size_t i = kHeaderBytes; i < bytes.size(); ++i) {
+    if (bytes[i] != other[i]) differ.push_back(i);
+  }
+  ASSERT_EQ(differ.size(), 1u) << "only the byte of `finished` differs";
+  bytes[differ[0]] = 2;
+  std::string framed = bytes.substr(0, 16);
+  detail::put_le(framed, detail::crc32(std::string_view(bytes).substr(kHeaderBytes)), 4);
+  framed += bytes.substr(kHeaderBytes);
+  try {
+    decode_checkpoint(framed, "checkpoint.1.lbo");
+    ADD_FAILURE() << "a bool byte of 2 decoded";
+  } catch (const lbo::CorruptStateError& e) {
+    EXPECT_NE(std::string(e.what()).find("does not decode"), std::string::npos) << e.what();
+  }
+}
+
+TEST(CheckpointTest, a_size_larger_than_the_payload_is_refused_before_allocating) {
+  // Found by fuzz_checkpoint: cereal allocated (and zero-filled) whatever size a string or a
+  // vector was given before its read failed; 2^48 bytes were asked for.
+  const std::string bytes = encode_checkpoint(sample(1));
+  constexpr std::size_t kHeaderBytes = 20;
+  std::string payload = bytes.substr(kHeaderBytes);
+  const std::size_t script = payload.find("train.py");
+  ASSERT_NE(script, std::string::npos);
+  ASSERT_EQ(detail::get_le(payload, script - 8, 8), 8u) << "the string's size precedes it";
+  std::string size;
+  detail::put_le(size, std::uint64_t{1} << 26, 8);  // 64 MiB, in a payload of a few kB
+  payload.replace(script - 8, 8, size);
+  std::string framed = bytes.substr(0, 16);
+  detail::put_le(framed, detail::crc32(payload), 4);
+  framed += payload;
+  try {
+    decode_checkpoint(framed, "checkpoint.1.lbo");
+    ADD_FAILURE() << "a size past the payload's end decoded";
+  } catch (const lbo::CorruptStateError& e) {
+    EXPECT_NE(std::string(e.what()).find("a size of 67108864 where only"), std::string::npos) << e.what();
   }
 }
 

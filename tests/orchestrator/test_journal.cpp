@@ -8,7 +8,10 @@
 #include <cerrno>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <string>
 
+#include "framing.hpp"
 #include "lbo/jobs/error.hpp"
 #include "test_support.hpp"
 
@@ -142,6 +145,97 @@ TEST(JournalTest, a_whole_last_record_that_fails_its_checksum_is_damage_kept_in_
   ASSERT_EQ(read.damaged.size(), 1u);
   EXPECT_EQ(read.damaged[0].bytes, frame_record(records.back()).size());
   EXPECT_EQ(read.end_bytes, fs::file_size(path)) << "a complete record is not a torn write: nothing is cut";
+}
+
+TEST(JournalTest, decoding_bytes_in_memory_reads_as_the_file_does) {
+  lbo::testing::ScratchDir dir;
+  const auto records = sample_records();
+  const fs::path path = write_journal(dir.path(), records);
+  // A torn tail, and a damaged second record, so every kind of finding is compared.
+  std::ofstream(path, std::ios::app | std::ios::binary) << frame_record(records[0]).substr(0, 11);
+  std::string bytes;
+  {
+    std::ifstream in(path, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  bytes[journal_header().size() + frame_record(records[0]).size() + 12] ^= 0x20;
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+  const std::uint64_t second = journal_header().size() + frame_record(records[0]).size() + frame_record(records[1]).size();
+  for (const std::uint64_t from : {std::uint64_t{0}, second}) {
+    const JournalContents file = read_journal(path, from);
+    const JournalContents memory = decode_journal(bytes, path, from);
+    ASSERT_EQ(memory.records.size(), file.records.size()) << "from " << from;
+    for (std::size_t i = 0; i < file.records.size(); ++i) expect_equal(memory.records[i], file.records[i]);
+    EXPECT_EQ(memory.ends, file.ends);
+    EXPECT_EQ(memory.from, file.from);
+    EXPECT_EQ(memory.file_bytes, file.file_bytes);
+    EXPECT_EQ(memory.end_bytes, file.end_bytes);
+    EXPECT_EQ(memory.torn_bytes, file.torn_bytes);
+    EXPECT_EQ(memory.damaged.size(), file.damaged.size());
+    EXPECT_EQ(memory.warnings, file.warnings);
+  }
+  EXPECT_EQ(decode_journal(bytes, path).records.size(), records.size() - 1) << "the damaged record is skipped";
+  EXPECT_EQ(decode_journal(bytes, path).torn_bytes, 11u);
+  EXPECT_TRUE(decode_journal(bytes.substr(0, 5), path).header_torn);
+}
+
+TEST(JournalTest, an_intact_record_whose_bool_byte_is_neither_0_nor_1_does_not_decode) {
+  // Found by fuzz_journal: cereal read any byte into a bool, a bool neither true nor false
+  // (undefined behaviour); such a record is one this lbo cannot read.
+  lbo::testing::ScratchDir dir;
+  lbo::workers::Outcome ok;
+  ok.status = lbo::workers::TrialStatus::ok;
+  const TrialFinished finished{3, 1, true, ok, "local:0", 5};
+  TrialFinished retried = finished;
+  retried.final = false;
+  std::string payload = frame_record(finished).substr(8);
+  const std::string other = frame_record(retried).substr(8);
+  ASSERT_EQ(payload.size(), other.size());
+  std::vector<std::size_t> differ;
+  for (std::size_t i = 0; i < payload.size(); ++i) {
+    if (payload[i] != other[i]) differ.push_back(i);
+  }
+  ASSERT_EQ(differ.size(), 1u) << "only the byte of `final` differs";
+  payload[differ[0]] = 2;
+  std::string bytes = journal_header();
+  detail::put_le(bytes, payload.size(), 4);
+  detail::put_le(bytes, detail::crc32(payload), 4);
+  bytes += payload;
+  const fs::path path = dir.path() / "journal.lbo";
+  std::ofstream(path, std::ios::binary) << bytes;
+  try {
+    read_journal(path);
+    ADD_FAILURE() << "a bool byte of 2 decoded";
+  } catch (const lbo::CorruptStateError& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot be read by this lbo"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(decode_journal(bytes, path), lbo::CorruptStateError);
+}
+
+TEST(JournalTest, a_size_inside_a_record_larger_than_the_record_is_refused_before_allocating) {
+  // Found by fuzz_journal: cereal allocated (and zero-filled) whatever size an intact record
+  // gave a string or a vector before its read failed; 2^49 strings were asked for.
+  lbo::testing::ScratchDir dir;
+  lbo::workers::Outcome ok;
+  ok.status = lbo::workers::TrialStatus::ok;
+  std::string payload = frame_record(TrialFinished{3, 1, true, ok, "local:0", 5}).substr(8);
+  const std::size_t worker = payload.find("local:0");
+  ASSERT_NE(worker, std::string::npos);
+  ASSERT_GE(worker, 8u);
+  ASSERT_EQ(detail::get_le(payload, worker - 8, 8), 7u) << "the string's size precedes it";
+  std::string size;
+  detail::put_le(size, std::uint64_t{1} << 26, 8);  // 64 MiB, in a record of under 100 bytes
+  payload.replace(worker - 8, 8, size);
+  std::string bytes = journal_header();
+  detail::put_le(bytes, payload.size(), 4);
+  detail::put_le(bytes, detail::crc32(payload), 4);
+  bytes += payload;
+  try {
+    decode_journal(bytes, "journal.lbo");
+    ADD_FAILURE() << "a size past the record's end decoded";
+  } catch (const lbo::CorruptStateError& e) {
+    EXPECT_NE(std::string(e.what()).find("a size of 67108864 where only"), std::string::npos) << e.what();
+  }
 }
 
 TEST(JournalTest, garbage_length_does_not_allocate_or_crash) {

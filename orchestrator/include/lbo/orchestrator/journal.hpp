@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -120,6 +121,9 @@ struct JournalContents {
 /// file cannot be read, or holds an intact record this lbo cannot decode (a newer lbo's): such
 /// a journal must not be continued by this lbo.
 JournalContents read_journal(const std::filesystem::path& path, std::uint64_t from = 0);
+/// As read_journal, for the bytes of a whole journal file already in memory (`path` names it in
+/// messages). read_journal reads only the header and the part from `from` on, then decodes as this.
+JournalContents decode_journal(std::string_view bytes, const std::filesystem::path& path, std::uint64_t from = 0);
 
 class JournalWriter {
  public:
