@@ -60,6 +60,9 @@ using Clock = std::chrono::steady_clock;
 
 Clock::duration seconds(double s) { return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s)); }
 
+// A worker rank takes the master for gone after this many rank timeouts of silence.
+constexpr double kMasterTimeoutFactor = 10;
+
 // Heartbeats go out every tenth of the timeout (at least every 50 ms, at most every 10 s).
 Clock::duration heartbeat_period(double timeout_s) { return seconds(std::clamp(timeout_s / 10, 0.05, 10.0)); }
 
@@ -354,6 +357,10 @@ class MpiTransport final : public Transport {
     heartbeat_timer_.expires_after(heartbeat_period(timeout_s_));
     heartbeat_timer_.async_wait([this](const boost::system::error_code& ec) {
       if (ec || shut_down_) return;
+      // What has arrived counts first: after a long handler (a --sync refit on this thread)
+      // the ranks' heartbeats wait unread, and the poller may not have run yet.
+      while (std::optional<Received> message = try_receive(MPI_ANY_SOURCE)) on_message(std::move(*message));
+      if (shut_down_) return;
       const auto now = Clock::now();
       for (int rank = 1; rank < session_.size(); ++rank) {
         if (lost(rank)) continue;
@@ -595,9 +602,11 @@ class MpiWorker {
     heartbeat_timer_.expires_after(heartbeat_period(timeout_s_));
     heartbeat_timer_.async_wait([this](const boost::system::error_code& ec) {
       if (ec) return;
-      if (Clock::now() - last_heard_ > seconds(timeout_s_)) {
-        master_lost("nothing heard from it for " + std::to_string(static_cast<long>(timeout_s_)) +
-                    " s ([workers] rank_timeout_s)");
+      // The master's thread may be busy for long (a --sync refit runs on it): it is given ten
+      // times the timeout it gives its workers before it is taken for gone.
+      if (Clock::now() - last_heard_ > seconds(kMasterTimeoutFactor * timeout_s_)) {
+        master_lost("nothing heard from it for " + std::to_string(static_cast<long>(kMasterTimeoutFactor * timeout_s_)) +
+                    " s (10 × [workers] rank_timeout_s)");
         return;
       }
       if (!try_send("", 0, detail::kHeartbeatTag)) {

@@ -5,7 +5,7 @@
 #  A. SIGKILL to worker rank 2: the master takes it for lost after [workers] rank_timeout_s,
 #     its trials run again on the other ranks without using a retry, every budget completes,
 #     and the master's status (LBO_STATUS_FILE) is 0.
-#  B. SIGKILL to the master: the worker ranks kill their trials and exit within the timeout;
+#  B. SIGKILL to the master: the worker ranks kill their trials and exit after 10 × the timeout;
 #     the same command resumes the run and completes it.
 source "$(dirname "$0")/common.sh"
 read -r -a mpirun <<< "${LBO_MPIRUN:-mpirun --oversubscribe}"

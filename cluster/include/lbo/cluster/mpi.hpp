@@ -67,7 +67,8 @@ struct WorkerSetup {
   workers::ResourceRequest resources;
   std::size_t output_limit_bytes = 10u << 20;
   /// [workers] rank_timeout_s: the master takes a worker rank it has not heard from for this
-  /// long for lost, and a worker rank exits when it has not heard from the master for this long.
+  /// long for lost, and a worker rank exits when it has not heard from the master for ten times
+  /// this long (a --sync refit runs on the master's thread).
   /// Each side sends a heartbeat every tenth of it.
   double rank_timeout_s = 120;
 };

@@ -97,7 +97,8 @@ struct WorkersSpec {
   std::vector<std::string> gpus;  ///< the devices to split; empty: the environment's
   /// Under MPI: a worker rank the master has heard nothing from for this long is taken for lost
   /// (its trials run again elsewhere, without using a retry), and a worker rank that has heard
-  /// nothing from the master for this long exits. Both send a heartbeat every tenth of it.
+  /// nothing from the master for ten times this long exits. Both send a heartbeat every tenth
+  /// of it.
   double rank_timeout_s = 120;
 };
 
