@@ -619,11 +619,15 @@ class MpiWorker {
 
   // The master is gone (an MPI launcher that does not end the job when a rank dies): kill the
   // attempts here and end this rank, rather than idle until the allocation ends.
+  // Called from a pool's completion handler too (a result that cannot be sent), so the pool is
+  // destroyed from a handler of its own, not under its caller.
   void master_lost(const std::string& why) {
+    if (master_gone_) return;
+    master_gone_ = true;
     const int running = pool_ ? pool_->busy_count() : 0;
     std::cerr << "lbo: worker rank " << session_.rank() << ": the master (rank 0) is taken for lost: " << why
               << "; killing " << running << " running trial(s) and exiting\n";
-    pool_.reset();
+    asio::post(io_, [this] { pool_.reset(); });
     poller_.stop();
     signals_.cancel();
     heartbeat_timer_.cancel();
@@ -655,6 +659,7 @@ class MpiWorker {
   asio::steady_timer heartbeat_timer_;
   double timeout_s_ = 120;
   Clock::time_point last_heard_ = Clock::now();
+  bool master_gone_ = false;
   int exit_code_ = 0;
 };
 
