@@ -3,7 +3,7 @@
 // with one slot; objectives are evaluated in-process, since this measures proposals.
 //
 //   build/bench/lifelong [--reps N] [--methods lbo,lbo-resid,lbo-pure,lbo-ucb,ablr,gp,gp-ucb,random,libo,libo-ucb,libo-pure,
-//                        jumbo,jumbo-ei]
+//                        jumbo,jumbo-ei,jumbo-paper,jumbo-ei-paper]
 //                        [--problems branin,quadratic,cosine1d,cosine2d] [--budget N] [--quadratic-tasks N]
 //                        [--cosine-tasks N]
 //                        [--sigmas 0.01,0.05,0.1,0.5,1] [--detail 1]
@@ -116,6 +116,24 @@ double mean_at(const std::vector<std::vector<double>>& curves, int at) {
     ++n;
   }
   return n > 0 ? sum / n : NAN;
+}
+
+// The mean over the task curves of (a − b) at `at`, with its standard error: a and b ran on the
+// same functions from the same initial points, curve for curve, so the pairing removes the
+// spread between functions (heavy-tailed in weakly related Branin sequences).
+std::pair<double, double> paired_difference(const std::vector<std::vector<double>>& a,
+                                            const std::vector<std::vector<double>>& b, int at) {
+  std::vector<double> d;
+  for (std::size_t i = 0; i < a.size() && i < b.size(); ++i) {
+    if (static_cast<int>(a[i].size()) >= at && static_cast<int>(b[i].size()) >= at) d.push_back(a[i][at - 1] - b[i][at - 1]);
+  }
+  if (d.size() < 2) return {NAN, NAN};
+  double mean = 0;
+  for (double v : d) mean += v;
+  mean /= static_cast<double>(d.size());
+  double ss = 0;
+  for (double v : d) ss += (v - mean) * (v - mean);
+  return {mean, std::sqrt(ss / static_cast<double>(d.size() - 1) / static_cast<double>(d.size()))};
 }
 
 std::vector<std::string> split(const std::string& list) {
@@ -288,6 +306,8 @@ int main(int argc, char** argv) {
       {"libo-pure", "surrogate = \"libo\"\nacquisition = \"ei\"\ninitial_random = \"libo\"\nlibo_full_share = false"},
       {"jumbo", "surrogate = \"jumbo\"\nacquisition = \"ucb\""},
       {"jumbo-ei", "surrogate = \"jumbo\"\nacquisition = \"ei\""},
+      {"jumbo-paper", "surrogate = \"jumbo\"\nacquisition = \"ucb\"\njumbo_cold_switch = false"},
+      {"jumbo-ei-paper", "surrogate = \"jumbo\"\nacquisition = \"ei\"\njumbo_cold_switch = false"},
       {"jumbo-l1", "surrogate = \"jumbo\"\nacquisition = \"ucb\"\njumbo_threshold = 1"},
       {"jumbo-ei-l1", "surrogate = \"jumbo\"\nacquisition = \"ei\"\njumbo_threshold = 1"},
   };
@@ -305,7 +325,8 @@ int main(int argc, char** argv) {
   if (std::find(problems.begin(), problems.end(), "branin") != problems.end()) {
     std::printf("Branin sequences: 5 tasks x %d trials, 5 initial random points, %d reps, EI (UCB for the -ucb methods), --sync, one slot\n",
                 budget, reps);
-    std::printf("mean best-so-far regret of tasks 2-5\n");
+    std::printf("mean best-so-far regret of tasks 2-5 (and, with several methods, each one's paired difference from the\n"
+                "first, curve by curve on the same functions, ± its standard error)\n");
     const std::string last = "@" + std::to_string(budget);
     std::printf("%-8s %-8s %10s %10s %10s\n", "sigma", "method", "@10", "@25", last.c_str());
     std::fflush(stdout);
@@ -357,6 +378,18 @@ int main(int argc, char** argv) {
         std::printf("\n");
         std::fflush(stdout);
         curves[method.name].push_back(std::move(later));
+      }
+      if (methods.size() > 1) {
+        const Method& reference = methods.front();
+        for (std::size_t m = 1; m < methods.size(); ++m) {
+          std::printf("%-8g %s", kSigmas[si], (methods[m].name + " − " + reference.name + ":").c_str());
+          for (int at : kReport) {
+            const auto [mean, se] = paired_difference(curves[methods[m].name][si], curves[reference.name][si], std::min(at, budget));
+            std::printf("  %+.3f ± %.3f", mean, se);
+          }
+          std::printf("\n");
+        }
+        std::fflush(stdout);
       }
     }
     std::printf("\n%-8s %-8s %10s %10s %10s\n", "group", "method", "@10", "@25", last.c_str());

@@ -493,7 +493,7 @@ class JobParser {
                {"surrogate", "acquisition", "initial_random", "ucb_beta", "ucb_scale", "ucb_delta", "xi", "hedge_eta",
                 "candidates", "refine", "network_width", "network_depth", "networks", "ibp_alpha", "warm_start", "residual_gp",
                 "transfer_gp", "fit_threads", "transfer_best", "hedge_memory", "libo_full_share",
-                "jumbo_threshold"});
+                "jumbo_threshold", "jumbo_cold_switch"});
     PolicySpec& policy = job.policy;
     if (const auto surrogate = get_string(t, "surrogate", prefix, false)) {
       if (const auto kind = one_of<SurrogateKind>(
@@ -602,6 +602,7 @@ class JobParser {
         policy.jumbo_threshold = *threshold;
       }
     }
+    if (const auto on = get<bool>(t, "jumbo_cold_switch", prefix, false, "true or false")) policy.jumbo_cold_switch = *on;
   }
 
   // A number > 0 into `out`; false when absent or reported.

@@ -65,6 +65,7 @@ std::unique_ptr<surrogate::Surrogate> make_surrogate(const jobs::JobSpec& job, i
       surrogate::JumboOptions options;
       options.hidden.assign(static_cast<std::size_t>(std::max(job.policy.network_depth - 1, 0)), job.policy.network_width);
       options.threshold = job.policy.jumbo_threshold;
+      options.cold_switch = job.policy.jumbo_cold_switch;
       return std::make_unique<surrogate::Jumbo>(dimension, options);
     }
     default: return std::make_unique<surrogate::GpSurrogate>();

@@ -17,6 +17,7 @@
 #include "lbo/surrogate/acquisition.hpp"
 #include "lbo/surrogate/batch.hpp"
 #include "lbo/surrogate/hedge.hpp"
+#include "lbo/surrogate/jumbo.hpp"
 #include "lbo/surrogate/linalg.hpp"
 #include "lbo/surrogate/maximizer.hpp"
 #include "lbo/surrogate/surrogate.hpp"
@@ -331,6 +332,9 @@ class ModelPolicy::Impl {
         reports[k].usage = lbo->tasks[warm_.size() + k].usage();
       }
       if (libo && warm_.size() + k < libo->task_kernels.size()) reports[k].kernels = libo->task_kernels[warm_.size() + k];
+      if (const auto& jumbo = adopted_->state.jumbo; jumbo && !adopted_->trials[warm_.size() + k].empty()) {
+        reports[k].kernels = surrogate::describe_jumbo_task(*jumbo, warm_.size() + k);
+      }
       if (const auto posterior = posterior_at(k); posterior && !adopted_->trials[warm_.size() + k].empty()) {
         const Eigen::VectorXd mean = posterior->predict(X).mean;
         centred[k] = mean.array() - mean.mean();
@@ -675,6 +679,7 @@ class ModelPolicy::Impl {
       return;
     }
     log_jumbo_network(adopted_ ? adopted_->state.jumbo : std::nullopt, latest->state.jumbo);
+    log_jumbo_switches(adopted_ ? adopted_->state.jumbo : std::nullopt, latest->state.jumbo);
     adopted_ = latest;
     fitted_observations_ = 0;  // trials, each counted once however many steps it has
     for (const auto& ids : adopted_->trials) fitted_observations_ += static_cast<std::int64_t>(ids.size());
@@ -709,6 +714,28 @@ class ModelPolicy::Impl {
                  " finished task(s), " + std::to_string(rows) +
                  " results; open tasks propose from the cold GP among the warm GP's best (jumbo_threshold " +
                  format_number(job_.policy.jumbo_threshold) + ")");
+  }
+
+  // JUMBO's cold switch: each run task whose proposals move between the cold GP alone and the
+  // cold GP within the warm GP's best (a task's first fit with a warm GP counts as a move when
+  // it starts alone).
+  void log_jumbo_switches(const std::optional<surrogate::JumboState>& before,
+                          const std::optional<surrogate::JumboState>& after) const {
+    if (!options_.log || !after || after->network.empty() || !job_.policy.jumbo_cold_switch) return;
+    for (std::size_t k = 0; warm_.size() + k < after->loo_cold.size(); ++k) {
+      const std::size_t m = warm_.size() + k;
+      if (std::isnan(after->loo_cold[m]) || std::isnan(after->loo_warm[m])) continue;
+      const bool alone = surrogate::jumbo_cold_alone(*after, m);
+      const bool compared_before = before && !before->network.empty() && m < before->loo_cold.size() &&
+                                   !std::isnan(before->loo_cold[m]);
+      const bool was_alone = compared_before && surrogate::jumbo_cold_alone(*before, m);
+      if (alone == was_alone) continue;
+      const int task = static_cast<int>(k) / steps_;
+      std::string name = job_.tasks[static_cast<std::size_t>(task)].name;
+      if (steps_ > 1) name += "/step_" + std::to_string(static_cast<int>(k) % steps_ + 1);
+      options_.log("jumbo: " + name + " proposes from " + surrogate::describe_jumbo_task(*after, m) +
+                   (alone ? ": the warm GP's features predict its own results worse" : ""));
+    }
   }
 
   const jobs::JobSpec& job_;

@@ -14,6 +14,7 @@
 #include "lbo/orchestrator/recovery.hpp"
 #include "lbo/orchestrator/run_directory.hpp"
 #include "lbo/orchestrator/task_report.hpp"
+#include "lbo/surrogate/jumbo.hpp"
 
 namespace fs = std::filesystem;
 
@@ -157,6 +158,15 @@ std::string status_report(const fs::path& run_dir, const LockOptions& locking) {
                                    : "trained on " + std::to_string(jumbo->trained_key.size() / 2) +
                                          " finished task(s), " + std::to_string(rows) + " results")
         << "\n";
+    if (!jumbo->network.empty()) {
+      out << "jumbo model per task (at its last fit):\n";
+      for (std::size_t i = 0; i < state.tasks().size(); ++i) {
+        const std::size_t k = run.policy.warm_sources.size() + i * static_cast<std::size_t>(std::max(1, run.policy.steps));
+        if (k < jumbo->cold.fitted_sizes.size() && jumbo->cold.fitted_sizes[k] > 0) {
+          out << "  " << pad(job.tasks[i].name, width + 2) << surrogate::describe_jumbo_task(*jumbo, k) << "\n";
+        }
+      }
+    }
   }
   if (const RunPaths paths(run_dir); fs::exists(paths.tasks_csv())) {
     out << "per-task report (best per step, task similarity): " << paths.tasks_csv().string() << "\n";

@@ -407,6 +407,20 @@ GpObjective gp_objective(const Eigen::MatrixXd& X, const Eigen::VectorXd& y, con
   return out;
 }
 
+double loo_log_predictive(const Eigen::MatrixXd& X, const Eigen::VectorXd& y, const Eigen::VectorXd& theta) {
+  const Eigen::Index n = X.rows();
+  const Eigen::LLT<Eigen::MatrixXd> llt = robust_cholesky(noisy_kernel(X, theta, nullptr, 0.0));
+  const Eigen::MatrixXd inverse = llt.solve(Eigen::MatrixXd::Identity(n, n));
+  const Eigen::VectorXd alpha = inverse * y;
+  double total = 0;
+  for (Eigen::Index i = 0; i < n; ++i) {
+    const double var = 1.0 / inverse(i, i);
+    const double residual = alpha(i) * var;
+    total += -0.5 * (std::log(var) + kLog2Pi + residual * residual / var);
+  }
+  return total;
+}
+
 namespace {
 
 // The posterior with the basis already evaluated at X (G: n × k, n × 0 without a basis), so a

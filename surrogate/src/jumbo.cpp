@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <random>
 #include <string>
@@ -212,6 +213,22 @@ std::shared_ptr<const TaskPosterior> make_jumbo_posterior(std::shared_ptr<const 
   return std::make_shared<JumboPosterior>(std::move(cold), std::move(warm), threshold);
 }
 
+bool jumbo_cold_alone(const JumboState& state, std::size_t task) {
+  if (state.network.empty() || task >= state.warm.theta.size() || state.warm.theta[task].empty()) return true;
+  // NaN (not compared) is false: JUMBO's combination.
+  return task < state.loo_cold.size() && task < state.loo_warm.size() && state.loo_cold[task] > state.loo_warm[task];
+}
+
+std::string describe_jumbo_task(const JumboState& state, std::size_t task) {
+  if (state.network.empty()) return "cold GP (no warm network yet)";
+  if (task >= state.warm.theta.size() || state.warm.theta[task].empty()) return "cold GP (no warm GP: it finished first)";
+  if (!jumbo_cold_alone(state, task)) return "cold GP within the warm GP's best";
+  char text[128];
+  std::snprintf(text, sizeof text, "cold GP alone (leave-one-out log density: cold %.4g > warm %.4g)",
+                state.loo_cold[task], state.loo_warm[task]);
+  return text;
+}
+
 std::vector<std::int64_t> jumbo_training_key(const TaskData& data) {
   std::vector<std::int64_t> key;
   for (std::size_t t = 0; t < data.tasks.size() && t < data.finished.size(); ++t) {
@@ -266,6 +283,18 @@ void Jumbo::build(const TaskData& data, std::size_t t, bool refit, std::uint64_t
   }
   state_.warm.theta[t].assign(warm_[t].theta().data(), warm_[t].theta().data() + warm_[t].theta().size());
   state_.warm.fitted_sizes[t] = o.y.size();
+  state_.loo_cold[t] = state_.loo_warm[t] = std::numeric_limits<double>::quiet_NaN();
+  if (options_.cold_switch && o.y.size() >= 2) {
+    // Both GPs standardize y alike (GaussianProcess::fit): their densities are of the same z.
+    const Standardization s = Standardization::of(o.y);
+    const Eigen::VectorXd z = (o.y.array() - s.offset) / s.scale;
+    state_.loo_cold[t] = loo_log_predictive(o.X, z, cold_[t].theta());
+    state_.loo_warm[t] = loo_log_predictive(mapped.X, z, warm_[t].theta());
+    if (jumbo_cold_alone(state_, t)) {
+      posteriors_[t] = cold_[t].posterior();
+      return;
+    }
+  }
   posteriors_[t] = make_jumbo_posterior(cold_[t].posterior(),
                                         make_feature_posterior(network_, parameters_, warm_[t].posterior()),
                                         options_.threshold);
@@ -291,6 +320,9 @@ void Jumbo::fit(const TaskData& data, std::uint64_t seed) {
   for (GpState* s : {&state_.cold, &state_.warm}) {
     s->theta.resize(std::max(s->theta.size(), tasks));
     s->fitted_sizes.resize(std::max(s->fitted_sizes.size(), tasks), -1);
+  }
+  for (std::vector<double>* loo : {&state_.loo_cold, &state_.loo_warm}) {
+    loo->resize(std::max(loo->size(), tasks), std::numeric_limits<double>::quiet_NaN());
   }
   cold_.resize(std::max(cold_.size(), tasks), GaussianProcess(options_.gp));
   warm_.resize(std::max(warm_.size(), tasks), GaussianProcess(options_.gp));
@@ -337,6 +369,7 @@ void Jumbo::restore(const SurrogateState& saved, const TaskData& data) {
     g->theta.resize(tasks);
     g->fitted_sizes.resize(tasks, -1);
   }
+  for (std::vector<double>* loo : {&s.loo_cold, &s.loo_warm}) loo->resize(tasks, std::numeric_limits<double>::quiet_NaN());
   restored.cold_.assign(tasks, GaussianProcess(options_.gp));
   restored.warm_.assign(tasks, GaussianProcess(options_.gp));
   restored.posteriors_.resize(data.tasks.size());

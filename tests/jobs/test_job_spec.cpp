@@ -430,6 +430,10 @@ TEST_F(JobSpecTest, jumbo_parses_with_ucb_by_default_and_its_threshold_checked) 
               std::string::npos)
         << bad;
   }
+  EXPECT_TRUE(jumbo.policy.jumbo_cold_switch);
+  EXPECT_FALSE(parse(valid_with(random_design, "surrogate = \"jumbo\"\njumbo_cold_switch = false")).policy.jumbo_cold_switch);
+  EXPECT_NE(error_of(valid_with(random_design, "jumbo_cold_switch = \"yes\"")).find("policy.jumbo_cold_switch: must be true or false"),
+            std::string::npos);
   EXPECT_NE(error_of(valid_with(random_design, "surrogate = \"jumbo2\"")).find("use \"lbo\", \"gp\", \"ablr\", \"libo\", \"jumbo\" or \"random\""),
             std::string::npos);
 }

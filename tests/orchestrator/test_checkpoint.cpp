@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+
 #include <fstream>
 #include <string>
 #include <vector>
@@ -78,6 +81,14 @@ Checkpoint sample(std::uint64_t sequence) {
   transfer.gp_basis = {{1}, {0}};
   transfer.plain = lbo::surrogate::GpState{{{0.3, 0.2, 0.1, -5.0}, {0.4, 0.3, 0.2, -6.0}}, {9, 4}};
   c.policy.surrogate.transfer = transfer;
+  lbo::surrogate::JumboState jumbo;  // a network, both GPs, and the cold switch's densities
+  jumbo.network = {0.25, -0.5, 1.0};
+  jumbo.trained_key = {0, 12};
+  jumbo.cold = lbo::surrogate::GpState{{{0.1, 0.2, 0.0, -4.0}, {0.3, 0.1, 0.0, -5.0}}, {12, 6}};
+  jumbo.warm = lbo::surrogate::GpState{{{}, {0.5, 0.4, 0.0, -3.0}}, {-1, 6}};
+  jumbo.loo_cold = {std::numeric_limits<double>::quiet_NaN(), -3.5};
+  jumbo.loo_warm = {std::numeric_limits<double>::quiet_NaN(), -7.25};
+  c.policy.surrogate.jumbo = jumbo;
   c.policy.warm_sources = {"runs/older:a"};
   c.policy.steps = 3;
   return c;
@@ -150,6 +161,16 @@ void expect_same(const Checkpoint& a, const Checkpoint& b) {
   ASSERT_TRUE(b.policy.surrogate.transfer->plain);
   EXPECT_EQ(a.policy.surrogate.transfer->plain->theta, b.policy.surrogate.transfer->plain->theta);
   EXPECT_EQ(a.policy.surrogate.transfer->plain->fitted_sizes, b.policy.surrogate.transfer->plain->fitted_sizes);
+  ASSERT_TRUE(b.policy.surrogate.jumbo);
+  const lbo::surrogate::JumboState &ja = *a.policy.surrogate.jumbo, &jb = *b.policy.surrogate.jumbo;
+  EXPECT_EQ(ja.network, jb.network);
+  EXPECT_EQ(ja.trained_key, jb.trained_key);
+  EXPECT_EQ(ja.cold.theta, jb.cold.theta);
+  EXPECT_EQ(ja.warm.fitted_sizes, jb.warm.fitted_sizes);
+  ASSERT_EQ(jb.loo_cold.size(), 2u);
+  EXPECT_TRUE(std::isnan(jb.loo_cold[0]) && std::isnan(jb.loo_warm[0]));
+  EXPECT_EQ(ja.loo_cold[1], jb.loo_cold[1]);
+  EXPECT_EQ(ja.loo_warm[1], jb.loo_warm[1]);
   EXPECT_EQ(a.policy.warm_sources, b.policy.warm_sources);
   EXPECT_EQ(a.policy.steps, b.policy.steps);
 }

@@ -526,4 +526,25 @@ TEST(MasterTest, a_sync_jumbo_run_stopped_and_resumed_proposes_what_an_unstopped
       << whole.log;
   const std::string status = status_report(whole.run_dir);
   EXPECT_NE(status.find("jumbo warm network: trained on 1 finished task(s), 12 results\n"), std::string::npos) << status;
+  // Each task's model at its last fit, in lbo status and tasks.csv: b's is both GPs, or its
+  // cold GP alone once the switch chose it, which the log then says.
+  const std::size_t list = status.find("jumbo model per task (at its last fit):\n  a ");
+  ASSERT_NE(list, std::string::npos) << status;
+  const std::size_t b_line = status.find("\n  b ", list);
+  ASSERT_NE(b_line, std::string::npos) << status;
+  const std::size_t b_start = status.find("cold GP", b_line);
+  const std::string b = status.substr(b_start, status.find('\n', b_start) - b_start);
+  if (b.starts_with("cold GP alone")) {
+    EXPECT_NE(whole.log.find("jumbo: b proposes from cold GP alone (leave-one-out log density: cold "), std::string::npos)
+        << whole.log;
+  } else {
+    EXPECT_EQ(b, "cold GP within the warm GP's best");
+  }
+  std::ifstream tasks(whole.run_dir / "tasks.csv");
+  std::string header, row_a, row_b;
+  std::getline(tasks, header);
+  std::getline(tasks, row_a);
+  std::getline(tasks, row_b);
+  EXPECT_TRUE(header.ends_with(",kernels")) << header;
+  EXPECT_TRUE(row_b.ends_with("," + b)) << row_b;
 }

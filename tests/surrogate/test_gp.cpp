@@ -77,6 +77,26 @@ TEST(GpTest, objective_is_the_log_density_plus_prior) {
   EXPECT_NEAR(gp_objective(o.X, o.y, theta, true).value, direct + prior, 1e-9);
 }
 
+TEST(GpTest, leave_one_out_density_equals_predicting_each_point_from_the_others) {
+  const Observations o = smooth_data(9, 2, 3);
+  const Eigen::VectorXd theta = theta_for(2, 0.35, 1.2, 0.03);
+  double direct = 0;
+  for (Eigen::Index i = 0; i < o.y.size(); ++i) {
+    std::vector<Eigen::Index> others;
+    for (Eigen::Index j = 0; j < o.y.size(); ++j) {
+      if (j != i) others.push_back(j);
+    }
+    const auto post = make_gp_posterior(o.X(others, Eigen::all), o.y(others), theta, Standardization{});
+    const Posterior p = post->predict(o.X.row(i));
+    // The held-out value is a noisy observation: its predictive variance includes σ_n².
+    const double var = p.var(0) + 0.03, r = o.y(i) - p.mean(0);
+    direct += -0.5 * (std::log(2 * M_PI * var) + r * r / var);
+  }
+  EXPECT_NEAR(loo_log_predictive(o.X, o.y, theta), direct, 1e-8);
+  // A length-scale that fits the data predicts held-out points better than one far too short.
+  EXPECT_GT(loo_log_predictive(o.X, o.y, theta), loo_log_predictive(o.X, o.y, theta_for(2, 0.01, 1.2, 0.03)));
+}
+
 TEST(GpTest, hyperparameter_gradients_match_finite_differences) {
   const Observations o = smooth_data(9, 3, 3);
   Eigen::VectorXd theta(5);

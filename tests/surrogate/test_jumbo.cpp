@@ -180,6 +180,7 @@ TEST(JumboTest, learns_features_from_finished_tasks_refits_when_one_finishes_and
   JumboOptions options;
   options.hidden = {16};
   options.features = 4;
+  options.cold_switch = false;  // every task keeps its guide (the switch: the next test)
   Jumbo jumbo(2, options);
   jumbo.fit(data, 7);
   EXPECT_EQ(jumbo.trained_on(), std::vector<int>{0});
@@ -223,4 +224,71 @@ TEST(JumboTest, learns_features_from_finished_tasks_refits_when_one_finishes_and
   jumbo.fit(data, 9);
   EXPECT_EQ(jumbo.trained_on(), (std::vector<int>{0, 1}));
   EXPECT_NE(jumbo.state().jumbo->network, network);
+}
+
+TEST(JumboTest, the_cold_switch_drops_the_guide_of_a_task_whose_results_the_cold_gp_predicts_better) {
+  // Two finished bowls teach the network; task 2 is a bowl of the family, task 3 a ripple the
+  // bowls' features cannot represent.
+  TaskData data = bowls(3, 20, 2);
+  data.tasks[2] = lbo::testing::bowl(4, 0.2, 102);
+  data.tasks.push_back(lbo::testing::sample_unit_square(
+      25, 103, [](double x1, double x2) { return std::sin(9 * x1) * std::cos(7 * x2); }));
+  data.finished.push_back(false);
+  JumboOptions options;
+  options.hidden = {16};
+  options.features = 4;
+  Jumbo jumbo(2, options);
+  jumbo.fit(data, 11);
+  const JumboState state = *jumbo.state().jumbo;
+  ASSERT_EQ(state.loo_cold.size(), 4u);
+
+  // The stored densities are loo_log_predictive of each GP at its own θ, of the same z.
+  for (std::size_t t : {2u, 3u}) {
+    const Observations& o = data.tasks[t];
+    const Standardization s = Standardization::of(o.y);
+    const Eigen::VectorXd z = (o.y.array() - s.offset) / s.scale;
+    const auto theta = [](const std::vector<double>& v) {
+      return Eigen::Map<const Eigen::VectorXd>(v.data(), static_cast<Eigen::Index>(v.size()));
+    };
+    EXPECT_NEAR(state.loo_cold[t], loo_log_predictive(o.X, z, theta(state.cold.theta[t])), 1e-9);
+    EXPECT_NEAR(state.loo_warm[t], loo_log_predictive(jumbo.features(o.X), z, theta(state.warm.theta[t])), 1e-9);
+  }
+  EXPECT_GT(state.loo_warm[2], state.loo_cold[2]);
+  EXPECT_NE(jumbo.posterior(2)->guide().posterior, nullptr);
+  EXPECT_FALSE(jumbo_cold_alone(state, 2));
+  EXPECT_EQ(describe_jumbo_task(state, 2), "cold GP within the warm GP's best");
+
+  EXPECT_GT(state.loo_cold[3], state.loo_warm[3]);
+  EXPECT_EQ(jumbo.posterior(3)->guide().posterior, nullptr);
+  EXPECT_TRUE(jumbo_cold_alone(state, 3));
+  EXPECT_EQ(describe_jumbo_task(state, 3).rfind("cold GP alone (leave-one-out log density: cold ", 0), 0u);
+  GpSurrogate gp;
+  gp.fit(data, 11);
+  const Eigen::MatrixXd C = data.tasks[0].X;
+  // Cold alone is the plain GP of the task (the same fit: same seed stream, same start).
+  const Posterior a = jumbo.posterior(3)->predict(C), b = gp.posterior(3)->predict(C);
+  EXPECT_LT((a.mean - b.mean).cwiseAbs().maxCoeff(), 1e-9);
+
+  // Restored, the choice is the same (recomputed from the saved θ).
+  Jumbo restored(2, options);
+  restored.restore(jumbo.state(), data);
+  EXPECT_EQ(restored.posterior(3)->guide().posterior, nullptr);
+  EXPECT_NE(restored.posterior(2)->guide().posterior, nullptr);
+  EXPECT_EQ(restored.state().jumbo->loo_cold, state.loo_cold);
+  // A state saved before the switch existed (no densities) restores to the same choices.
+  SurrogateState older = jumbo.state();
+  older.jumbo->loo_cold.clear();
+  older.jumbo->loo_warm.clear();
+  Jumbo from_older(2, options);
+  from_older.restore(older, data);
+  EXPECT_EQ(from_older.posterior(3)->guide().posterior, nullptr);
+  EXPECT_NE(from_older.posterior(2)->guide().posterior, nullptr);
+
+  // Switched off: JUMBO as in the paper, a guide for every task with a warm GP, nothing compared.
+  options.cold_switch = false;
+  Jumbo paper(2, options);
+  paper.fit(data, 11);
+  EXPECT_NE(paper.posterior(3)->guide().posterior, nullptr);
+  EXPECT_TRUE(std::isnan(paper.state().jumbo->loo_cold[3]));
+  EXPECT_EQ(describe_jumbo_task(*paper.state().jumbo, 3), "cold GP within the warm GP's best");
 }

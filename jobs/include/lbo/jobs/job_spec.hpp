@@ -79,6 +79,10 @@ struct PolicySpec {
   /// chosen by the cold GP's acquisition (standardized units; 0: the warm GP's choice, inf: the
   /// cold GP's).
   double jumbo_threshold = 0.1;
+  /// jumbo: a task whose own results the cold GP predicts better than the warm GP
+  /// (leave-one-out) proposes from the cold GP alone from then on (surrogate/jumbo.hpp); false:
+  /// JUMBO as in the paper.
+  bool jumbo_cold_switch = true;
 };
 
 struct WorkersSpec {

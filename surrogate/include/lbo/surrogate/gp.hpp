@@ -60,6 +60,14 @@ struct GpObjective {
 GpObjective gp_objective(const Eigen::MatrixXd& X, const Eigen::VectorXd& y, const Eigen::VectorXd& theta,
                          bool with_prior = true, const Eigen::MatrixXd* G = nullptr);
 
+/// Leave-one-out log predictive density of standardized y at X under θ, plain GP (no basis):
+/// Σᵢ log N(yᵢ; μ₋ᵢ, σ²₋ᵢ), each point predicted from the others with the same θ. Closed form
+/// (Rasmussen & Williams eq. 5.12): σ²₋ᵢ = 1/[K⁻¹]ᵢᵢ, yᵢ − μ₋ᵢ = [K⁻¹y]ᵢ σ²₋ᵢ, K with noise.
+/// Two GPs of the same outputs, on different inputs or with different priors, compare by it
+/// where their evidences would not (each evidence carries its own prior). Throws
+/// NumericalError when K cannot be factorized.
+double loo_log_predictive(const Eigen::MatrixXd& X, const Eigen::VectorXd& y, const Eigen::VectorXd& theta);
+
 /// The best of the L-BFGS-B maximizations of `objective` (its value and gradient at θ; a
 /// NumericalError where it cannot be evaluated counts as −∞) from each of `starts`, each first
 /// clamped into [lower, upper]: a start whose line search fails ends where it stands. `value`

@@ -9,6 +9,15 @@
 // GP's acquisition among the points the warm GP's acquisition ranks within `threshold` of its
 // best (TaskPosterior::guide(), BatchProposer), so the cold GP corrects features that mislead.
 //
+// The cold switch (not in the paper; `cold_switch`): the threshold set keeps the cold GP
+// inside the region the warm GP ranks best, so features that miss a task's optimum hold it
+// away from it however many results say so. Once the task's own results show it, the task
+// proposes from its cold GP alone: at each fit, when the cold GP predicts the task's results
+// better than the warm GP, leave-one-out (loo_log_predictive, each GP at its own fitted θ), the
+// task's posterior has no guide. The two marginal likelihoods would not do: each carries its
+// own prior, over 8 feature length-scales for the warm GP against d for the cold one. The
+// choice is made anew at each fit, so the warm GP guides again when it predicts better.
+//
 // The earlier tasks are the finished ones (TaskData::finished): the network is retrained when
 // that set or its data change (a task finishing), not on every result. With none, a task's
 // posterior is its cold GP alone.
@@ -16,6 +25,7 @@
 #include <Eigen/Core>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "lbo/surrogate/gp.hpp"
@@ -30,6 +40,9 @@ struct JumboOptions {
   /// own few trials, so a handful.
   int features = 8;
   double threshold = 0.1;          ///< l_α, in the warm acquisition's standardized units
+  /// The cold switch above: a task whose cold GP predicts its results better (leave-one-out)
+  /// proposes from the cold GP alone. false: JUMBO as in the paper.
+  bool cold_switch = true;
   int pretrain_iterations = 400;   ///< L-BFGS iterations of the network's fit
   /// Rows of the earlier tasks the network is fitted on at most (evenly thinned per task past it).
   int max_rows = 4000;
@@ -89,6 +102,13 @@ class Jumbo final : public Surrogate {
   std::vector<GaussianProcess> cold_, warm_;
   std::vector<std::shared_ptr<const TaskPosterior>> posteriors_;
 };
+
+/// Whether `task` proposes from its cold GP alone in `state`: no network yet, no warm GP for
+/// it (it finished before the network existed), or the cold switch chose the cold GP.
+bool jumbo_cold_alone(const JumboState& state, std::size_t task);
+/// How `task` proposes, for logs and reports: "cold GP (no warm network yet)", "cold GP within
+/// the warm GP's best", or "cold GP alone (leave-one-out log density: cold -3.2 > warm -7.3)".
+std::string describe_jumbo_task(const JumboState& state, std::size_t task);
 
 /// The key of the data the network learns from: per finished task, its index and row count.
 std::vector<std::int64_t> jumbo_training_key(const TaskData& data);

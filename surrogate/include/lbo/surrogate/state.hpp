@@ -105,10 +105,15 @@ struct JumboState {
   std::vector<double> network;
   std::vector<std::int64_t> trained_key;
   GpState cold, warm;
+  /// Per task, the leave-one-out log predictive density of its own results under the cold and
+  /// the warm GP at their last fit (Jumbo's cold switch; NaN where not compared). Recomputed
+  /// from θ on restore; kept for reports. Empty in version 1 states.
+  std::vector<double> loo_cold, loo_warm;
 
   template <class Archive>
-  void serialize(Archive& archive, std::uint32_t /*version*/) {
+  void serialize(Archive& archive, std::uint32_t version) {
     archive(network, trained_key, cold, warm);
+    if (version >= 2) archive(loo_cold, loo_warm);
   }
 };
 
