@@ -89,6 +89,16 @@ Checkpoint sample(std::uint64_t sequence) {
   jumbo.loo_cold = {std::numeric_limits<double>::quiet_NaN(), -3.5};
   jumbo.loo_warm = {std::numeric_limits<double>::quiet_NaN(), -7.25};
   c.policy.surrogate.jumbo = jumbo;
+  lbo::surrogate::LiboState libo;  // Ĵ, what it was learned from, and the tasks' GPs
+  libo.active = {3, 17};
+  libo.learned_from = {0};
+  libo.learned_key = {0, 5};
+  libo.lambda = 0.125;
+  libo.lambda_max = 2.5;
+  libo.group_norms = {0.0, 0.75};
+  libo.gp = lbo::surrogate::GpState{{{0.1, -4.0, -2.9}, {}}, {5, -1}};
+  libo.task_kernels = {"matern52(all, 0.1) + rbf(x1, 0.3) (k_full share 0.05)", ""};
+  c.policy.surrogate.libo = libo;
   c.policy.warm_sources = {"runs/older:a"};
   c.policy.steps = 3;
   return c;
@@ -171,6 +181,17 @@ void expect_same(const Checkpoint& a, const Checkpoint& b) {
   EXPECT_TRUE(std::isnan(jb.loo_cold[0]) && std::isnan(jb.loo_warm[0]));
   EXPECT_EQ(ja.loo_cold[1], jb.loo_cold[1]);
   EXPECT_EQ(ja.loo_warm[1], jb.loo_warm[1]);
+  ASSERT_TRUE(b.policy.surrogate.libo);
+  const lbo::surrogate::LiboState &la = *a.policy.surrogate.libo, &lb = *b.policy.surrogate.libo;
+  EXPECT_EQ(la.active, lb.active);
+  EXPECT_EQ(la.learned_from, lb.learned_from);
+  EXPECT_EQ(la.learned_key, lb.learned_key);
+  EXPECT_EQ(la.lambda, lb.lambda);
+  EXPECT_EQ(la.lambda_max, lb.lambda_max);
+  EXPECT_EQ(la.group_norms, lb.group_norms);
+  EXPECT_EQ(la.gp.theta, lb.gp.theta);
+  EXPECT_EQ(la.gp.fitted_sizes, lb.gp.fitted_sizes);
+  EXPECT_EQ(la.task_kernels, lb.task_kernels);
   EXPECT_EQ(a.policy.warm_sources, b.policy.warm_sources);
   EXPECT_EQ(a.policy.steps, b.policy.steps);
 }
