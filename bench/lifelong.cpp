@@ -2,7 +2,7 @@
 // the ABLR paper's quadratic family (§3.1). The policies run exactly as in `lbo run --sync`
 // with one slot; objectives are evaluated in-process, since this measures proposals.
 //
-//   build/bench/lifelong [--reps N] [--methods lbo,lbo-resid,lbo-pure,lbo-ucb,ablr,gp,gp-ucb,random,libo,libo-ucb,libo-pure,
+//   build/bench/lifelong [--reps N] [--methods lbo,lbo-resid,lbo-pure,lbo-ucb,ablr,gp,gp-ucb,random,libo,libo-ucb,libo-pure,libo-kernel,
 //                        jumbo,jumbo-ei,jumbo-paper,jumbo-ei-paper]
 //                        [--problems branin,quadratic,cosine1d,cosine2d] [--budget N] [--quadratic-tasks N]
 //                        [--cosine-tasks N]
@@ -304,6 +304,7 @@ int main(int argc, char** argv) {
       {"libo", "surrogate = \"libo\"\nacquisition = \"ei\"\ninitial_random = \"libo\""},
       {"libo-ucb", "surrogate = \"libo\"\nacquisition = \"ucb\"\ninitial_random = \"libo\""},
       {"libo-pure", "surrogate = \"libo\"\nacquisition = \"ei\"\ninitial_random = \"libo\"\nlibo_full_share = false"},
+      {"libo-kernel", "surrogate = \"libo\"\nacquisition = \"ei\"\ninitial_random = \"libo\"\nlibo_gp_switch = false"},
       {"jumbo", "surrogate = \"jumbo\"\nacquisition = \"ucb\""},
       {"jumbo-ei", "surrogate = \"jumbo\"\nacquisition = \"ei\""},
       {"jumbo-paper", "surrogate = \"jumbo\"\nacquisition = \"ucb\"\njumbo_cold_switch = false"},

@@ -48,7 +48,8 @@ SLOTS = 2
 BASE_POLICY = {}
 # Short names for the policy keys a method variant may set.
 METHOD_KEYS = {"acq": "acquisition", "initial_random": "initial_random", "xi": "xi", "residual_gp": "residual_gp", "transfer_gp": "transfer_gp",
-               "best": "transfer_best", "threshold": "jumbo_threshold", "cold_switch": "jumbo_cold_switch"}
+               "best": "transfer_best", "threshold": "jumbo_threshold", "cold_switch": "jumbo_cold_switch",
+               "gp_switch": "libo_gp_switch"}
 LBO_METHODS = ("lbo", "gp", "ablr", "random")
 # Run when asked (issue #17's lifelong methods), with their own defaults.
 MORE_LBO_METHODS = ("libo", "jumbo")

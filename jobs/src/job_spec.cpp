@@ -493,7 +493,7 @@ class JobParser {
                {"surrogate", "acquisition", "initial_random", "ucb_beta", "ucb_scale", "ucb_delta", "xi", "hedge_eta",
                 "candidates", "refine", "network_width", "network_depth", "networks", "ibp_alpha", "warm_start", "residual_gp",
                 "transfer_gp", "fit_threads", "transfer_best", "hedge_memory", "libo_full_share",
-                "jumbo_threshold", "jumbo_cold_switch"});
+                "jumbo_threshold", "jumbo_cold_switch", "libo_gp_switch"});
     PolicySpec& policy = job.policy;
     if (const auto surrogate = get_string(t, "surrogate", prefix, false)) {
       if (const auto kind = one_of<SurrogateKind>(
@@ -595,6 +595,7 @@ class JobParser {
     if (const auto residual = get<bool>(t, "residual_gp", prefix, false, "true or false")) policy.residual_gp = *residual;
     if (const auto transfer = get<bool>(t, "transfer_gp", prefix, false, "true or false")) policy.transfer_gp = *transfer;
     if (const auto share = get<bool>(t, "libo_full_share", prefix, false, "true or false")) policy.libo_full_share = *share;
+    if (const auto on = get<bool>(t, "libo_gp_switch", prefix, false, "true or false")) policy.libo_gp_switch = *on;
     if (const auto threshold = get_number(t, "jumbo_threshold", prefix, false)) {
       if (!(*threshold >= 0)) {
         error(*t.get("jumbo_threshold"), "policy.jumbo_threshold", "must be a number >= 0 (inf: the cold GP alone)");

@@ -59,6 +59,7 @@ std::unique_ptr<surrogate::Surrogate> make_surrogate(const jobs::JobSpec& job, i
     case jobs::SurrogateKind::libo: {
       surrogate::LiboOptions options;
       options.full_share = job.policy.libo_full_share;
+      options.gp_switch = job.policy.libo_gp_switch;
       return std::make_unique<surrogate::Libo>(dimension, options);
     }
     case jobs::SurrogateKind::jumbo: {

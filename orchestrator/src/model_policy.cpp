@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <limits>
 #include <numeric>
 #include <optional>
@@ -18,6 +19,7 @@
 #include "lbo/surrogate/batch.hpp"
 #include "lbo/surrogate/hedge.hpp"
 #include "lbo/surrogate/jumbo.hpp"
+#include "lbo/surrogate/libo.hpp"
 #include "lbo/surrogate/linalg.hpp"
 #include "lbo/surrogate/maximizer.hpp"
 #include "lbo/surrogate/surrogate.hpp"
@@ -679,7 +681,7 @@ class ModelPolicy::Impl {
       return;
     }
     log_jumbo_network(adopted_ ? adopted_->state.jumbo : std::nullopt, latest->state.jumbo);
-    log_jumbo_switches(adopted_ ? adopted_->state.jumbo : std::nullopt, latest->state.jumbo);
+    log_model_switches(adopted_.get(), *latest);
     adopted_ = latest;
     fitted_observations_ = 0;  // trials, each counted once however many steps it has
     for (const auto& ids : adopted_->trials) fitted_observations_ += static_cast<std::int64_t>(ids.size());
@@ -716,25 +718,50 @@ class ModelPolicy::Impl {
                  format_number(job_.policy.jumbo_threshold) + ")");
   }
 
-  // JUMBO's cold switch: each run task whose proposals move between the cold GP alone and the
-  // cold GP within the warm GP's best (a task's first fit with a warm GP counts as a move when
-  // it starts alone).
-  void log_jumbo_switches(const std::optional<surrogate::JumboState>& before,
-                          const std::optional<surrogate::JumboState>& after) const {
-    if (!options_.log || !after || after->network.empty() || !job_.policy.jumbo_cold_switch) return;
-    for (std::size_t k = 0; warm_.size() + k < after->loo_cold.size(); ++k) {
+  // The leave-one-out densities of a model's two GPs per model task, the one a switch takes
+  // where it is the higher first (JUMBO: cold alone, warm; LiBO: plain, k̂). NaN: not compared.
+  struct SwitchDensities {
+    const std::vector<double>* taken = nullptr;
+    const std::vector<double>* other = nullptr;
+    bool compared(std::size_t m) const {
+      return taken && other && m < taken->size() && m < other->size() && !std::isnan((*taken)[m]) &&
+             !std::isnan((*other)[m]);
+    }
+    bool takes(std::size_t m) const { return compared(m) && (*taken)[m] > (*other)[m]; }
+  };
+
+  // Each run task whose switch moved between a fit and the next (a first comparison that takes
+  // the switch counts as a move): "<model>: <task> proposes from <describe(model task)>".
+  void log_switches(const std::string& model, SwitchDensities before, SwitchDensities after,
+                    const std::function<std::string(std::size_t)>& describe) const {
+    for (std::size_t k = 0; k < job_.tasks.size() * static_cast<std::size_t>(steps_); ++k) {
       const std::size_t m = warm_.size() + k;
-      if (std::isnan(after->loo_cold[m]) || std::isnan(after->loo_warm[m])) continue;
-      const bool alone = surrogate::jumbo_cold_alone(*after, m);
-      const bool compared_before = before && !before->network.empty() && m < before->loo_cold.size() &&
-                                   !std::isnan(before->loo_cold[m]);
-      const bool was_alone = compared_before && surrogate::jumbo_cold_alone(*before, m);
-      if (alone == was_alone) continue;
-      const int task = static_cast<int>(k) / steps_;
-      std::string name = job_.tasks[static_cast<std::size_t>(task)].name;
-      if (steps_ > 1) name += "/step_" + std::to_string(static_cast<int>(k) % steps_ + 1);
-      options_.log("jumbo: " + name + " proposes from " + surrogate::describe_jumbo_task(*after, m) +
-                   (alone ? ": the warm GP's features predict its own results worse" : ""));
+      if (!after.compared(m) || after.takes(m) == before.takes(m)) continue;
+      std::string name = job_.tasks[k / static_cast<std::size_t>(steps_)].name;
+      if (steps_ > 1) name += "/step_" + std::to_string(k % static_cast<std::size_t>(steps_) + 1);
+      options_.log(model + ": " + name + " proposes from " + describe(m));
+    }
+  }
+
+  void log_model_switches(const Snapshot* before, const Snapshot& after) const {
+    if (!options_.log) return;
+    if (const auto& jumbo = after.state.jumbo; jumbo && !jumbo->network.empty() && job_.policy.jumbo_cold_switch) {
+      SwitchDensities old;
+      if (before && before->state.jumbo && !before->state.jumbo->network.empty()) {
+        old = {&before->state.jumbo->loo_cold, &before->state.jumbo->loo_warm};
+      }
+      log_switches("jumbo", old, {&jumbo->loo_cold, &jumbo->loo_warm}, [&](std::size_t m) {
+        return surrogate::describe_jumbo_task(*jumbo, m) +
+               (surrogate::jumbo_cold_alone(*jumbo, m) ? ": the warm GP's features predict its own results worse" : "");
+      });
+    }
+    if (const auto& libo = after.state.libo; libo && job_.policy.libo_gp_switch) {
+      SwitchDensities old;
+      if (before && before->state.libo) old = {&before->state.libo->loo_plain, &before->state.libo->loo_learned};
+      log_switches("libo", old, {&libo->loo_plain, &libo->loo_learned}, [&](std::size_t m) {
+        return surrogate::libo_plain_chosen(*libo, m) ? libo->task_kernels[m]
+                                                      : "its k̂ GP (k̂: " + libo->task_kernels[m] + ")";
+      });
     }
   }
 

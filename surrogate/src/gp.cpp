@@ -408,8 +408,12 @@ GpObjective gp_objective(const Eigen::MatrixXd& X, const Eigen::VectorXd& y, con
 }
 
 double loo_log_predictive(const Eigen::MatrixXd& X, const Eigen::VectorXd& y, const Eigen::VectorXd& theta) {
-  const Eigen::Index n = X.rows();
-  const Eigen::LLT<Eigen::MatrixXd> llt = robust_cholesky(noisy_kernel(X, theta, nullptr, 0.0));
+  return loo_log_predictive(noisy_kernel(X, theta, nullptr, 0.0), y);
+}
+
+double loo_log_predictive(const Eigen::MatrixXd& covariance, const Eigen::VectorXd& y) {
+  const Eigen::Index n = covariance.rows();
+  const Eigen::LLT<Eigen::MatrixXd> llt = robust_cholesky(covariance);
   const Eigen::MatrixXd inverse = llt.solve(Eigen::MatrixXd::Identity(n, n));
   const Eigen::VectorXd alpha = inverse * y;
   double total = 0;

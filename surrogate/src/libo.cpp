@@ -246,8 +246,14 @@ void Libo::fit(const TaskData& data, std::uint64_t seed) {
   state_.gp.theta.resize(std::max(state_.gp.theta.size(), tasks));
   state_.gp.fitted_sizes.resize(std::max(state_.gp.fitted_sizes.size(), tasks), -1);
   state_.task_kernels.resize(std::max(state_.task_kernels.size(), tasks));
+  state_.plain.theta.resize(std::max(state_.plain.theta.size(), tasks));
+  state_.plain.fitted_sizes.resize(std::max(state_.plain.fitted_sizes.size(), tasks), -1);
+  for (std::vector<double>* loo : {&state_.loo_learned, &state_.loo_plain}) {
+    loo->resize(std::max(loo->size(), tasks), std::numeric_limits<double>::quiet_NaN());
+  }
   posteriors_.resize(tasks);
   kernels_.resize(tasks);
+  plain_.resize(std::max(plain_.size(), tasks), GaussianProcess(options_.gp));
   for (std::size_t t = 0; t < tasks; ++t) {
     const Observations& o = data.tasks[t];
     if (o.y.size() == 0) {
@@ -266,10 +272,48 @@ void Libo::fit(const TaskData& data, std::uint64_t seed) {
     posteriors_[t] = make_fixed_kernel_posterior(kernels_[t], o.X, z, Eigen::Vector2d(theta[0], theta[1]), s);
     state_.gp.theta[t] = theta;
     state_.gp.fitted_sizes[t] = o.y.size();
+    switch_gp(o, t, true, seed);
+  }
+}
+
+void Libo::switch_gp(const Observations& o, std::size_t t, bool refit, std::uint64_t seed) {
+  const std::vector<double>& theta = state_.gp.theta[t];
+  if (refit) {
+    // Restored, a task keeps the text it was saved with (a finished one: the k̂ it ran with).
     char share[48] = "";
     if (theta.size() == 3) std::snprintf(share, sizeof share, " (k_full share %.2g)", sigmoid(theta[2]));
     state_.task_kernels[t] = describe_active() + share;
   }
+  state_.loo_learned[t] = state_.loo_plain[t] = std::numeric_limits<double>::quiet_NaN();
+  if (!options_.gp_switch || o.y.size() < 2) return;
+  const std::vector<double>& saved = state_.plain.theta[t];
+  if (refit) {
+    plain_[t].fit(o, seed + 104729 * t);
+  } else if (static_cast<int>(saved.size()) == GpHyperparameters::size(dimension_)) {
+    plain_[t].set(o, Eigen::Map<const Eigen::VectorXd>(saved.data(), static_cast<Eigen::Index>(saved.size())));
+  } else {
+    return;  // restored from a state without the switch: as it ran, until the next fit
+  }
+  state_.plain.theta[t].assign(plain_[t].theta().data(), plain_[t].theta().data() + plain_[t].theta().size());
+  state_.plain.fitted_sizes[t] = o.y.size();
+  // Both GPs standardize y alike: their densities are of the same z.
+  const Standardization s = Standardization::of(o.y);
+  const Eigen::VectorXd z = (o.y.array() - s.offset) / s.scale;
+  state_.loo_learned[t] = loo_log_predictive(noisy(kernels_[t]->gram(o.X, o.X), theta[0], theta[1]), z);
+  state_.loo_plain[t] = loo_log_predictive(o.X, z, plain_[t].theta());
+  if (!libo_plain_chosen(state_, t)) return;
+  posteriors_[t] = plain_[t].posterior();
+  if (!refit) return;
+  char text[128];
+  std::snprintf(text, sizeof text, "plain GP (leave-one-out log density %.4g > k̂'s %.4g); k̂: ", state_.loo_plain[t],
+                state_.loo_learned[t]);
+  state_.task_kernels[t] = text + state_.task_kernels[t];
+}
+
+bool libo_plain_chosen(const LiboState& state, std::size_t task) {
+  // NaN (not compared) is false: the k̂ GP.
+  return task < state.loo_plain.size() && task < state.loo_learned.size() &&
+         state.loo_plain[task] > state.loo_learned[task];
 }
 
 std::shared_ptr<const TaskPosterior> Libo::posterior(int task) const {
@@ -298,8 +342,12 @@ void Libo::restore(const SurrogateState& saved, const TaskData& data) {
   l.gp.theta.resize(tasks);
   l.gp.fitted_sizes.resize(tasks, -1);
   l.task_kernels.resize(std::max(l.task_kernels.size(), tasks));
+  l.plain.theta.resize(tasks);
+  l.plain.fitted_sizes.resize(tasks, -1);
+  for (std::vector<double>* loo : {&l.loo_learned, &l.loo_plain}) loo->resize(tasks, std::numeric_limits<double>::quiet_NaN());
   restored.posteriors_.resize(data.tasks.size());
   restored.kernels_.resize(data.tasks.size());
+  restored.plain_.assign(tasks, GaussianProcess(options_.gp));
   for (std::size_t t = 0; t < data.tasks.size(); ++t) {
     const Observations& o = data.tasks[t];
     const std::vector<double>& theta = l.gp.theta[t];
@@ -312,6 +360,9 @@ void Libo::restore(const SurrogateState& saved, const TaskData& data) {
     restored.kernels_[t] = restored.kernel_for(theta);
     restored.posteriors_[t] =
         make_fixed_kernel_posterior(restored.kernels_[t], o.X, z, Eigen::Vector2d(theta[0], theta[1]), s);
+    const std::int64_t fitted = l.plain.fitted_sizes[t];
+    restored.switch_gp(o, t, false, 0);
+    l.plain.fitted_sizes[t] = fitted;
   }
   *this = std::move(restored);
 }

@@ -452,6 +452,10 @@ TEST_F(JobSpecTest, libo_forced_exploration_and_warm_start_parse) {
   EXPECT_FALSE(parse(valid_with(random_design, "surrogate = \"gp\"")).policy.libo_exploration);
   EXPECT_TRUE(model.policy.libo_full_share);
   EXPECT_FALSE(parse(valid_with(random_design, "surrogate = \"libo\"\nlibo_full_share = false")).policy.libo_full_share);
+  EXPECT_TRUE(model.policy.libo_gp_switch);
+  EXPECT_FALSE(parse(valid_with(random_design, "surrogate = \"libo\"\nlibo_gp_switch = false")).policy.libo_gp_switch);
+  EXPECT_NE(error_of(valid_with(random_design, "libo_gp_switch = 0")).find("policy.libo_gp_switch: must be true or false"),
+            std::string::npos);
   EXPECT_NE(error_of(valid_with(random_design, "libo_full_share = 1")).find("policy.libo_full_share: must be true or false"),
             std::string::npos);
   EXPECT_NE(error_of(valid_with("initial_random = 5", "initial_random = \"lots\"")).find("policy.initial_random: must be a number >= 0 or \"libo\""),

@@ -499,6 +499,10 @@ TEST(MasterTest, a_sync_libo_run_with_hedge_memory_stopped_and_resumed_proposes_
   std::getline(tasks, row_b);
   EXPECT_TRUE(header.ends_with(",kernels")) << header;
   EXPECT_FALSE(row_b.ends_with(",")) << row_b;
+  // b proposes from its k̂ GP, or from its plain GP once the GP switch took it, which the log says.
+  if (row_b.find(",plain GP (leave-one-out log density ") != std::string::npos) {
+    EXPECT_NE(whole.log.find("libo: b proposes from plain GP (leave-one-out log density "), std::string::npos) << whole.log;
+  }
   // lbo status lists them too, learned from one finished task.
   const std::string status = status_report(whole.run_dir);
   EXPECT_NE(status.find("libo kernels (k̂ from the exploration of 1 finished task(s); k_full: all base kernels):\n"),

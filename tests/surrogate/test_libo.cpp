@@ -277,3 +277,73 @@ TEST(LiboTest, a_task_unlike_the_family_takes_a_larger_share_of_k_full) {
   pure.fit(data, 3);
   EXPECT_EQ(pure.kernel(31)->full_share(), 0.0);
 }
+
+TEST(LiboTest, the_gp_switch_takes_the_plain_gp_where_it_predicts_the_task_better) {
+  const std::vector<int> frequencies = {3, 7, 12};
+  TaskData data = cosine_family(frequencies, 31, 10, 30, 4);
+  // Task 30 is of the family; task 31 is a narrow bump, at a scale no kept kernel has.
+  std::mt19937_64 rng(6);
+  Observations bump{uniform(14, 1, rng), Eigen::VectorXd(14)};
+  for (Eigen::Index i = 0; i < 14; ++i) bump.y(i) = 3.0 * std::exp(-std::pow((bump.X(i, 0) - 0.37) / 0.05, 2));
+  data.tasks.push_back(bump);
+  data.finished.push_back(false);
+  data.exploration.emplace_back();
+  Libo libo(1);
+  libo.fit(data, 3);
+  const LiboState state = *libo.state().libo;
+  ASSERT_EQ(state.loo_plain.size(), 32u);
+
+  // The stored densities: each GP's leave-one-out density of the task's z at its own θ.
+  for (std::size_t t : {30u, 31u}) {
+    const Observations& o = data.tasks[t];
+    const Standardization s = Standardization::of(o.y);
+    const Eigen::VectorXd z = (o.y.array() - s.offset) / s.scale;
+    const std::vector<double>& theta = state.gp.theta[t];
+    Eigen::MatrixXd C = std::exp(theta[0]) * libo.kernel(static_cast<int>(t))->gram(o.X, o.X);
+    C.diagonal().array() += std::exp(theta[1]);
+    EXPECT_NEAR(state.loo_learned[t], loo_log_predictive(C, z), 1e-9);
+    const std::vector<double>& plain = state.plain.theta[t];
+    ASSERT_EQ(plain.size(), 3u);
+    EXPECT_NEAR(state.loo_plain[t],
+                loo_log_predictive(o.X, z, Eigen::Map<const Eigen::VectorXd>(plain.data(), 3)), 1e-9);
+  }
+  // The family's task keeps its k̂ GP; the bump proposes from its plain GP, and says so.
+  EXPECT_GT(state.loo_learned[30], state.loo_plain[30]);
+  EXPECT_FALSE(libo_plain_chosen(state, 30));
+  EXPECT_EQ(state.task_kernels[30].rfind("plain GP", 0), std::string::npos) << state.task_kernels[30];
+  EXPECT_GT(state.loo_plain[31], state.loo_learned[31]);
+  EXPECT_TRUE(libo_plain_chosen(state, 31));
+  EXPECT_EQ(state.task_kernels[31].rfind("plain GP (leave-one-out log density ", 0), 0u) << state.task_kernels[31];
+  const Observations& o = data.tasks[31];
+  const Standardization s = Standardization::of(o.y);
+  const auto plain = make_gp_posterior(o.X, (o.y.array() - s.offset) / s.scale,
+                                       Eigen::Map<const Eigen::VectorXd>(state.plain.theta[31].data(), 3), s);
+  const Eigen::MatrixXd C = Eigen::VectorXd::LinSpaced(9, 0, 1);
+  EXPECT_LT((libo.posterior(31)->predict(C).mean - plain->predict(C).mean).cwiseAbs().maxCoeff(), 1e-9);
+
+  // Restored: the same choices and the same predictions.
+  Libo restored(1);
+  restored.restore(libo.state(), data);
+  for (int t : {30, 31}) {
+    const Posterior a = libo.posterior(t)->predict(C), b = restored.posterior(t)->predict(C);
+    EXPECT_LT((a.mean - b.mean).cwiseAbs().maxCoeff(), 1e-12) << "task " << t;
+  }
+  EXPECT_EQ(restored.state().libo->task_kernels, state.task_kernels);
+  // A state saved before the switch existed restores as it ran: every task on its k̂ GP.
+  SurrogateState older = libo.state();
+  older.libo->plain = GpState{};
+  older.libo->loo_learned.clear();
+  older.libo->loo_plain.clear();
+  Libo from_older(1);
+  from_older.restore(older, data);
+  EXPECT_FALSE(libo_plain_chosen(*from_older.state().libo, 31));
+  const auto kernel_gp = make_fixed_kernel_posterior(libo.kernel(31), o.X, (o.y.array() - s.offset) / s.scale,
+                                                     Eigen::Vector2d(state.gp.theta[31][0], state.gp.theta[31][1]), s);
+  EXPECT_LT((from_older.posterior(31)->predict(C).mean - kernel_gp->predict(C).mean).cwiseAbs().maxCoeff(), 1e-9);
+
+  // Switched off: k̂ always, nothing compared.
+  Libo kernel_only(1, LiboOptions{.gp_switch = false});
+  kernel_only.fit(data, 3);
+  EXPECT_TRUE(std::isnan(kernel_only.state().libo->loo_plain[31]));
+  EXPECT_FALSE(libo_plain_chosen(*kernel_only.state().libo, 31));
+}

@@ -75,6 +75,9 @@ struct PolicySpec {
   /// libo: each task mixes a share of k_full, fitted on its own data, into the learned kernel
   /// k̂ (surrogate/libo.hpp); false: k̂ alone, as the LiBO paper.
   bool libo_full_share = true;
+  /// libo: a task whose own results the plain GP (the gp model) predicts better than its k̂ GP
+  /// (leave-one-out) proposes from the plain GP (surrogate/libo.hpp); false: k̂ always.
+  bool libo_gp_switch = true;
   /// jumbo: l_α, how far below the warm GP's best acquisition value a point may be and still be
   /// chosen by the cold GP's acquisition (standardized units; 0: the warm GP's choice, inf: the
   /// cold GP's).

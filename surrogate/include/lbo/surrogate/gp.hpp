@@ -67,6 +67,8 @@ GpObjective gp_objective(const Eigen::MatrixXd& X, const Eigen::VectorXd& y, con
 /// where their evidences would not (each evidence carries its own prior). Throws
 /// NumericalError when K cannot be factorized.
 double loo_log_predictive(const Eigen::MatrixXd& X, const Eigen::VectorXd& y, const Eigen::VectorXd& theta);
+/// The same for any GP, given its covariance of y (noise included).
+double loo_log_predictive(const Eigen::MatrixXd& covariance, const Eigen::VectorXd& y);
 
 /// The best of the L-BFGS-B maximizations of `objective` (its value and gradient at θ; a
 /// NumericalError where it cannot be evaluated counts as −∞) from each of `starts`, each first

@@ -6,6 +6,12 @@
 // whole dictionary. Beyond the paper (LiboOptions::full_share): each task mixes a share of
 // k_full, fitted on its own data, into k̂.
 //
+// The GP switch (not in the paper; LiboOptions::gp_switch): a k̂ learned from the earlier tasks
+// fixes the task's length-scales to those of its base kernels (a grid), so on a smooth family
+// whose scales fall between them it is far behind a GP that fits its own. At each fit each task
+// also fits the plain GP (GaussianProcess, ARD Matérn-5/2) and proposes from whichever of the
+// two predicts its own results better, leave-one-out (loo_log_predictive).
+//
 // k̂ changes only when the set of finished tasks does, so a task's kernel is fixed while it runs
 // (the paper's k̂_{s−1}), unless an earlier task running beside it finishes: then every open task
 // refits with the better k̂ (finished tasks keep theirs).
@@ -73,6 +79,9 @@ struct LiboOptions {
   /// likelihood, prior near 0), so a k̂ learned from too little data, or a task unlike the
   /// earlier ones, cannot shut out what the task's own data show. false: k̂ alone (the paper).
   bool full_share = true;
+  /// The GP switch above. false: the k̂ GP always (the paper).
+  bool gp_switch = true;
+  GaussianProcess::Options gp;  ///< the plain GP's fit
 };
 
 class Libo final : public Surrogate {
@@ -100,6 +109,9 @@ class Libo final : public Surrogate {
  private:
   // The task's kernel for saved θ: its share of k_full is θ's third entry.
   std::shared_ptr<const CombinedKernel> kernel_for(const std::vector<double>& theta) const;
+  // The GP switch for task t, whose k̂ GP (posteriors_[t], kernels_[t]) is built: fits its plain
+  // GP (refit) or sets it from the saved θ, compares the two and keeps the better.
+  void switch_gp(const Observations& o, std::size_t t, bool refit, std::uint64_t seed);
 
   int dimension_;
   LiboOptions options_;
@@ -107,7 +119,11 @@ class Libo final : public Surrogate {
   LiboState state_;
   std::vector<std::shared_ptr<const TaskPosterior>> posteriors_;
   std::vector<std::shared_ptr<const CombinedKernel>> kernels_;  // per task
+  std::vector<GaussianProcess> plain_;                         // per task, the GP switch's
 };
+
+/// Whether `task` proposes from its plain GP in `state` (the GP switch chose it).
+bool libo_plain_chosen(const LiboState& state, std::size_t task);
 
 /// The key of the exploration data META-KGL learns from: per finished task, its index and its
 /// count of exploration rows (a change of either re-estimates k̂).

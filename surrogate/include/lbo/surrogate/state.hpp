@@ -89,12 +89,19 @@ struct LiboState {
   double lambda = 0, lambda_max = 0;      ///< META-KGL's chosen λ and λ_max
   std::vector<double> group_norms;        ///< ‖β̂^(j)‖₂ per base kernel at λ
   GpState gp;                             ///< per task θ and fitted size
-  /// Per task: the k̂ its GP was last fitted with, as Libo::describe_active() ("" before a fit).
+  /// Per task: the k̂ its GP was last fitted with, as Libo::describe_active() ("" before a fit),
+  /// and which GP it proposes from when the GP switch chose the plain one.
   std::vector<std::string> task_kernels;
+  /// The GP switch (Libo): per task the plain GP's θ and fitted size, and the leave-one-out log
+  /// predictive densities of the task's results under its k̂ GP and its plain GP (NaN where not
+  /// compared). Empty in version 1 states.
+  GpState plain;
+  std::vector<double> loo_learned, loo_plain;
 
   template <class Archive>
-  void serialize(Archive& archive, std::uint32_t /*version*/) {
+  void serialize(Archive& archive, std::uint32_t version) {
     archive(active, learned_from, learned_key, lambda, lambda_max, group_norms, gp, task_kernels);
+    if (version >= 2) archive(plain, loo_learned, loo_plain);
   }
 };
 
