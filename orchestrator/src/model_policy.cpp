@@ -715,7 +715,10 @@ class ModelPolicy::Impl {
     options_.log("jumbo: the warm network learned from " + std::to_string(after->trained_key.size() / 2) +
                  " finished task(s), " + std::to_string(rows) +
                  " results; open tasks propose from the cold GP among the warm GP's best (jumbo_threshold " +
-                 format_number(job_.policy.jumbo_threshold) + ")");
+                 format_number(job_.policy.jumbo_threshold) + ")" +
+                 (job_.policy.jumbo_cold_switch
+                      ? ", or from the cold GP alone while it predicts their results better (jumbo_cold_switch)"
+                      : ""));
   }
 
   // The leave-one-out densities of a model's two GPs per model task, the one a switch takes
