@@ -272,11 +272,11 @@ void Libo::fit(const TaskData& data, std::uint64_t seed) {
     posteriors_[t] = make_fixed_kernel_posterior(kernels_[t], o.X, z, Eigen::Vector2d(theta[0], theta[1]), s);
     state_.gp.theta[t] = theta;
     state_.gp.fitted_sizes[t] = o.y.size();
-    switch_gp(o, t, true, seed);
+    switch_gp(o, z, t, true, seed);
   }
 }
 
-void Libo::switch_gp(const Observations& o, std::size_t t, bool refit, std::uint64_t seed) {
+void Libo::switch_gp(const Observations& o, const Eigen::VectorXd& z, std::size_t t, bool refit, std::uint64_t seed) {
   const std::vector<double>& theta = state_.gp.theta[t];
   if (refit) {
     // Restored, a task keeps the text it was saved with (a finished one: the k̂ it ran with).
@@ -296,9 +296,7 @@ void Libo::switch_gp(const Observations& o, std::size_t t, bool refit, std::uint
   }
   state_.plain.theta[t].assign(plain_[t].theta().data(), plain_[t].theta().data() + plain_[t].theta().size());
   state_.plain.fitted_sizes[t] = o.y.size();
-  // Both GPs standardize y alike: their densities are of the same z.
-  const Standardization s = Standardization::of(o.y);
-  const Eigen::VectorXd z = (o.y.array() - s.offset) / s.scale;
+  // z is the k̂ GP's standardized y, and the plain GP standardizes alike: both densities are of z.
   state_.loo_learned[t] = loo_log_predictive(noisy(kernels_[t]->gram(o.X, o.X), theta[0], theta[1]), z);
   state_.loo_plain[t] = loo_log_predictive(o.X, z, plain_[t].theta());
   if (!libo_plain_chosen(state_, t)) return;
@@ -361,7 +359,7 @@ void Libo::restore(const SurrogateState& saved, const TaskData& data) {
     restored.posteriors_[t] =
         make_fixed_kernel_posterior(restored.kernels_[t], o.X, z, Eigen::Vector2d(theta[0], theta[1]), s);
     const std::int64_t fitted = l.plain.fitted_sizes[t];
-    restored.switch_gp(o, t, false, 0);
+    restored.switch_gp(o, z, t, false, 0);
     l.plain.fitted_sizes[t] = fitted;
   }
   *this = std::move(restored);

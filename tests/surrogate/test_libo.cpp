@@ -163,6 +163,19 @@ TaskData cosine_family(const std::vector<int>& active, int tasks, int points, in
   return data;
 }
 
+// 30 finished tasks of the family with frequencies 3, 7 and 12 and task 30 of it, open; task 31,
+// open, is a narrow bump those cosines cannot make (at a scale no kept kernel has).
+TaskData family_and_a_bump() {
+  TaskData data = cosine_family({3, 7, 12}, 31, 10, 30, 4);
+  std::mt19937_64 rng(6);
+  Observations bump{uniform(14, 1, rng), Eigen::VectorXd(14)};
+  for (Eigen::Index i = 0; i < 14; ++i) bump.y(i) = 3.0 * std::exp(-std::pow((bump.X(i, 0) - 0.37) / 0.05, 2));
+  data.tasks.push_back(bump);
+  data.finished.push_back(false);
+  data.exploration.emplace_back();
+  return data;
+}
+
 // The indices of the cosine bases cos(jπx) of KernelDictionary::standard(1), by frequency j.
 std::vector<int> cosine_indices(const KernelDictionary& dictionary, const std::vector<int>& frequencies) {
   std::vector<int> indices;
@@ -257,15 +270,7 @@ TEST(LiboTest, refits_only_what_changed_and_restores_exactly) {
 }
 
 TEST(LiboTest, a_task_unlike_the_family_takes_a_larger_share_of_k_full) {
-  const std::vector<int> frequencies = {3, 7, 12};
-  TaskData data = cosine_family(frequencies, 31, 10, 30, 4);
-  // Task 30 is of the family, task 31 is not: a narrow bump the cosines 3, 7 and 12 cannot make.
-  std::mt19937_64 rng(6);
-  Observations bump{uniform(14, 1, rng), Eigen::VectorXd(14)};
-  for (Eigen::Index i = 0; i < 14; ++i) bump.y(i) = 3.0 * std::exp(-std::pow((bump.X(i, 0) - 0.37) / 0.05, 2));
-  data.tasks.push_back(bump);
-  data.finished.push_back(false);
-  data.exploration.emplace_back();
+  const TaskData data = family_and_a_bump();
   Libo libo(1);
   libo.fit(data, 3);
   ASSERT_FALSE(libo.active().empty());
@@ -279,15 +284,7 @@ TEST(LiboTest, a_task_unlike_the_family_takes_a_larger_share_of_k_full) {
 }
 
 TEST(LiboTest, the_gp_switch_takes_the_plain_gp_where_it_predicts_the_task_better) {
-  const std::vector<int> frequencies = {3, 7, 12};
-  TaskData data = cosine_family(frequencies, 31, 10, 30, 4);
-  // Task 30 is of the family; task 31 is a narrow bump, at a scale no kept kernel has.
-  std::mt19937_64 rng(6);
-  Observations bump{uniform(14, 1, rng), Eigen::VectorXd(14)};
-  for (Eigen::Index i = 0; i < 14; ++i) bump.y(i) = 3.0 * std::exp(-std::pow((bump.X(i, 0) - 0.37) / 0.05, 2));
-  data.tasks.push_back(bump);
-  data.finished.push_back(false);
-  data.exploration.emplace_back();
+  const TaskData data = family_and_a_bump();
   Libo libo(1);
   libo.fit(data, 3);
   const LiboState state = *libo.state().libo;

@@ -109,9 +109,10 @@ class Libo final : public Surrogate {
  private:
   // The task's kernel for saved θ: its share of k_full is θ's third entry.
   std::shared_ptr<const CombinedKernel> kernel_for(const std::vector<double>& theta) const;
-  // The GP switch for task t, whose k̂ GP (posteriors_[t], kernels_[t]) is built: fits its plain
-  // GP (refit) or sets it from the saved θ, compares the two and keeps the better.
-  void switch_gp(const Observations& o, std::size_t t, bool refit, std::uint64_t seed);
+  // The GP switch for task t, whose k̂ GP (posteriors_[t], kernels_[t], on z, the task's y
+  // standardized) is built: fits its plain GP (refit) or sets it from the saved θ, compares the
+  // two and keeps the better.
+  void switch_gp(const Observations& o, const Eigen::VectorXd& z, std::size_t t, bool refit, std::uint64_t seed);
 
   int dimension_;
   LiboOptions options_;
