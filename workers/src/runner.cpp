@@ -418,13 +418,32 @@ class Runner::Attempt : public std::enable_shared_from_this<Runner::Attempt> {
     const int pidfd = detail::open_pidfd(pid_);
     if (pidfd >= 0) {
       exit_watch_.assign(pidfd);
-      exit_watch_.async_wait(asio::posix::stream_descriptor::wait_read,
-                             [self = shared_from_this()](const boost::system::error_code& ec) {
-                               if (!ec) self->on_exit();
-                             });
+      wait_for_pidfd();
       return;
     }
     poll_exit();
+  }
+
+  // A readable pidfd is taken as a hint, never as proof: on_exit first asks the kernel whether
+  // the leader has exited. Boost 1.74's epoll reactor recycles a closed descriptor's state while
+  // an event for it may still be queued, and that event then completes whatever waits on the
+  // descriptor that gets the state next. A wait on a pidfd, unlike a read, completes on any
+  // event, and Linux signals a pidfd twice (at exit and when it is reaped), so a live trial
+  // started right after another one ended was taken for exited and killed (issue 31).
+  void wait_for_pidfd() {
+    exit_watch_.async_wait(asio::posix::stream_descriptor::wait_read,
+                           [self = shared_from_this()](const boost::system::error_code& ec) {
+                             if (!ec) self->on_exit();
+                           });
+  }
+
+  // Whether the leader has exited, without reaping it (so its process group id stays reserved).
+  bool leader_exited() const {
+    siginfo_t info{};
+    if (::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) != 0) {
+      return errno != EINTR;  // ECHILD: not ours to wait for (never expected); do not wait forever
+    }
+    return info.si_pid != 0;
   }
 
   // Kernels without pidfd_open (< 5.3): look every 10 ms whether the child has exited,
@@ -433,9 +452,7 @@ class Runner::Attempt : public std::enable_shared_from_this<Runner::Attempt> {
     exit_poll_.expires_after(std::chrono::milliseconds(10));
     exit_poll_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
       if (ec) return;
-      siginfo_t info{};
-      if (::waitid(P_PID, static_cast<id_t>(self->pid_), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
-          info.si_pid != 0) {
+      if (self->leader_exited()) {
         self->on_exit();
       } else {
         self->poll_exit();
@@ -444,6 +461,19 @@ class Runner::Attempt : public std::enable_shared_from_this<Runner::Attempt> {
   }
 
   void on_exit() {
+    if (reaped_) return;
+    if (!leader_exited()) {  // a stale event (see wait_for_pidfd): keep waiting
+      if (exit_watch_.is_open()) {
+        wait_for_pidfd();
+      } else {
+        poll_exit();
+      }
+      return;
+    }
+    // Closed before the reap, so the reap's own pidfd event is never queued for a descriptor
+    // that might get this one's reactor state.
+    boost::system::error_code ignored;
+    exit_watch_.close(ignored);
     // The leader has exited but is not reaped, so its pid still names the group: kill what it
     // left behind, then reap it.
     ::killpg(pid_, SIGKILL);
