@@ -174,6 +174,9 @@ int run(const RunOptions& options, cluster::MpiSession* mpi) {
   RunDirectory run_dir = RunDirectory::open(options.run_root, job, options.fresh, locking);
   if (!run_dir.locked()) {
     console.log("--no-lock: " + run_dir.path().string() + " is not locked; no other lbo may use it while this one runs");
+  } else if (!run_dir.folder_locked()) {
+    console.log("the filesystem of " + run_dir.path().string() + " locks files but not folders: the lock file alone keeps "
+                "other lbo processes out, so do not remove it while this run is live");
   }
   if (!run_dir.moved_aside().empty()) console.log("moved the earlier run to " + run_dir.moved_aside().string());
   std::optional<RecoveredRun> recovered;

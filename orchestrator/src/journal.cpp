@@ -100,9 +100,32 @@ std::string frame_record(const JournalRecord& record) {
 
 namespace {
 
-// The journal from its first bytes (`head`, the header or what there is of it) and the bytes
-// from `start` on (`all`), of a file of `file_bytes`; `path` names it in messages.
-JournalContents decode_parts(std::string_view head, std::string_view all, std::uint64_t start,
+// Format versions a newer lbo could have written: the format changes only with the framing,
+// rarely. Anything else in the header's version field (0, a high bit set) is damage.
+bool plausibly_newer(std::uint32_t version) { return version > kFormatVersion && version <= kFormatVersion + 63; }
+
+// Whether `first` (the bytes right after the header) starts with a record that reads as this
+// format: an intact frame whose payload decodes. A newer format changes the framing, so its
+// first record does not.
+bool first_record_reads(std::string_view first) {
+  const auto length = frame_at(first, 0, true);
+  if (!length) return false;
+  const std::string_view payload = first.substr(kFrameBytes, *length);
+  if (detail::get_le(payload, 1, 4) >= kRecordTypes) return false;
+  try {
+    JournalRecord record;
+    detail::decode_payload(payload, record);
+    return true;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+// The journal from its first bytes (`head`, the header or what there is of it), its first
+// record (`first`: the bytes after the header, at least the first record's, looked at only when
+// the header's version is not this lbo's) and the bytes from `start` on (`all`), of a file of
+// `file_bytes`; `path` names it in messages.
+JournalContents decode_parts(std::string_view head, std::string_view first, std::string_view all, std::uint64_t start,
                              std::uint64_t file_bytes, const std::filesystem::path& path) {
   JournalContents contents;
   contents.file_bytes = file_bytes;
@@ -162,8 +185,12 @@ JournalContents decode_parts(std::string_view head, std::string_view all, std::u
   contents.end_bytes = contents.file_bytes - contents.torn_bytes;
 
   if (version != kFormatVersion) {
-    // A newer format, or one damaged header field: only records that read as format 1 tell.
-    if (contents.records.empty() || !contents.damaged.empty()) {
+    // A newer format, or a damaged version field (issue 31: a flipped bit made a run whose
+    // checkpoint covers the whole journal unresumable). A version no lbo writes is damage; a
+    // plausible one is damage when the records read as format 1: the first one, which every
+    // read looks at whatever the checkpoint covers, or all those after the checkpoint.
+    const bool records_read = first_record_reads(first) || (!contents.records.empty() && contents.damaged.empty());
+    if (plausibly_newer(version) && !records_read) {
       throw CorruptStateError(path.string() + ": journal format " + std::to_string(version) +
                               " is not supported by this lbo (format " + std::to_string(kFormatVersion) +
                               "): continue the run with the lbo that wrote it; this one changed nothing");
@@ -199,8 +226,9 @@ std::uint64_t decode_start(std::uint64_t from, std::uint64_t file_bytes) {
 
 JournalContents decode_journal(std::string_view bytes, const std::filesystem::path& path, std::uint64_t from) {
   const std::uint64_t start = decode_start(from, bytes.size());
-  return decode_parts(bytes.substr(0, std::min<std::size_t>(bytes.size(), kHeaderBytes)),
-                      bytes.substr(static_cast<std::size_t>(start)), start, bytes.size(), path);
+  const std::string_view head = bytes.substr(0, std::min<std::size_t>(bytes.size(), kHeaderBytes));
+  return decode_parts(head, bytes.substr(head.size()), bytes.substr(static_cast<std::size_t>(start)), start,
+                      bytes.size(), path);
 }
 
 JournalContents read_journal(const std::filesystem::path& path, std::uint64_t from) {
@@ -217,7 +245,24 @@ JournalContents read_journal(const std::filesystem::path& path, std::uint64_t fr
   in.seekg(static_cast<std::streamoff>(start));
   in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   if (!in && !bytes.empty()) throw CorruptStateError(path.string() + ": cannot read the journal");
-  return decode_parts(head, bytes, start, file_bytes, path);
+  // The first record too, when the header's version is not ours: it tells damage from a newer
+  // format even when a checkpoint covers every record.
+  std::string first;
+  if (head.size() == kHeaderBytes && detail::get_le(head, 4, 4) != kFormatVersion && file_bytes > kHeaderBytes) {
+    first.resize(static_cast<std::size_t>(std::min<std::uint64_t>(file_bytes - kHeaderBytes, kFrameBytes)));
+    in.clear();
+    in.seekg(static_cast<std::streamoff>(kHeaderBytes));
+    in.read(first.data(), static_cast<std::streamsize>(first.size()));
+    if (first.size() == kFrameBytes) {
+      const std::uint64_t length = detail::get_le(first, 0, 4);
+      if (length <= kMaxRecordBytes && length <= file_bytes - kHeaderBytes - kFrameBytes) {
+        first.resize(kFrameBytes + length);
+        in.read(first.data() + kFrameBytes, static_cast<std::streamsize>(length));
+      }
+    }
+    if (!in) first.clear();
+  }
+  return decode_parts(head, first, bytes, start, file_bytes, path);
 }
 
 JournalWriter JournalWriter::create(const std::filesystem::path& path) {

@@ -359,6 +359,7 @@ class Master::Loop {
         if (exit_code_ == kExitDone) exit_code_ = kExitResumable;
         begin_stop("no slot is left (every worker rank was lost)");
       }
+      if (const std::string lock = run_dir_.keep_lock_file(); !lock.empty()) console_.warn(lock);
       poll_new_tasks();
       schedule_task_poll();
     });

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <thread>
 #include <utility>
 
 #include "lbo/jobs/error.hpp"
@@ -94,66 +95,95 @@ InputError locks_unsupported_error(const fs::path& folder, const fs::path& lock,
                     "this run directory at the same time");
 }
 
-// Takes the run lock (flock: released by the kernel when the holder dies, so a crashed run
-// never leaves a stale lock behind) and checks that the file locked is still the folder's: a
-// concurrent --fresh may have moved the folder between the open and the flock. Without
-// `locking.take`, only opens the lock file (whose text names this process).
-Lock try_lock(const RunPaths& run, int& fd_out, const LockOptions& locking, const fs::path& folder) {
+// Whether flock on a folder failed because this filesystem locks files only (NFS emulates flock
+// with POSIX locks, which need a descriptor open for writing): the lock file then guards alone.
+bool folder_lock_unsupported(int error_number) {
+  return locks_unsupported(error_number) || error_number == EBADF || error_number == EINVAL || error_number == EISDIR;
+}
+
+bool same_file(int fd, const fs::path& path) {
+  struct stat opened {}, named {};
+  return ::fstat(fd, &opened) == 0 && ::stat(path.c_str(), &named) == 0 && opened.st_ino == named.st_ino &&
+         opened.st_dev == named.st_dev;
+}
+
+// The run lock is two flocks, both released by the kernel when the holder dies (so a crashed run
+// never leaves a stale lock behind): one on the run folder itself, which no cleanup of a "stale
+// lock file" can take away (issue 31: with the lock file deleted, a second master resumed a live
+// run beside the first), and one on the lock file, which older lbo versions and people read.
+// Both are checked to still be the folder's: a concurrent --fresh may have moved the folder
+// between the open and the flock. Without `locking.take`, only opens the lock file (whose text
+// names this process).
+Lock try_lock(const RunPaths& run, LockFds& out, const LockOptions& locking, const fs::path& folder) {
+  LockFds fds;  // closes both on every way out but the last
+  if (locking.take) {
+    fds.folder = ::open(run.path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fds.folder < 0) {
+      if (errno == ENOENT) return Lock::folder_changed;
+      throw IoError(run.path().string() + ": cannot open the run directory: " + std::strerror(errno), errno);
+    }
+    if (locking.flock(fds.folder, LOCK_EX | LOCK_NB) != 0) {
+      const int error_number = errno;
+      if (error_number == EWOULDBLOCK || error_number == EINTR) return Lock::held_by_another;
+      if (!folder_lock_unsupported(error_number)) {
+        throw IoError(run.path().string() + ": cannot lock the run directory: " + std::strerror(error_number),
+                      error_number);
+      }
+      fds.reset_folder();
+    }
+  }
   const fs::path lock = run.lock();
-  const int fd = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) {
+  fds.file = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fds.file < 0) {
     if (errno == ENOENT) return Lock::folder_changed;
     throw IoError(lock.string() + ": cannot open the run lock: " + std::strerror(errno), errno);
   }
-  if (locking.take && locking.flock(fd, LOCK_EX | LOCK_NB) != 0) {
+  if (locking.take && locking.flock(fds.file, LOCK_EX | LOCK_NB) != 0) {
     const int error_number = errno;
-    ::close(fd);
     if (error_number == EWOULDBLOCK || error_number == EINTR) return Lock::held_by_another;
     if (locks_unsupported(error_number)) throw locks_unsupported_error(folder, lock, error_number);
     throw IoError(lock.string() + ": cannot lock the run directory: " + std::strerror(error_number), error_number);
   }
-  struct stat locked {}, named {};
-  if (::fstat(fd, &locked) != 0 || ::stat(lock.c_str(), &named) != 0 || locked.st_ino != named.st_ino ||
-      locked.st_dev != named.st_dev) {
-    ::close(fd);
+  if (!same_file(fds.file, lock) || (fds.folder >= 0 && !same_file(fds.folder, run.path()))) {
     return Lock::folder_changed;
   }
-  fd_out = fd;
+  out = std::move(fds);
   return Lock::taken;
 }
 
 // A new run folder at `dir`, built whole beside it (trials/, job.toml, the lock taken) and then
 // renamed into place, so no other lbo ever sees it half made or unlocked. Returns the lock's
-// descriptor, or -1 when another lbo made a run there first.
-int create_locked(const fs::path& dir, const jobs::JobSpec& job, const LockOptions& locking) {
+// descriptors, or none when another lbo made a run there first.
+std::optional<LockFds> create_locked(const fs::path& dir, const jobs::JobSpec& job, const LockOptions& locking) {
   // Hidden, so a staging folder that a kill leaves behind is not mistaken for a run.
   const RunPaths staging(
       unused_name((dir.parent_path() / ("." + dir.filename().string())).string(), ".new-" + std::to_string(::getpid()) + "-", now()));
   std::error_code ec;
   fs::create_directories(staging.trials(), ec);
   if (ec) throw IoError("cannot create " + staging.path().string() + ": " + ec.message(), ec.value());
-  int fd = -1;
+  LockFds fds;
   try {
-    if (try_lock(staging, fd, locking, dir.parent_path()) != Lock::taken) {
+    if (try_lock(staging, fds, locking, dir.parent_path()) != Lock::taken) {
       throw Error(staging.lock().string() + ": cannot lock a new folder");
     }
-    write_holder(fd, staging.lock(), locking.take);
+    write_holder(fds.file, staging.lock(), locking.take);
     write_file_atomically(staging.job_file(), job.source_text, Durability::synced);
   } catch (...) {
-    if (fd >= 0) ::close(fd);
+    fds = LockFds();
     fs::remove_all(staging.path(), ec);
     throw;
   }
   // rename(2) replaces an empty folder and refuses a non-empty one: a run made there meanwhile.
+  // The folder's lock moves with it (a flock belongs to the folder, not to its name).
   if (::rename(staging.path().c_str(), dir.c_str()) != 0) {
     const int error_number = errno;
-    ::close(fd);
+    fds = LockFds();
     fs::remove_all(staging.path(), ec);
-    if (error_number == ENOTEMPTY || error_number == EEXIST) return -1;
+    if (error_number == ENOTEMPTY || error_number == EEXIST) return std::nullopt;
     throw IoError("cannot create " + dir.string() + ": " + std::strerror(error_number), error_number);
   }
   sync_directory(dir.parent_path());
-  return fd;
+  return fds;
 }
 
 }  // namespace
@@ -192,16 +222,24 @@ RunDirectory RunDirectory::open(const fs::path& run_root, const jobs::JobSpec& j
   fs::path moved_aside;
   for (int attempt = 0; attempt < kOpenAttempts; ++attempt) {
     if (!fs::exists(dir, ec) || is_empty_dir(dir)) {
-      const int fd = create_locked(dir, job, locking);
-      if (fd < 0) continue;  // another lbo made a run there first: look at it again
-      RunDirectory run(dir, fd, locking.take);
+      std::optional<LockFds> fds = create_locked(dir, job, locking);
+      if (!fds) continue;  // another lbo made a run there first: look at it again
+      RunDirectory run(dir, std::move(*fds), locking.take);
       run.moved_aside_ = moved_aside;
       run.wrote_holder_ = true;
       return run;
     }
     if (!fs::is_directory(dir, ec)) throw InputError(dir.string() + " exists and is not a run directory");
-    int fd = -1;
-    switch (try_lock(paths, fd, locking, dir)) {
+    LockFds fds;
+    Lock got = try_lock(paths, fds, locking, dir);
+    // lbo add-task holds a stopped run's lock for a few milliseconds: a start that meets it
+    // waits that out rather than end a requeue chain with "in use" (exit 2).
+    for (const auto give_up = std::chrono::steady_clock::now() + std::chrono::duration<double>(locking.wait_s);
+         got == Lock::held_by_another && std::chrono::steady_clock::now() < give_up;) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      got = try_lock(paths, fds, locking, dir);
+    }
+    switch (got) {
       case Lock::held_by_another:
         throw InputError(dir.string() + " is in use by a running lbo (" + holder_or_unknown(paths) + ")");
       case Lock::folder_changed:
@@ -209,7 +247,7 @@ RunDirectory RunDirectory::open(const fs::path& run_root, const jobs::JobSpec& j
       case Lock::taken:
         break;
     }
-    RunDirectory run(dir, fd, locking.take);  // closes the lock on every way out
+    RunDirectory run(dir, std::move(fds), locking.take);  // closes the lock on every way out
     if (fresh && moved_aside.empty()) {
       // Under the lock: no other lbo can be using or moving this folder now. The lock moves
       // with it and is released when `run` closes it.
@@ -225,7 +263,7 @@ RunDirectory RunDirectory::open(const fs::path& run_root, const jobs::JobSpec& j
       // A master that ended said so (~RunDirectory); one that did not was killed or lost.
       if (locking.take && !lock_ended(paths)) run.stale_holder_ = lock_text(paths);
       run.resuming_ = true;
-      write_holder(run.lock_fd_, paths.lock(), locking.take);
+      write_holder(run.lock_.file, paths.lock(), locking.take);
       run.wrote_holder_ = true;
       return run;
     }
@@ -242,7 +280,7 @@ RunDirectory RunDirectory::open(const fs::path& run_root, const jobs::JobSpec& j
     }
     fs::create_directories(paths.trials(), ec);
     if (ec) throw IoError("cannot create " + paths.trials().string() + ": " + ec.message(), ec.value());
-    write_holder(run.lock_fd_, paths.lock(), locking.take);
+    write_holder(run.lock_.file, paths.lock(), locking.take);
     run.wrote_holder_ = true;
     run.freeze_job(job.source_text);
     return run;
@@ -266,15 +304,15 @@ std::optional<RunDirectory> RunDirectory::lock_existing(const fs::path& dir, con
     if (!paths.holds_run()) {
       throw InputError(dir.string() + ": not a run directory (no " + paths.journal().filename().string() + ")");
     }
-    int fd = -1;
-    switch (try_lock(paths, fd, locking, paths.path())) {
+    LockFds fds;
+    switch (try_lock(paths, fds, locking, paths.path())) {
       case Lock::held_by_another:
         return std::nullopt;
       case Lock::folder_changed:
         continue;
       case Lock::taken: {
         // The lock file keeps naming the run's last master: this holder is brief (lbo add-task).
-        RunDirectory run(paths.path(), fd, locking.take);
+        RunDirectory run(paths.path(), std::move(fds), locking.take);
         run.resuming_ = true;
         return run;
       }
@@ -292,6 +330,16 @@ LockHolder lock_holder(const fs::path& run_dir, const LockOptions& locking) {
   LockHolder h;
   h.holder = lock_text(paths);
   h.ended = lock_ended(paths);
+  // The folder's own lock first: it holds even when the lock file was removed under a live run.
+  if (const int folder = ::open(run_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); folder >= 0) {
+    if (locking.flock(folder, LOCK_SH | LOCK_NB) != 0) {
+      h.held = errno == EWOULDBLOCK || errno == EINTR;
+    } else {
+      locking.flock(folder, LOCK_UN);
+    }
+    ::close(folder);
+    if (h.held) return h;
+  }
   const int fd = ::open(paths.lock().c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return h;
   // A shared lock we can take means no process holds the exclusive one.
@@ -314,6 +362,29 @@ LockHolder lock_holder(const fs::path& run_dir, const LockOptions& locking) {
   return h;
 }
 
+LockFds::LockFds(LockFds&& other) noexcept
+    : folder(std::exchange(other.folder, -1)), file(std::exchange(other.file, -1)) {}
+
+LockFds& LockFds::operator=(LockFds&& other) noexcept {
+  if (this != &other) {
+    reset_folder();
+    if (file >= 0) ::close(file);
+    folder = std::exchange(other.folder, -1);
+    file = std::exchange(other.file, -1);
+  }
+  return *this;
+}
+
+LockFds::~LockFds() {
+  reset_folder();
+  if (file >= 0) ::close(file);
+}
+
+void LockFds::reset_folder() {
+  if (folder >= 0) ::close(folder);
+  folder = -1;
+}
+
 RunDirectory::RunDirectory(RunDirectory&& other) noexcept
     : RunPaths(std::move(other)),
       moved_aside_(std::move(other.moved_aside_)),
@@ -321,19 +392,45 @@ RunDirectory::RunDirectory(RunDirectory&& other) noexcept
       resuming_(other.resuming_),
       locked_(other.locked_),
       wrote_holder_(other.wrote_holder_),
-      lock_fd_(std::exchange(other.lock_fd_, -1)) {}
+      lock_(std::move(other.lock_)) {}
+
+std::string RunDirectory::keep_lock_file() {
+  if (!wrote_holder_ || lock_.file < 0 || same_file(lock_.file, lock())) return "";
+  const std::string what = lock().string() + " was removed or replaced while this lbo holds the run";
+  const int fd = ::open(lock().c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return what + ", and cannot be written again: " + std::strerror(errno);
+  if (locked_ && ::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    const int error_number = errno;
+    ::close(fd);
+    return what + ", and another process holds the new one (" + std::strerror(error_number) + ")" +
+           (lock_.folder >= 0 ? std::string("; the run folder's own lock still keeps other lbo processes out")
+                              : std::string("; this filesystem cannot lock folders, so another lbo may be using the run: "
+                                            "stop one of them"));
+  }
+  try {
+    write_holder(fd, lock(), locked_);
+  } catch (const IoError& e) {
+    ::close(fd);
+    return what + ", and cannot be written again: " + e.what();
+  }
+  ::close(lock_.file);
+  lock_.file = fd;
+  return what + "; lbo wrote it again" +
+         (lock_.folder >= 0 ? std::string(" (the run folder's own lock kept other lbo processes out meanwhile)")
+                            : std::string(" (this filesystem cannot lock folders: do not remove the lock file of a live "
+                                          "run)"));
+}
 
 RunDirectory::~RunDirectory() {
-  if (lock_fd_ < 0) return;
+  if (lock_.file < 0) return;
   if (wrote_holder_) {
     // Best effort: without the line the next run only says its predecessor did not end.
     struct stat file {};
     const std::string line = std::string(kEndedLine) + "\n";
-    if (::fstat(lock_fd_, &file) == 0 && ::pwrite(lock_fd_, line.data(), line.size(), file.st_size) < 0) {
+    if (::fstat(lock_.file, &file) == 0 && ::pwrite(lock_.file, line.data(), line.size(), file.st_size) < 0) {
       // nothing to do: the lock is released all the same when the descriptor closes
     }
   }
-  ::close(lock_fd_);
 }
 
 }  // namespace lbo::orchestrator

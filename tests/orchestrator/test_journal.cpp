@@ -441,3 +441,59 @@ TEST(JournalTest, an_append_cut_short_by_the_disk_leaves_no_partial_record) {
   EXPECT_EQ(read.records.size(), 1u);
   EXPECT_TRUE(read.warnings.empty());
 }
+
+namespace {
+
+void set_version_field(const fs::path& path, std::uint32_t version) {
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekp(4);
+  for (int i = 0; i < 4; ++i) f.put(static_cast<char>((version >> (8 * i)) & 0xff));
+}
+
+}  // namespace
+
+// Issue 31: a flipped bit in the version field of a journal whose checkpoint covers every
+// record ("format 3 is not supported") made the run unresumable. The first record, read as
+// format 1, says the header is damaged; every single-bit flip of the field reads so.
+TEST(JournalTest, a_flipped_bit_in_the_version_field_is_damage_even_when_a_checkpoint_covers_every_record) {
+  lbo::testing::ScratchDir dir;
+  const auto records = sample_records();
+  const fs::path path = write_journal(dir.path(), records);
+  const std::uint64_t end = fs::file_size(path);
+  for (int bit = 0; bit < 32; ++bit) {
+    set_version_field(path, 1u ^ (1u << bit));
+    for (const std::uint64_t from : {std::uint64_t{0}, end}) {
+      const JournalContents read = read_journal(path, from);
+      EXPECT_TRUE(read.header_damaged) << "bit " << bit << " from " << from;
+      EXPECT_EQ(read.records.size(), from == 0 ? records.size() : 0u);
+      ASSERT_FALSE(read.warnings.empty());
+      EXPECT_NE(read.warnings.front().find("the header is damaged"), std::string::npos) << read.warnings.front();
+      const std::string bytes = lbo::testing::read_text(path);
+      EXPECT_TRUE(decode_journal(bytes, path, from).header_damaged);
+    }
+  }
+  // Resuming rewrites the header in place.
+  set_version_field(path, 3);
+  JournalWriter writer = JournalWriter::resume(path, read_journal(path, end), end);
+  EXPECT_FALSE(read_journal(path).header_damaged);
+}
+
+// A format a newer lbo may have written (its records do not read as format 1) is still refused,
+// and nothing is changed.
+TEST(JournalTest, a_newer_format_whose_records_do_not_read_is_refused) {
+  lbo::testing::ScratchDir dir;
+  const fs::path path = dir.path() / "journal.lbo";
+  std::string bytes("LBOJ\x02\x00\x00\x00", 8);
+  bytes += std::string("\x10\x00\x00\x00\xaa\xbb\xcc\xdd", 8) + std::string(16, 'z');
+  std::ofstream(path, std::ios::binary) << bytes;
+  for (const std::uint64_t from : {std::uint64_t{0}, std::uint64_t{bytes.size()}}) {
+    try {
+      read_journal(path, from);
+      FAIL() << "read a journal of format 2";
+    } catch (const lbo::CorruptStateError& e) {
+      EXPECT_NE(std::string(e.what()).find("journal format 2 is not supported by this lbo (format 1)"), std::string::npos)
+          << e.what();
+    }
+  }
+  EXPECT_EQ(lbo::testing::read_text(path), bytes);
+}

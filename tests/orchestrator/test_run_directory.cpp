@@ -1,12 +1,17 @@
 #include "lbo/orchestrator/run_directory.hpp"
 
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
 
 #include <cerrno>
 #include <cstring>
+#include <chrono>
 #include <fstream>
+#include <optional>
+#include <thread>
 
 #include "lbo/jobs/error.hpp"
 #include "test_support.hpp"
@@ -48,8 +53,10 @@ TEST(RunDirectoryTest, a_live_run_is_never_moved) {
   lbo::testing::ScratchDir dir;
   const auto job = lbo::testing::job_from(lbo::testing::test_job(), dir.path());
   const RunDirectory live = RunDirectory::create(dir.path() / "runs", job, false);
+  LockOptions quick;
+  quick.wait_s = 0.1;
   try {
-    RunDirectory::create(dir.path() / "runs", job, true);
+    RunDirectory::create(dir.path() / "runs", job, true, quick);
     FAIL() << "a live run was moved aside";
   } catch (const lbo::InputError& e) {
     EXPECT_NE(std::string(e.what()).find("in use by a running lbo (pid " + std::to_string(::getpid())),
@@ -136,6 +143,7 @@ namespace {
 // flock as on a filesystem without file locks (Lustre mounted without flock, NFS without lockd).
 LockOptions without_file_locks(int error_number) {
   LockOptions locking;
+  locking.wait_s = 0;
   locking.flock = [error_number](int, int) {
     errno = error_number;
     return -1;
@@ -228,4 +236,84 @@ TEST(RunDirectoryTest, a_lock_that_cannot_be_probed_is_unknown_not_held) {
   const LockHolder live = lock_holder(run.path());
   EXPECT_TRUE(live.held);
   EXPECT_TRUE(live.unknown_why.empty());
+}
+
+// Issue 31: with the lock file deleted under a live run (a cleanup of "stale locks"), a second
+// master took a new lock file and ran the same trials beside the first. The folder's own lock
+// keeps it out, the second start creates nothing, and the live master writes the file again.
+TEST(RunDirectoryTest, removing_the_lock_file_of_a_live_run_lets_no_second_lbo_in) {
+  lbo::testing::ScratchDir dir;
+  const auto job = lbo::testing::job_from(lbo::testing::test_job(), dir.path());
+  LockOptions quick;
+  quick.wait_s = 0.1;
+  RunDirectory live = RunDirectory::open(dir.path() / "runs", job, false, quick);
+  ASSERT_TRUE(live.folder_locked());
+  std::ofstream(live.journal()) << "x";
+  const std::string holder = lbo::testing::read_text(live.lock());
+  EXPECT_EQ(live.keep_lock_file(), "");
+  fs::remove(live.lock());
+  EXPECT_TRUE(lock_holder(live.path()).held);
+  const std::string refused = open_error(dir.path() / "runs", job, quick);
+  EXPECT_NE(refused.find("is in use by a running lbo"), std::string::npos) << refused;
+  EXPECT_FALSE(fs::exists(live.lock())) << "the refused start made a lock file";
+  EXPECT_FALSE(RunDirectory::lock_existing(live.path(), quick).has_value()) << "lbo add-task took a live run";
+  // The same with the file replaced by another (a copy put back by hand).
+  std::ofstream(live.lock()) << "pid 1 on elsewhere\n";
+  EXPECT_NE(open_error(dir.path() / "runs", job, quick).find("is in use by a running lbo"), std::string::npos);
+
+  const std::string said = live.keep_lock_file();
+  EXPECT_NE(said.find(live.lock().string() + " was removed or replaced while this lbo holds the run; lbo wrote it again"),
+            std::string::npos)
+      << said;
+  EXPECT_EQ(lbo::testing::read_text(live.lock()), holder);
+  EXPECT_EQ(live.keep_lock_file(), "");
+  EXPECT_NE(open_error(dir.path() / "runs", job, quick).find("in use by a running lbo (" + holder.substr(0, holder.size() - 1) + ")"),
+            std::string::npos);
+}
+
+// Where a folder cannot be flocked (NFS emulates flock with POSIX locks, which need a file open
+// for writing), the lock file guards alone, as before, and lbo says so.
+TEST(RunDirectoryTest, a_filesystem_that_locks_files_but_not_folders_keeps_the_lock_file) {
+  lbo::testing::ScratchDir dir;
+  const auto job = lbo::testing::job_from(lbo::testing::test_job(), dir.path());
+  LockOptions files_only;
+  files_only.wait_s = 0;
+  files_only.flock = [](int fd, int operation) {
+    struct stat st {};
+    if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+      errno = EBADF;
+      return -1;
+    }
+    return ::flock(fd, operation);
+  };
+  const RunDirectory live = RunDirectory::open(dir.path() / "runs", job, false, files_only);
+  EXPECT_TRUE(live.locked());
+  EXPECT_FALSE(live.folder_locked());
+  std::ofstream(live.journal()) << "x";
+  EXPECT_NE(open_error(dir.path() / "runs", job, files_only).find("is in use by a running lbo"), std::string::npos);
+  EXPECT_TRUE(lock_holder(live.path(), files_only).held);
+}
+
+// Issue 31: `lbo run` started while `lbo add-task` held a stopped run's lock for a few
+// milliseconds exited 2 ("in use"), which ends a requeue chain. It waits such a hold out.
+TEST(RunDirectoryTest, a_start_waits_for_a_brief_holder) {
+  lbo::testing::ScratchDir dir;
+  const auto job = lbo::testing::job_from(lbo::testing::test_job(), dir.path());
+  fs::path run_dir;
+  {
+    const RunDirectory first = RunDirectory::open(dir.path() / "runs", job, false);
+    std::ofstream(first.journal()) << "x";
+    run_dir = first.path();
+  }
+  std::optional<RunDirectory> brief = RunDirectory::lock_existing(run_dir);
+  ASSERT_TRUE(brief.has_value());
+  std::thread release([&brief] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    brief.reset();
+  });
+  const auto t0 = std::chrono::steady_clock::now();
+  const RunDirectory resumed = RunDirectory::open(dir.path() / "runs", job, false);
+  release.join();
+  EXPECT_TRUE(resumed.resuming());
+  EXPECT_GE(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(250));
 }

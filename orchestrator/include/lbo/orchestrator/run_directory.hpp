@@ -57,6 +57,25 @@ struct LockOptions {
   bool take = true;
   /// flock(2). Tests put here a function that fails as a filesystem without locks does.
   std::function<int(int fd, int operation)> flock = ::flock;
+  /// How long `RunDirectory::open` waits for a lock another process holds before it refuses
+  /// the folder: lbo add-task holds a stopped run's lock for a few milliseconds.
+  double wait_s = 3;
+};
+
+/// The descriptors of a run's lock, closed with it: the run folder itself (flocked, so that no
+/// removal of a "stale" lock file lets a second lbo in; -1 without a lock, or where the
+/// filesystem locks files only) and its lock file (flocked too; the file people and older lbo
+/// versions read).
+struct LockFds {
+  int folder = -1;
+  int file = -1;
+  LockFds() = default;
+  LockFds(LockFds&& other) noexcept;
+  LockFds& operator=(LockFds&& other) noexcept;
+  LockFds(const LockFds&) = delete;
+  LockFds& operator=(const LockFds&) = delete;
+  ~LockFds();
+  void reset_folder();
 };
 
 /// Whether `error_number` from flock means the filesystem does not support file locks (Lustre
@@ -87,6 +106,13 @@ class RunDirectory : public RunPaths {
 
   /// Whether this process holds the run's lock (false with --no-lock).
   bool locked() const { return locked_; }
+  /// Whether the lock holds on the run folder itself too (false where the filesystem locks only
+  /// files, such as NFS: removing the lock file of a live run then lets a second lbo in).
+  bool folder_locked() const { return lock_.folder >= 0; }
+  /// When the lock file is no longer the one this process holds (someone removed a "stale
+  /// lock"), writes it again, locked and naming this process, and says what happened; empty
+  /// when nothing was amiss. A master calls it every second.
+  std::string keep_lock_file();
   /// Whether the folder held a run to continue.
   bool resuming() const { return resuming_; }
   /// Where the previous run was moved by `fresh`, or empty.
@@ -100,14 +126,14 @@ class RunDirectory : public RunPaths {
   void freeze_job(const std::string& text) const;
 
  private:
-  RunDirectory(std::filesystem::path path, int lock_fd, bool locked)
-      : RunPaths(std::move(path)), locked_(locked), lock_fd_(lock_fd) {}
+  RunDirectory(std::filesystem::path path, LockFds lock, bool locked)
+      : RunPaths(std::move(path)), locked_(locked), lock_(std::move(lock)) {}
   std::filesystem::path moved_aside_;
   std::string stale_holder_;
   bool resuming_ = false;
   bool locked_ = true;
   bool wrote_holder_ = false;  // the lock file names this process (not lbo add-task's brief hold)
-  int lock_fd_ = -1;
+  LockFds lock_;
 };
 
 /// Who holds the lock of a run folder: "pid N on host", and whether that process still holds it.
