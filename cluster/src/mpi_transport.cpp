@@ -27,6 +27,7 @@
 
 #include "lbo/cluster/mpi.hpp"
 #include "lbo/workers/local_pool.hpp"
+#include "listening_clock.hpp"
 #include "messages.hpp"
 
 namespace asio = boost::asio;
@@ -65,6 +66,10 @@ constexpr double kMasterTimeoutFactor = 10;
 
 // Heartbeats go out every tenth of the timeout (at least every 50 ms, at most every 10 s).
 Clock::duration heartbeat_period(double timeout_s) { return seconds(std::clamp(timeout_s / 10, 0.05, 10.0)); }
+
+// The most one gap between two heartbeat ticks counts towards a peer's silence: longer, and
+// the listener itself was not running.
+Clock::duration listening_gap(double timeout_s) { return 2 * heartbeat_period(timeout_s); }
 
 struct Received {
   int source = 0;
@@ -191,7 +196,8 @@ class MpiTransport final : public Transport {
         timeout_s_(setup.rank_timeout_s),
         capacity_(static_cast<std::size_t>(session.size()), 0),
         busy_(static_cast<std::size_t>(session.size()), 0),
-        last_heard_(static_cast<std::size_t>(session.size()), Clock::now()),
+        heard_at_(static_cast<std::size_t>(session.size())),
+        listening_(listening_gap(timeout_s_), Clock::now()),
         poller_(io, MPI_ANY_SOURCE, [this](Received r) { on_message(std::move(r)); }),
         heartbeat_timer_(io) {
     if (session.size() < 2) throw std::logic_error("MpiTransport needs worker ranks");
@@ -201,6 +207,9 @@ class MpiTransport final : public Transport {
       if (!try_send(bytes, rank, detail::kSetupTag)) session.mark_lost(rank);
     }
     collect_ready();
+    // The ranks that answered were just heard: silence is counted from here.
+    listening_ = detail::ListeningClock(listening_gap(timeout_s_), Clock::now());
+    std::fill(heard_at_.begin(), heard_at_.end(), Clock::duration::zero());
     if (slot_count() == 0) {
       shutdown();
       std::string why = "no worker rank has a slot to run trials on";
@@ -319,7 +328,6 @@ class MpiTransport final : public Transport {
       descriptions_[r->source] = "rank " + std::to_string(r->source) + " on " + answer.host + ": " + answer.resources;
       hosts_.insert(answer.host);
       notes_.insert(notes_.end(), answer.notes.begin(), answer.notes.end());
-      last_heard_[r->source] = Clock::now();
       waiting.erase(r->source);
     }
     for (int rank = 1; rank < session_.size(); ++rank) {
@@ -334,7 +342,7 @@ class MpiTransport final : public Transport {
   void on_message(Received r) {
     // A rank taken for lost that answers after all: its trials already run elsewhere.
     if (lost(r.source)) return;
-    last_heard_[r.source] = Clock::now();
+    heard_at_[r.source] = listening_.at(Clock::now());
     if (r.tag != detail::kResultTag) return;
     auto result = detail::decode<detail::ResultMessage>(r.bytes);
     --busy_[r.source];
@@ -357,14 +365,17 @@ class MpiTransport final : public Transport {
     heartbeat_timer_.expires_after(heartbeat_period(timeout_s_));
     heartbeat_timer_.async_wait([this](const boost::system::error_code& ec) {
       if (ec || shut_down_) return;
-      // What has arrived counts first: after a long handler (a --sync refit on this thread)
-      // the ranks' heartbeats wait unread, and the poller may not have run yet.
+      // Silence counts only while this thread listens: a gap since the last tick (the master
+      // stopped, or a --sync refit on this thread) counts as two periods at most.
+      listening_.tick(Clock::now());
+      // What has arrived counts first: after a long handler the ranks' heartbeats wait unread,
+      // and the poller may not have run yet.
       while (std::optional<Received> message = try_receive(MPI_ANY_SOURCE)) on_message(std::move(*message));
       if (shut_down_) return;
-      const auto now = Clock::now();
+      const Clock::duration now = listening_.at(Clock::now());
       for (int rank = 1; rank < session_.size(); ++rank) {
         if (lost(rank)) continue;
-        if (now - last_heard_[rank] > seconds(timeout_s_)) {
+        if (now - heard_at_[rank] > seconds(timeout_s_)) {
           lose(rank, "nothing heard from it for " + format_seconds(timeout_s_) + " s ([workers] rank_timeout_s)");
         } else if (!try_send("", rank, detail::kHeartbeatTag)) {
           lose(rank, "a heartbeat could not be sent to it");
@@ -414,7 +425,8 @@ class MpiTransport final : public Transport {
   double timeout_s_;
   std::vector<int> capacity_;  // slots per rank; index 0 (the master) unused; 0 once lost
   std::vector<int> busy_;      // per rank; index 0 unused
-  std::vector<Clock::time_point> last_heard_;  // per rank: its last message
+  std::vector<Clock::duration> heard_at_;  // per rank: the listening time of its last message
+  detail::ListeningClock listening_;
   std::vector<std::string> descriptions_;
   std::set<std::string> hosts_;
   std::vector<std::string> notes_;
@@ -520,7 +532,7 @@ class MpiWorker {
 
  private:
   void on_message(Received r) {
-    last_heard_ = Clock::now();
+    heard_at_ = listening_.at(Clock::now());
     switch (r.tag) {
       case detail::kSetupTag: {
         const auto setup = detail::decode<WorkerSetup>(r.bytes);
@@ -529,6 +541,8 @@ class MpiWorker {
         // it, its silence means it is gone.
         timeout_s_ = setup.rank_timeout_s;
         session_.set_rank_timeout_s(timeout_s_);
+        listening_ = detail::ListeningClock(listening_gap(timeout_s_), Clock::now());
+        heard_at_ = Clock::duration::zero();
         schedule_heartbeat();
         break;
       }
@@ -603,8 +617,10 @@ class MpiWorker {
     heartbeat_timer_.async_wait([this](const boost::system::error_code& ec) {
       if (ec) return;
       // The master's thread may be busy for long (a --sync refit runs on it): it is given ten
-      // times the timeout it gives its workers before it is taken for gone.
-      if (Clock::now() - last_heard_ > seconds(kMasterTimeoutFactor * timeout_s_)) {
+      // times the timeout it gives its workers before it is taken for gone, counted while this
+      // rank itself runs (a stopped rank cannot tell the master silent).
+      listening_.tick(Clock::now());
+      if (listening_.at(Clock::now()) - heard_at_ > seconds(kMasterTimeoutFactor * timeout_s_)) {
         master_lost("nothing heard from it for " + std::to_string(static_cast<long>(kMasterTimeoutFactor * timeout_s_)) +
                     " s (10 × [workers] rank_timeout_s)");
         return;
@@ -658,7 +674,8 @@ class MpiWorker {
   asio::signal_set signals_;
   asio::steady_timer heartbeat_timer_;
   double timeout_s_ = 120;
-  Clock::time_point last_heard_ = Clock::now();
+  detail::ListeningClock listening_{listening_gap(timeout_s_), Clock::now()};
+  Clock::duration heard_at_{};  // the listening time of the master's last message
   bool master_gone_ = false;
   int exit_code_ = 0;
 };

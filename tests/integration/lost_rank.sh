@@ -7,6 +7,9 @@
 #     and the master's status (LBO_STATUS_FILE) is 0.
 #  B. SIGKILL to the master: the worker ranks kill their trials and exit after 10 × the timeout;
 #     the same command resumes the run and completes it.
+#  C. SIGSTOP of the master for 4 × the rank timeout, three times (a debugger, a suspended job,
+#     a swapped node): on SIGCONT no worker rank is taken for lost (issue 31: a master that was
+#     not running judged every rank silent and stopped the run), and the run completes.
 source "$(dirname "$0")/common.sh"
 read -r -a mpirun <<< "${LBO_MPIRUN:-mpirun --oversubscribe}"
 command -v "${mpirun[0]}" > /dev/null || { echo "no mpirun: skipped"; exit 0; }
@@ -32,9 +35,9 @@ name = "a"
 budget = 60
 JOB
 
-rank_pid() {  # rank_pid RANK: the pid of this job's lbo with that MPI rank
+rank_pid() {  # rank_pid RANK [JOB]: the pid of the lbo of JOB (job.toml) with that MPI rank
   local pid
-  for pid in $(pgrep -f -- "run $SCRATCH/job.toml"); do
+  for pid in $(pgrep -f -- "run ${2:-$SCRATCH/job.toml}"); do
     if tr '\0' '\n' < "/proc/$pid/environ" 2> /dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$1" \
        && [[ "$(readlink "/proc/$pid/exe" 2> /dev/null)" == "$(readlink -f "$LBO_BIN")" ]]; then
       echo "$pid"
@@ -78,4 +81,25 @@ echo "B. lost master ok: the job ended $(($(date +%s) - start)) s after the kill
 "${mpirun[@]}" -n 3 "$LBO_BIN" run "$SCRATCH/job.toml" --run-root "$SCRATCH/b" > "$SCRATCH/b2.log" 2>&1 \
   || { cat "$SCRATCH/b2.log"; fail "the resume after the master died failed"; }
 python3 "$HERE/check_results.py" "$SCRATCH/b/lost/results.csv" a=60
+
+# C. The master is stopped and continued.
+sed 's/^rank_timeout_s = 2/rank_timeout_s = 1/' "$SCRATCH/job.toml" > "$SCRATCH/stop.toml"
+LBO_STATUS_FILE="$SCRATCH/c.status" timeout 120 "${mpirun[@]}" -x LBO_STATUS_FILE -n 3 "$LBO_BIN" run "$SCRATCH/stop.toml" \
+  --run-root "$SCRATCH/c" > "$SCRATCH/c.log" 2>&1 &
+mpirun_pid=$!
+wait_for_rows "$SCRATCH/c/lost/results.csv" 4
+master=$(rank_pid 0 "$SCRATCH/stop.toml")
+[ -n "$master" ] || fail "the master not found"
+for pause in 1 2 3; do
+  kill -STOP "$master" 2> /dev/null || { cat "$SCRATCH/c.log"; fail "the master ended before pause $pause"; }
+  sleep 4
+  kill -CONT "$master"
+  sleep 1
+done
+set +e; wait "$mpirun_pid"; status=$?; set -e
+[ "$status" -ne 124 ] || { cat "$SCRATCH/c.log"; fail "the run hung after the master was stopped"; }
+if grep -q "taken for lost" "$SCRATCH/c.log"; then cat "$SCRATCH/c.log"; fail "a rank was taken for lost after the master itself was stopped"; fi
+python3 "$HERE/check_results.py" "$SCRATCH/c/lost/results.csv" a=60
+[ "$(cat "$SCRATCH/c.status")" = 0 ] || { cat "$SCRATCH/c.log"; fail "the master's status is not 0 after its pauses"; }
+echo "C. a stopped master took no rank for lost"
 echo "lost ranks ok"
