@@ -27,6 +27,7 @@
 
 #include "lbo/cluster/mpi.hpp"
 #include "lbo/workers/local_pool.hpp"
+#include "lbo/workers/runner.hpp"
 #include "listening_clock.hpp"
 #include "messages.hpp"
 
@@ -527,6 +528,14 @@ class MpiWorker {
     wait_for_signal();
     poller_.start();
     io_.run();
+    pool_.reset();
+    // The last attempts' escaped processes are looked for before this rank exits.
+    constexpr double kWait_s = 10;
+    if (const std::size_t left = workers::finish_escaped_sweeps(kWait_s); left > 0) {
+      std::cerr << "lbo: warning: worker rank " << session_.rank() << ": " << left
+                << " ended attempt(s) were not yet searched for processes left outside their process group after "
+                << kWait_s << " s; what they left may still run\n";
+    }
     return exit_code_;
   }
 

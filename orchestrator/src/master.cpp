@@ -152,6 +152,7 @@ class Master::Loop {
         halt(e.what(), e.error_number());
       }
     }
+    finish_sweeps();
     guard_report([&] { csv_.rewrite(state_); });
     write_task_report();
     final_checkpoint_ok_ = try_checkpoint_now();
@@ -168,6 +169,17 @@ class Master::Loop {
     int finished = 0;
     for (const TaskProgress& p : state_.tasks()) finished += p.finished;
     return finished;
+  }
+
+  // What the last attempts left outside their process groups (setsid daemons) is looked for on
+  // a thread of its own; lbo waits for those looks before it exits, or its daemons outlive it.
+  void finish_sweeps() {
+    constexpr double kWait_s = 10;
+    if (const std::size_t left = workers::finish_escaped_sweeps(kWait_s); left > 0) {
+      console_.warn(std::to_string(left) + " ended attempt(s) were not yet searched for processes left outside their "
+                    "process group after " + format_objective(kWait_s) + " s; what they left may still run (the next "
+                    "run of this job kills it)");
+    }
   }
 
   void log_start() {

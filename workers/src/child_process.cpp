@@ -17,6 +17,8 @@
 #include <functional>
 #include <fstream>
 #include <iterator>
+#include <map>
+#include <optional>
 #include <sstream>
 #include <string_view>
 
@@ -155,10 +157,9 @@ int open_pidfd(pid_t pid) {
 
 namespace {
 
-// Process groups (other than ours) of live processes whose environment `matches`: the
-// predicate sees the whole of /proc/<pid>/environ, NUL-separated entries.
-std::vector<pid_t> groups_with_environment(const std::function<bool(std::string_view)>& matches) {
-  std::vector<pid_t> groups;
+// Calls `visit(environment, group)` for every live process outside our own process group, with
+// its whole /proc/<pid>/environ (NUL-separated entries) and its process group id.
+void for_each_process(const std::function<void(std::string_view, pid_t)>& visit) {
   std::error_code ec;
   std::string environment;
   for (const auto& dir : std::filesystem::directory_iterator("/proc", ec)) {
@@ -166,7 +167,7 @@ std::vector<pid_t> groups_with_environment(const std::function<bool(std::string_
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
     std::ifstream environ_file(dir.path() / "environ", std::ios::binary);
     environment.assign(std::istreambuf_iterator<char>(environ_file), std::istreambuf_iterator<char>());
-    if (environment.empty() || !matches(environment)) continue;
+    if (environment.empty()) continue;
     std::ifstream stat(dir.path() / "stat");
     std::string line;
     std::getline(stat, line);
@@ -177,11 +178,32 @@ std::vector<pid_t> groups_with_environment(const std::function<bool(std::string_
     long ppid = 0, pgrp = 0;
     rest >> state >> ppid >> pgrp;
     if (state == 'Z' || pgrp <= 1 || pgrp == ::getpgrp()) continue;
-    if (std::find(groups.begin(), groups.end(), static_cast<pid_t>(pgrp)) == groups.end()) {
-      groups.push_back(static_cast<pid_t>(pgrp));
-    }
+    visit(environment, static_cast<pid_t>(pgrp));
   }
+}
+
+void add_group(std::vector<pid_t>& groups, pid_t group) {
+  if (std::find(groups.begin(), groups.end(), group) == groups.end()) groups.push_back(group);
+}
+
+// Process groups (other than ours) of live processes whose environment `matches`.
+std::vector<pid_t> groups_with_environment(const std::function<bool(std::string_view)>& matches) {
+  std::vector<pid_t> groups;
+  for_each_process([&](std::string_view environment, pid_t group) {
+    if (matches(environment)) add_group(groups, group);
+  });
   return groups;
+}
+
+// The value of the entry `name`= in the NUL-separated `environment`, if it has one.
+std::optional<std::string_view> entry_value(std::string_view environment, std::string_view name) {
+  for (std::size_t at = environment.find(name); at != std::string_view::npos; at = environment.find(name, at + 1)) {
+    if ((at != 0 && environment[at - 1] != '\0') || environment.substr(at + name.size(), 1) != "=") continue;
+    const std::size_t begin = at + name.size() + 1;
+    const std::size_t end = environment.find('\0', begin);
+    return environment.substr(begin, end == std::string_view::npos ? std::string_view::npos : end - begin);
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -230,9 +252,23 @@ int kill_leftovers_under(const std::string& folder) {
   return kill_groups([&](std::string_view environment) { return has_entry_prefix(environment, prefix); }, true);
 }
 
-int kill_escaped(const std::string& attempt_id) {
-  const std::string entry = "LBO_ATTEMPT_ID=" + attempt_id;
-  return kill_groups([&](std::string_view environment) { return has_entry(environment, entry); }, false);
+int kill_escaped(const std::string& attempt_id) { return kill_escaped(std::vector<std::string>{attempt_id}).front(); }
+
+std::vector<int> kill_escaped(const std::vector<std::string>& attempt_ids) {
+  std::map<std::string, std::vector<pid_t>, std::less<>> groups;
+  for (const std::string& id : attempt_ids) groups[id];
+  detail::for_each_process([&](std::string_view environment, pid_t group) {
+    const auto id = detail::entry_value(environment, "LBO_ATTEMPT_ID");
+    if (!id) return;
+    if (const auto it = groups.find(*id); it != groups.end()) detail::add_group(it->second, group);
+  });
+  std::vector<int> killed;
+  for (const std::string& id : attempt_ids) {
+    for (pid_t g : groups[id]) ::killpg(g, SIGKILL);
+    killed.push_back(static_cast<int>(groups[id].size()));
+    groups[id].clear();  // an id given twice is counted once
+  }
+  return killed;
 }
 
 }  // namespace lbo::workers

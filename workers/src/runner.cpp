@@ -106,12 +106,12 @@ std::string last_nonempty_line(std::string_view text, std::size_t max_length) {
 // Ended attempts whose escaped processes are still to be looked for (kill_escaped), on a
 // thread of its own: one look reads every /proc/<pid>/environ, about 0.2 ms with 80 processes
 // and 2 ms with 570 on the machine of bench/README.md, which the event loop that refills the
-// slots should not wait for. An attempt's processes carry an id of their own (LBO_ATTEMPT_ID:
-// lbo's pid and a count), so a retry that starts meanwhile in the same folder is never taken
-// for its predecessor's leftovers (a retry itself first kills what any earlier attempt left,
-// synchronously: kill_leftovers). A kill is
-// said on stderr, where lbo logs. The thread lives as long as the process (never joined: a
-// pending look is of no use once lbo exits, and the next run kills what is left).
+// slots should not wait for. The attempts that ended meanwhile share one look. An attempt's
+// processes carry an id of their own (LBO_ATTEMPT_ID: lbo's pid and a count), so a retry that
+// starts meanwhile in the same folder is never taken for its predecessor's leftovers (a retry
+// itself first kills what any earlier attempt left, synchronously: kill_leftovers). A kill is
+// said on stderr, where lbo logs. The thread lives as long as the process (never joined);
+// finish_escaped_sweeps waits for the looks asked for before lbo exits.
 class EscapedSweeper {
  public:
   static EscapedSweeper& instance() {
@@ -123,33 +123,57 @@ class EscapedSweeper {
   void add(std::string attempt_id, std::string what) {
     {
       const std::lock_guard<std::mutex> lock(mutex_);
-      pending_.emplace_back(std::move(attempt_id), std::move(what));
+      pending_.push_back({std::move(attempt_id), std::move(what)});
     }
     wake_.notify_one();
   }
 
+  // Waits until every look asked for so far is done, at most `timeout`; how many are not.
+  std::size_t finish(std::chrono::steady_clock::duration timeout) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    done_.wait_for(lock, timeout, [this] { return pending_.empty() && looking_ == 0; });
+    return pending_.size() + looking_;
+  }
+
  private:
+  struct Ended {
+    std::string attempt_id;
+    std::string what;
+  };
+
   EscapedSweeper() { std::thread([this] { run(); }).detach(); }
 
   void run() {
     for (;;) {
-      std::pair<std::string, std::string> next;
+      std::vector<Ended> batch;
       {
         std::unique_lock<std::mutex> lock(mutex_);
         wake_.wait(lock, [this] { return !pending_.empty(); });
-        next = std::move(pending_.front());
-        pending_.pop_front();
+        batch.assign(std::make_move_iterator(pending_.begin()), std::make_move_iterator(pending_.end()));
+        pending_.clear();
+        looking_ = batch.size();
       }
-      if (const int groups = kill_escaped(next.first); groups > 0) {
-        std::fprintf(stderr, "lbo: killed %d process group(s) that %s left running outside its own\n", groups,
-                     next.second.c_str());
+      std::vector<std::string> ids;
+      for (const Ended& e : batch) ids.push_back(e.attempt_id);
+      const std::vector<int> killed = kill_escaped(ids);
+      for (std::size_t i = 0; i < batch.size(); ++i) {
+        if (killed[i] > 0) {
+          std::fprintf(stderr, "lbo: killed %d process group(s) that %s left running outside its own\n", killed[i],
+                       batch[i].what.c_str());
+        }
       }
+      {
+        const std::lock_guard<std::mutex> lock(mutex_);
+        looking_ = 0;
+      }
+      done_.notify_all();
     }
   }
 
   std::mutex mutex_;
-  std::condition_variable wake_;
-  std::deque<std::pair<std::string, std::string>> pending_;
+  std::condition_variable wake_, done_;
+  std::deque<Ended> pending_;
+  std::size_t looking_ = 0;  // attempts of the look under way
 };
 
 // A new LBO_ATTEMPT_ID: unique on this host while this process lives, and after (its pid).
@@ -483,8 +507,7 @@ class Runner::Attempt : public std::enable_shared_from_this<Runner::Attempt> {
     wait_status_ = status;
     reaped_ = true;
     ended_ = Clock::now();
-    EscapedSweeper::instance().add(attempt_id_, "trial " + std::to_string(order_.trial) + " attempt " +
-                                                    std::to_string(order_.attempt) + " (" + order_.workdir + ")");
+    sweep_escaped();
     deadline_.cancel();
     kill_timer_.cancel();
     if (!(stdout_state_.eof && stderr_state_.eof)) {
@@ -633,6 +656,13 @@ class Runner::Attempt : public std::enable_shared_from_this<Runner::Attempt> {
     while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
     }
     reaped_ = true;
+    sweep_escaped();
+  }
+
+  // What the ended attempt left outside its group is looked for on the sweeper's thread.
+  void sweep_escaped() const {
+    EscapedSweeper::instance().add(attempt_id_, "trial " + std::to_string(order_.trial) + " attempt " +
+                                                    std::to_string(order_.attempt) + " (" + order_.workdir + ")");
   }
 
   asio::io_context& io_;
@@ -656,6 +686,11 @@ class Runner::Attempt : public std::enable_shared_from_this<Runner::Attempt> {
   std::string start_error_path_;
   Clock::time_point started_, ended_;
 };
+
+std::size_t finish_escaped_sweeps(double timeout_s) {
+  return EscapedSweeper::instance().finish(
+      std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(timeout_s)));
+}
 
 Runner::Runner(asio::io_context& io, RunnerOptions options) : io_(io), options_(options) {}
 

@@ -5,6 +5,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "lbo/workers/resources.hpp"
 #include "lbo/workers/work_order.hpp"
@@ -40,6 +41,13 @@ int kill_leftovers_under(const std::string& folder);
 /// of the same trial is spared. Does not wait for them to go; returns how many groups it
 /// signalled.
 int kill_escaped(const std::string& attempt_id);
+/// The same for several ended attempts in one look at /proc; how many groups for each.
+std::vector<int> kill_escaped(const std::vector<std::string>& attempt_ids);
+/// lbo looks for what each ended attempt left outside its process group on a thread of its own,
+/// so that its event loop does not wait for the scan. Before lbo exits it waits up to
+/// `timeout_s` for those looks to be done (the last attempts' daemons would outlive it
+/// otherwise) and returns how many ended attempts were not looked at in that time.
+std::size_t finish_escaped_sweeps(double timeout_s);
 
 /// Runs one attempt at a time: posix_spawn in its own process group, stdout/stderr streamed
 /// to capped files, a timeout that kills the whole group, the result read per the protocol.
