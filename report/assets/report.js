@@ -201,7 +201,7 @@
     return space;
   }
 
-  function prepare(run, label) {
+  function prepare(run, label, index) {
     const job = run.job || {};
     const trials = (Array.isArray(run.trials) ? run.trials : []).filter(t => t && isNum(t.id)).sort((a, b) => a.id - b.id);
     const jobTasks = Array.isArray(job.tasks) ? job.tasks : [];
@@ -232,7 +232,7 @@
       if (!isFinite(tEnd)) tEnd = null;
     }
     return {
-      run: run, label: label, job: job, trials: trials, names: names, byTask: byTask, summaries: summaries,
+      run: run, label: label, index: index, job: job, trials: trials, names: names, byTask: byTask, summaries: summaries,
       attempts: attempts, allocations: allocations, t0: t0, tEnd: tEnd,
       sign: job.direction === 'minimize' ? -1 : 1, space: spaceOf(job, trials),
       hedge: (Array.isArray(run.hedge) ? run.hedge : []).filter(h => h && Array.isArray(h.options) && Array.isArray(h.probabilities)),
@@ -273,8 +273,11 @@
       // Older data may lack the summary: the best is then found among the trials.
       let best = s.best, bestTrial = s.best_trial;
       if (!isNum(best)) P.byTask[i].forEach(t => { if (isOk(t) && (!isNum(best) || P.sign * t.objective > P.sign * best)) { best = t.objective; bestTrial = t.id; } });
+      const bestOf = P.trials.find(t => t.id === bestTrial);
+      const reached = transferOf(P, n);
       return [i + 1, n, jt.origin, jt.budget, P.byTask[i].length, pick(s.ok, P.byTask[i].filter(isOk).length),
-        fmt(best), bestTrial, s.trials_to_95];
+        fmt(best), bestTrial, bestOf ? el('span', { class: 'mono', text: configText(bestOf.config) }) : MISSING,
+        reached ? pick(reached.trials_to_target, 'not reached') : MISSING];
     });
     box.append(el('div', { class: 'tables' },
       el('div', null, el('table', null, el('caption', { text: 'Job' })),
@@ -282,8 +285,24 @@
       el('div', null, el('table', null, el('caption', { text: 'Space' })),
         spaceRows.length ? table(['parameter', 'type', 'range or choices', 'log', 'when'], spaceRows) : el('p', { class: 'note', text: 'no space recorded' }))));
     box.append(el('div', { class: 'scroll' }, el('table', null, el('caption', { text: 'Tasks' })),
-      table(['#', 'task', 'origin', 'budget', 'trials', 'ok', 'best', 'best trial', 'trials to 95%'], taskRows, [0, 3, 4, 5, 6, 7, 8])));
+      table(['#', 'task', 'origin', 'budget', 'trials', 'ok', 'best', 'best trial', 'best configuration', 'trials to target'],
+        taskRows, [0, 3, 4, 5, 6, 7, 9])));
+    caption(box, 'Trials to target: the trials of the task this run needed until its best so far came within ' + targetShare() +
+      ' of the best value any run of this report found, measured from the median result of the task (see Transfer across tasks).');
   }
+
+  // "model=xgboost, lr=0.01": a configuration in one line (inactive parameters are absent).
+  const configText = c => Object.keys(c || {}).map(k => k + '=' + (isNum(c[k]) ? fmt(c[k]) : String(c[k]))).join(', ') || MISSING;
+
+  // The report's cross-run comparison of one task (DATA.transfer, built by lbo over every run of
+  // the page) for run P, or null.
+  function transferOf(P, name) {
+    const tasks = DATA.transfer && Array.isArray(DATA.transfer.tasks) ? DATA.transfer.tasks : [];
+    const t = tasks.find(x => x && x.name === name);
+    return t && Array.isArray(t.runs) && t.runs[P.index] ? t.runs[P.index] : null;
+  }
+  const targetShare = () => (DATA.transfer && isNum(DATA.transfer.gap) ? pct(DATA.transfer.gap).replace('.0%', '%') : '5%') +
+    ' of the gap from a typical result';
 
   // ---------------------------------------------------------------- best so far
 
@@ -350,30 +369,105 @@
 
   // ---------------------------------------------------------------- transfer (all runs on one figure)
 
-  function perTaskOption(preps, value, yName, integer) {
-    const n = Math.max.apply(null, preps.map(P => P.names.length));
-    const names = range(n).map(i => { const P = preps.find(q => i < q.names.length); return P.names[i]; });
+  // Per task (by name, over every run), one value per run: `value(P, name)`; `bars`: a bar per
+  // run and task (counts), else a line per run.
+  function perTaskOption(preps, names, value, yName, integer, tooltip, bars) {
+    const n = names.length;
     return {
       legend: legend(), grid: { left: 70, right: 30, top: 40, bottom: n > 8 ? 95 : 55 },
-      tooltip: { trigger: 'axis', confine: true },
+      tooltip: { trigger: 'axis', confine: true, formatter: tooltip },
       xAxis: Object.assign(axisName('task', { nameGap: n > 8 ? 75 : 30 }), { type: 'category', data: names.map((s, i) => (i + 1) + '. ' + s),
         axisLabel: { rotate: n > 8 ? 40 : 0, hideOverlap: true, fontSize: 11 } }),
-      yAxis: Object.assign(axisName(yName, { nameGap: 50 }), { type: 'value', scale: !integer, minInterval: integer ? 1 : 0 }),
-      series: preps.map(P => ({ type: 'line', name: P.label, connectNulls: false, symbolSize: 7, showAllSymbol: true,
-        data: range(n).map(i => { const v = value(P.summaries[i] || {}); return isNum(v) ? v : '-'; }) })),
+      yAxis: Object.assign(axisName(yName, { nameGap: 50 }), { type: 'value', scale: !integer && !bars, minInterval: integer ? 1 : 0, min: bars ? 0 : undefined }),
+      series: preps.map(P => ({ type: bars ? 'bar' : 'line', name: P.label, connectNulls: false, symbolSize: 7, showAllSymbol: true,
+        barMaxWidth: 28, label: bars ? { show: names.length * preps.length <= 40, position: 'top', fontSize: 10 } : undefined,
+        data: names.map(name => { const v = value(P, name); return isNum(v) ? v : '-'; }) })),
+    };
+  }
+
+  // Every task's name, in order of first appearance over the runs.
+  function taskNames(preps) {
+    const names = [];
+    preps.forEach(P => P.names.forEach(n => { if (names.indexOf(n) < 0) names.push(n); }));
+    return names;
+  }
+
+  // One task, every run: the best so far against the trial number within the task, and the
+  // target every run is measured against.
+  function overlayOption(preps, name) {
+    const series = [];
+    let target = null;
+    preps.forEach(P => {
+      const ti = P.names.indexOf(name);
+      if (ti < 0) return;
+      let best = null;
+      const data = P.byTask[ti].filter(t => !UNFINISHED.has(t.status)).map((t, n) => {
+        if (isOk(t) && (best === null || P.sign * t.objective > P.sign * best)) best = t.objective;
+        return [n + 1, best === null ? '-' : best, t.id, isOk(t) ? t.objective : null, t.proposed_by || '', t.status || '', name];
+      });
+      series.push({ type: 'line', name: P.label, data: data, step: 'end', encode: { x: 0, y: 1 }, showSymbol: data.length <= 120,
+        symbolSize: 4, lineStyle: { width: 1.8 }, emphasis: { focus: 'series' }, sampling: data.length > MANY ? 'lttb' : undefined });
+    });
+    const t = DATA.transfer && Array.isArray(DATA.transfer.tasks) ? DATA.transfer.tasks.find(x => x && x.name === name) : null;
+    if (t && isNum(t.target) && series.length) {
+      target = t.target;
+      series[0].markLine = { symbol: 'none', silent: true, lineStyle: { color: '#333', type: 'dashed' },
+        label: { formatter: 'target ' + fmt(target), position: 'insideEndTop', fontSize: 11 }, data: [{ yAxis: target }] };
+    }
+    return {
+      legend: legend(), grid: { left: 70, right: 30, top: 40, bottom: 50 },
+      tooltip: { trigger: 'axis', confine: true, formatter: bestTooltip },
+      xAxis: Object.assign(axisName('trial number in the task', { nameGap: 28 }), { type: 'value', min: 1, minInterval: 1 }),
+      yAxis: Object.assign(axisName('best objective so far', { nameGap: 50 }), { type: 'value', scale: true }),
+      series: series,
     };
   }
 
   function figTransfer(preps, box) {
-    const has = key => preps.some(P => P.summaries.some(s => s && isNum(s[key])));
     if (!preps.length) return note(box, 'No runs.');
-    if (has('trials_to_95')) chart(box, 'transfer', null, 360, perTaskOption(preps, s => s.trials_to_95, 'trials to 95%', true));
-    else note(box, 'No task summary gives the trials to 95% of the best yet.');
-    caption(box, 'Trials a task needed until its best so far first covered 95% of the way from its first result to its best ' +
-      '(fewer is better: a model that transfers what earlier tasks taught starts closer). One line per run; a gap is a task without results.');
-    if (has('best')) {
+    const names = taskNames(preps);
+    const withResults = names.filter(n => preps.some(P => { const i = P.names.indexOf(n); return i >= 0 && P.byTask[i].some(isOk); }));
+    if (!withResults.length) return note(box, 'No successful trials yet.');
+    box.append(el('h3', { text: 'Best so far per task' + (preps.length > 1 ? ', every run' : '') }));
+    const controls = el('div', { class: 'controls' });
+    box.append(controls);
+    const first = withResults[withResults.length - 1];
+    const redraw = chart(box, 'transfer-overlay', null, 360, overlayOption(preps, first));
+    controls.append(select('task', withResults.map(n => [n, n]), first, v => redraw(overlayOption(preps, v), 'transfer-overlay')));
+    caption(box, 'The chosen task\u2019s best objective so far after each of its finished trials (in trial-id order), one line per run on ' +
+      'the same axes: a line that starts high has transferred what earlier tasks taught. The dashed line is the target of the figure below.');
+
+    const transfer = DATA.transfer && Array.isArray(DATA.transfer.tasks) ? DATA.transfer : null;
+    box.append(el('h3', { text: 'Reaching a common target' }));
+    if (!transfer) return note(box, 'This page holds no cross-run comparison (built by an older lbo).');
+    const entry = (P, name) => transferOf(P, name);
+    const tip = ps => (Array.isArray(ps) ? ps : [ps]).map(p => {
+      const P = preps[p.seriesIndex], name = names[p.dataIndex], e = P ? entry(P, name) : null;
+      if (!e) return p.marker + esc(p.seriesName) + ': no trials of this task';
+      return p.marker + esc(p.seriesName) + ': ' + (isNum(e.trials_to_target) ? e.trials_to_target + ' trial(s) to the target' :
+        'target not reached in ' + e.finished + ' trial(s)') + ', mean regret ' + fmt(e.mean_regret) + ', first trial\u2019s regret ' + fmt(e.first_regret);
+    }).join('<br>');
+    const options = {
+      trials: () => perTaskOption(preps, names, (P, name) => { const e = entry(P, name); return e ? e.trials_to_target : null; }, 'trials to the target', true, tip, true),
+      regret: () => perTaskOption(preps, names, (P, name) => { const e = entry(P, name); return e ? e.mean_regret : null; }, 'mean normalized regret', false, tip, true),
+    };
+    const metricControls = el('div', { class: 'controls' });
+    box.append(metricControls);
+    const redrawMetric = chart(box, 'transfer', null, 360, options.trials());
+    metricControls.append(toggle([['trials', 'trials to the target'], ['regret', 'mean normalized regret']], 'trials',
+      m => redrawMetric(options[m](), 'transfer')));
+    caption(box, 'Every run is measured per task against the same values: the best objective any run on this page found on the task, ' +
+      'and a typical result, the median of all the task\u2019s successful results pooled over the runs. A run\u2019s normalized regret after ' +
+      'k trials is (best \u2212 its best so far) / (best \u2212 typical), clipped to [0, 1] (1 before its first success). Trials to the target: ' +
+      'the first k whose regret is at most ' + targetShare().replace(' of the gap from a typical result', '') + '; a missing bar is a target not ' +
+      'reached. Mean normalized regret: over the first trials of the task, as many as the run with the fewest has (lower is better). Both credit a good start: a first trial at the best earlier tasks found scores 1 and ' +
+      'a small mean.' + (transfer.notes && transfer.notes.length ? ' ' + transfer.notes.join('; ') + '.' : ''));
+    if (preps.some(P => P.summaries.some(s => s && isNum(s.best)))) {
       box.append(el('h3', { text: 'Best per task' }));
-      chart(box, 'best-per-task', null, 300, perTaskOption(preps, s => s.best, 'best objective', false));
+      chart(box, 'best-per-task', null, 300, perTaskOption(preps, names, (P, name) => {
+        const i = P.names.indexOf(name), s = i >= 0 ? P.summaries[i] : null;
+        return s ? s.best : null;
+      }, 'best objective', false));
     }
   }
 
@@ -549,34 +643,12 @@
     return (a.rank === 0 ? 'local' : 'rank' + a.rank) + ':' + pick(a.slot, '?');
   }
 
-  // An allocation lasts from its start to the next one's, the last to the run's last activity.
+  // An allocation lasts from its start to its last record (lbo says where), so the time between
+  // a stop and the next start is not in it; older data without that ends it at the next start.
   function allocationWindows(P) {
     const allocs = P.allocations.length ? P.allocations : [{ started: P.t0, slots: P.job.slots }];
-    return allocs.map((a, i) => ({ start: a.started, end: i + 1 < allocs.length ? allocs[i + 1].started : Math.max(P.tEnd, a.started), slots: a.slots }));
-  }
-
-  function utilization(P, windows, rows) {
-    const busy = new Map(), slots = new Map(), groupOf = w => w.split(':')[0];
-    const starts = windows.map(w => w.start);
-    P.attempts.forEach(a => {
-      const s = a.start, e = Math.min(isNum(a.end) ? a.end : P.tEnd, P.tEnd);
-      const g = groupOf(workerOf(a));
-      busy.set(g, (busy.get(g) || 0) + Math.max(0, e - s));
-      let i = starts.length - 1;  // the allocation the attempt started in (few allocations: a scan is fine)
-      while (i > 0 && starts[i] > s) i--;
-      if (!slots.has(g)) slots.set(g, windows.map(() => new Set()));
-      slots.get(g)[i].add(workerOf(a));
-    });
-    const cap = g => slots.get(g).reduce((sum, set, i) => sum + set.size * (windows[i].end - windows[i].start), 0);
-    const total = windows.reduce((s, w) => s + (w.slots || rows) * Math.max(0, w.end - w.start), 0);
-    const busyAll = Array.from(busy.values()).reduce((a, b) => a + b, 0);
-    const groups = Array.from(busy.keys()).sort();
-    return {
-      overall: total > 0 ? busyAll / total : NaN, busy: busyAll, total: total,
-      wall: windows.reduce((s, w) => s + Math.max(0, w.end - w.start), 0),
-      rows: groups.map(g => [g, Math.max.apply(null, slots.get(g).map(s => s.size)), duration(busy.get(g)), duration(cap(g)),
-        pct(cap(g) > 0 ? busy.get(g) / cap(g) : NaN)]),
-    };
+    return allocs.map((a, i) => ({ start: a.started, slots: a.slots,
+      end: isNum(a.ended) ? a.ended : i + 1 < allocs.length ? allocs[i + 1].started : Math.max(P.tEnd, a.started) }));
   }
 
   function figTimeline(P, box) {
@@ -629,15 +701,19 @@
       yAxis: { type: 'category', data: labels, inverse: true, axisLabel: { fontSize: 11, fontFamily: 'monospace' } },
       series: series,
     });
-    const u = utilization(P, windows, labels.length);
-    box.append(el('p', null, el('strong', { text: 'Utilization ' + pct(u.overall) }),
-      ': ' + duration(u.busy) + ' busy of ' + duration(u.total) + ' slot time, over ' + windows.length + ' allocation' +
-      (windows.length === 1 ? '' : 's') + ' lasting ' + duration(u.wall) + ' in all.'));
-    box.append(el('div', { class: 'scroll' }, table(['rank', 'slots', 'busy', 'available', 'utilization'], u.rows, [1, 2, 3, 4])));
+    const u = P.run.utilization;
+    if (u && isNum(u.busy) && isNum(u.available)) {
+      box.append(el('p', null, el('strong', { text: 'Utilization ' + pct(u.share) }),
+        ': ' + duration(u.busy) + ' busy of ' + duration(u.available) + ' slot time, over ' + windows.length + ' allocation' +
+        (windows.length === 1 ? '' : 's') + ' lasting ' + duration(u.wall) + ' in all.'));
+      const rows = (Array.isArray(u.ranks) ? u.ranks : []).map(r => [r.rank, r.slots, duration(r.busy), duration(r.available),
+        pct(r.available > 0 ? r.busy / r.available : NaN)]);
+      box.append(el('div', { class: 'scroll' }, table(['rank', 'slots', 'busy', 'available', 'utilization'], rows, [1, 2, 3, 4])));
+    } else note(box, 'No utilization in this report\u2019s data (built by an older lbo).');
     caption(box, 'One row per worker slot, one bar per attempt (running attempts reach the last activity). Utilization is busy ' +
-      'slot time over slots \u00d7 wall time, the wall time summed over allocations (each from its start to the next one\u2019s or ' +
-      'to the last activity), so time between a stop and a resume is not counted. Per rank, the available time counts the ' +
-      'slots the rank was seen to use in each allocation. Scroll or drag the slider to zoom.');
+      'slot time over slots \u00d7 wall time, the wall time summed over allocations, each from its start to the last record it ' +
+      'wrote: the time between a stop and a resume is not counted, and a resume that found nothing to do adds none. Per rank, ' +
+      'the available time counts the slots the rank was seen to use in each allocation. Scroll or drag the slider to zoom.');
   }
 
   // ---------------------------------------------------------------- failures
@@ -773,7 +849,7 @@
   const SECTIONS = [
     { id: 'overview', title: 'Runs', lead: 'What ran, how it was set up, and what this report leaves out.', build: overview },
     { id: 'best-so-far', title: 'Best so far', lead: 'How fast each task improved.', build: figBestSoFar },
-    { id: 'transfer', title: 'Transfer across tasks', lead: 'All runs on one picture: how quickly each task got close to its best.', all: figTransfer },
+    { id: 'transfer', title: 'Transfer across tasks', lead: 'Did transfer help: every run on the same axes per task, and measured against one target per task.', all: figTransfer },
     { id: 'similarity', title: 'Similarity and network usage', lead: 'What the lbo model learned about the tasks: how alike they are, and which latent networks each one uses.', build: figSimilarity },
     { id: 'parallel', title: 'Parallel coordinates', lead: 'Where the search went in the space, and where the good configurations lie.', build: figParallel },
     { id: 'by-choice', title: 'Objective by choice', lead: 'Which choices of each categorical parameter do well.', build: figByChoice },
@@ -791,7 +867,7 @@
     const labels = runLabels(RUNS);
     if (RUNS.length) document.title = 'lbo report: ' + labels.join(', ');
     const preps = [];
-    RUNS.forEach((r, k) => guard('run ' + labels[k], root, () => preps.push(prepare(r, labels[k]))));
+    RUNS.forEach((r, k) => guard('run ' + labels[k], root, () => preps.push(prepare(r, labels[k], k))));
     if (!preps.length) root.append(el('section', { class: 'card' }, el('p', { class: 'note', text: 'This report holds no runs.' })));
     SECTIONS.forEach(s => {
       if (!preps.length) return;

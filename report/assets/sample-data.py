@@ -245,6 +245,63 @@ def make_run(name, surrogate, acquisition, n_tasks, n_trials, rng, running):
     }
 
 
+def add_utilization(run):
+    """Each allocation's end (its last record) and the slot time the run used, as lbo computes
+    them (report/src/utilization.cpp)."""
+    allocs, attempts = run["allocations"], run.get("attempts", [])
+    starts = [a["started"] for a in allocs]
+    index = lambda t: max(i for i, s in enumerate(starts) if s <= t) if t >= starts[0] else 0
+    ends = list(starts)
+    for a in attempts:
+        ends[index(a["start"])] = max(ends[index(a["start"])], a.get("end", run["last_activity"]))
+    busy, groups = [0.0] * len(allocs), {}
+    for a in attempts:
+        i = index(a["start"])
+        t = max(0.0, min(a.get("end", run["last_activity"]), ends[i]) - a["start"])
+        busy[i] += t
+        g = groups.setdefault(a["worker"].split(":")[0], {"busy": 0.0, "slots": [set() for _ in allocs]})
+        g["busy"] += t
+        g["slots"][i].add(a["worker"])
+    for i, a in enumerate(allocs):
+        a["ended"], a["busy"] = round(ends[i], 3), round(busy[i], 3)
+    available = sum(a["slots"] * (a["ended"] - a["started"]) for a in allocs)
+    run["utilization"] = {
+        "busy": sum(busy), "available": available, "share": sum(busy) / available if available else None,
+        "wall": sum(a["ended"] - a["started"] for a in allocs),
+        "ranks": [{"rank": k, "slots": max(len(s) for s in g["slots"]), "busy": g["busy"],
+                   "available": sum(len(s) * (allocs[i]["ended"] - allocs[i]["started"]) for i, s in enumerate(g["slots"]))}
+                  for k, g in sorted(groups.items())]}
+
+
+def transfer(runs, gap=0.05):
+    """The cross-run comparison lbo puts beside the runs (report/src/transfer.hpp), maximizing."""
+    out = {"gap": gap, "tasks": [], "notes": []}
+    for ti, task in enumerate(runs[0]["job"]["tasks"]):
+        seqs = [[t.get("objective") for t in sorted(r["trials"], key=lambda t: t["id"])
+                 if t["task"] == ti and t["status"] not in ("running", "queued")] for r in runs]
+        pooled = sorted(v for s in seqs for v in s if v is not None)
+        if not pooled:
+            continue
+        best, n = pooled[-1], len(pooled)
+        typical = pooled[n // 2] if n % 2 else 0.5 * (pooled[n // 2 - 1] + pooled[n // 2])
+        if typical >= best:
+            typical = pooled[0]
+        fewest = min(len(s) for s in seqs if s)
+        entry = {"name": task["name"], "best": best, "typical": typical, "target": best - gap * (best - typical),
+                 "compared": fewest, "runs": []}
+        for s in seqs:
+            regret, so_far = [], None
+            for v in s:
+                so_far = v if v is not None and (so_far is None or v > so_far) else so_far
+                regret.append(1.0 if so_far is None else min(1.0, max(0.0, (best - so_far) / (best - typical))) if best > typical else 0.0)
+            reached = next((k + 1 for k, r in enumerate(regret) if r <= gap), None)
+            entry["runs"].append({"finished": len(s), "trials_to_target": reached,
+                                  "mean_regret": sum(regret[:fewest]) / fewest if s else None,
+                                  "first_regret": regret[0] if s else None})
+        out["tasks"].append(entry)
+    return out
+
+
 def make_old(run):
     for t in run["trials"]:
         for k in ("started", "finished", "rank", "slot", "reason", "metrics", "worker"):
@@ -269,11 +326,15 @@ def main():
     rng = random.Random(a.seed)
     runs = [make_run("lbo", "lbo", "hedge", a.tasks, a.trials, rng, running=True),
             make_run("gp", "gp", "ei", a.tasks, a.trials, rng, running=False)]
+    doc = {"generated": T0 + 86400.5, "generator": VERSION, "chart_library": "Apache ECharts 6.1.0", "runs": runs}
     if a.old:
         for r in runs:
             make_old(r)
-    print(json.dumps({"generated": T0 + 86400.5, "generator": VERSION, "chart_library": "Apache ECharts 6.1.0", "runs": runs},
-                     separators=(",", ":")))
+    else:
+        for r in runs:
+            add_utilization(r)
+        doc["transfer"] = transfer(runs)
+    print(json.dumps(doc, separators=(",", ":")))
 
 
 if __name__ == "__main__":

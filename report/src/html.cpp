@@ -9,6 +9,7 @@
 #include "lbo/orchestrator/files.hpp"
 #include "lbo/orchestrator/version.hpp"
 #include "lbo/report/run_data.hpp"
+#include "transfer.hpp"
 
 namespace lbo::report {
 
@@ -44,6 +45,7 @@ std::string report_html(const std::vector<std::filesystem::path>& dirs, std::opt
   doc["chart_library"] = "Apache ECharts " + std::string(assets::echarts_version());
   doc["runs"] = nlohmann::json::array();
   for (std::size_t i = 0; i < dirs.size(); ++i) doc["runs"].push_back(run_data(dirs[i], i == 0 ? ended_with : std::nullopt));
+  doc["transfer"] = transfer_json(doc["runs"]);
   // Failure reasons quote the objective's stderr, which need not be UTF-8.
   const std::string data = doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 

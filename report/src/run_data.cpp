@@ -13,11 +13,13 @@
 #include <toml++/toml.h>
 
 #include "csv_table.hpp"
+#include "history.hpp"
 #include "lbo/cluster/transport.hpp"
 #include "lbo/jobs/error.hpp"
 #include "lbo/orchestrator/recovery.hpp"
 #include "lbo/orchestrator/run_directory.hpp"
 #include "lbo/orchestrator/task_report.hpp"
+#include "utilization.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -26,77 +28,8 @@ namespace lbo::report {
 
 namespace {
 
-using orchestrator::JournalRecord;
 using orchestrator::RunState;
 using orchestrator::Trial;
-
-// One attempt of a trial, as the journal tells it: started, and (unless it still runs or a
-// stop cut it off) ended.
-struct Attempt {
-  std::int64_t trial = 0;
-  int attempt = 1;
-  std::string worker;
-  double start = 0, end = 0;  // 0: unknown
-  std::string status;         // empty until it ends
-  std::string cores, gpus;    // what its slot gave it (known once it ends)
-  bool final = false;
-  std::size_t allocation = 0;  // of its start
-};
-
-struct Allocation {
-  double started = 0;
-  double last_seen = 0;  // the newest record written in it
-  int slots = 0;
-  std::string lbo_version;
-};
-
-// The journal from its first record: every allocation and every attempt. (The recovered state
-// starts from the newest checkpoint, which keeps no attempt history.)
-struct History {
-  std::vector<Allocation> allocations;
-  std::vector<Attempt> attempts;
-  double last_activity = 0;
-};
-
-History read_history(const fs::path& journal_file) {
-  History h;
-  const orchestrator::JournalContents journal = orchestrator::read_journal(journal_file, 0);
-  std::map<std::pair<std::int64_t, int>, std::size_t> index;
-  const auto seen = [&](double t) {
-    h.last_activity = std::max(h.last_activity, t);
-    if (!h.allocations.empty()) h.allocations.back().last_seen = std::max(h.allocations.back().last_seen, t);
-  };
-  const std::size_t none = static_cast<std::size_t>(-1);
-  for (const JournalRecord& record : journal.records) {
-    if (const auto* r = std::get_if<orchestrator::RunStarted>(&record)) {
-      h.allocations.push_back({r->unix_time, r->unix_time, r->slots, r->lbo_version});
-      seen(r->unix_time);
-    } else if (const auto* s = std::get_if<orchestrator::TrialStarted>(&record)) {
-      index[{s->trial, s->attempt}] = h.attempts.size();
-      h.attempts.push_back({s->trial, s->attempt, s->worker, s->unix_time, 0, {}, {}, {}, false,
-                            h.allocations.empty() ? none : h.allocations.size() - 1});
-      seen(s->unix_time);
-    } else if (const auto* f = std::get_if<orchestrator::TrialFinished>(&record)) {
-      auto at = index.find({f->trial, f->attempt});
-      if (at == index.end()) {  // its start record is lost: the attempt is known from its end
-        at = index.emplace(std::pair{f->trial, f->attempt}, h.attempts.size()).first;
-        h.attempts.push_back({f->trial, f->attempt, f->worker, 0, 0, {}, {}, {}, false,
-                              h.allocations.empty() ? none : h.allocations.size() - 1});
-      }
-      Attempt& a = h.attempts[at->second];
-      a.end = f->unix_time;
-      a.status = workers::to_string(f->outcome.status);
-      a.cores = f->outcome.cores;
-      a.gpus = f->outcome.gpus;
-      a.final = f->final;
-      if (!f->worker.empty()) a.worker = f->worker;  // it names the slot an MPI worker picked
-      seen(f->unix_time);
-    } else if (const auto* t = std::get_if<orchestrator::TaskAdded>(&record)) {
-      seen(t->unix_time);
-    }
-  }
-  return h;
-}
 
 json time_or_null(double t) { return t > 0 && std::isfinite(t) ? json(t) : json(); }
 
@@ -280,25 +213,8 @@ json hedge_draws(const fs::path& hedge_csv, const std::vector<orchestrator::Task
   return out;
 }
 
-}  // namespace
-
-json run_data(const fs::path& dir, std::optional<int> ended_with) {
-  const orchestrator::RunPaths paths(dir);
-  if (!orchestrator::has_run_state(dir)) {
-    throw InputError(dir.string() + ": not a run directory (no " + paths.journal().filename().string() + ")");
-  }
-  const orchestrator::RecoveredRun run = orchestrator::recover_run(dir);
-  const History history = read_history(paths.journal());
-  const RunState& state = run.state;
-  const orchestrator::JobIdentity& identity = state.job();
-  std::vector<std::string> notes;
-
-  json out;
-  out["dir"] = dir.string();
-  out["name"] = fs::absolute(dir).lexically_normal().filename().string();
-  if (out["name"] == "") out["name"] = fs::absolute(dir).lexically_normal().parent_path().filename().string();
-
-  const orchestrator::LockHolder lock = orchestrator::lock_holder(dir);
+// "running", "stopped", "done" or "unknown", and a sentence saying what it means.
+void add_state(json& out, const RunState& state, const orchestrator::LockHolder& lock, std::optional<int> ended_with) {
   const bool running = !ended_with && lock.held;
   const bool done = !running && state.has_job() && !state.tasks().empty() && state.all_budgets_done() &&
                     ended_with.value_or(0) == 0;
@@ -318,8 +234,11 @@ json run_data(const fs::path& dir, std::optional<int> ended_with) {
     out["state_note"] = "stopped before its budgets were spent (exit 75 after a signal, a walltime, a kill or a crash): "
                         "the same `lbo run` command resumes it";
   }
+}
 
-  // The job: the journal's identity (space, direction, tasks), job.toml's policy.
+// The job: the journal's identity (space, direction, tasks), job.toml's policy.
+json job_json(const orchestrator::JobIdentity& identity, const History& history, const fs::path& job_file,
+              std::vector<std::string>& notes) {
   json job;
   job["direction"] = std::string(jobs::to_string(identity.direction));
   job["space"] = space_json(identity.space);
@@ -327,24 +246,26 @@ json run_data(const fs::path& dir, std::optional<int> ended_with) {
   for (const orchestrator::TaskIdentity& t : identity.tasks) {
     job["tasks"].push_back({{"name", t.name}, {"budget", t.budget}, {"origin", std::string(jobs::to_string(t.origin))}});
   }
-  add_job_settings(job, paths.job_file(), notes);
+  add_job_settings(job, job_file, notes);
   if (!history.allocations.empty()) job["slots"] = history.allocations.back().slots;
-  const int stepwise = job["stepwise"].get<int>();
+  return job;
+}
 
+// Allocations, with where each ended (its last record) and the slot time it used.
+json allocations_json(const History& history, const Utilization& use) {
   json allocations = json::array();
-  for (const Allocation& a : history.allocations) {
-    allocations.push_back({{"started", time_or_null(a.started)}, {"slots", a.slots}, {"lbo_version", a.lbo_version}});
+  for (std::size_t i = 0; i < history.allocations.size(); ++i) {
+    const Allocation& a = history.allocations[i];
+    allocations.push_back({{"started", time_or_null(a.started)}, {"ended", time_or_null(use.allocation_end[i])},
+                           {"slots", a.slots}, {"busy", use.allocation_busy_s[i]}, {"lbo_version", a.lbo_version}});
   }
-  out["allocations"] = std::move(allocations);
-  if (!history.allocations.empty()) {
-    out["lbo_version"] = history.allocations.back().lbo_version;
-    out["started"] = time_or_null(history.allocations.front().started);
-  }
-  out["last_activity"] = time_or_null(history.last_activity);
+  return allocations;
+}
 
-  // Attempts; one that never ended ran when its allocation ended (or runs now).
+// Attempts; one that never ended ran when its allocation ended (or runs now). `last_attempt`
+// gets each trial's newest attempt.
+json attempts_json(const History& history, bool running, std::map<std::int64_t, const Attempt*>& last_attempt) {
   json attempts = json::array();
-  std::map<std::int64_t, const Attempt*> last_attempt;
   for (const Attempt& a : history.attempts) {
     json item{{"trial", a.trial}, {"attempt", a.attempt}, {"start", time_or_null(a.start)}, {"final", a.final}};
     add_place(item, a.worker);
@@ -364,14 +285,18 @@ json run_data(const fs::path& dir, std::optional<int> ended_with) {
     const Attempt*& newest = last_attempt[a.trial];
     if (newest == nullptr || a.attempt >= newest->attempt) newest = &a;
   }
-  out["attempts"] = std::move(attempts);
+  return attempts;
+}
 
+json trials_json(const RunState& state, bool running, const std::map<std::int64_t, const Attempt*>& last_attempt) {
+  const orchestrator::JobIdentity& identity = state.job();
   json trials = json::array();
   for (const Trial& t : state.trials()) {
     if (t.lost()) continue;
     json item{{"id", t.id}, {"task", t.task}, {"attempts", t.attempts},
               {"proposed_by", std::string(orchestrator::to_string(t.proposed_by))}, {"note", t.proposal_note}};
-    const Attempt* a = last_attempt.count(t.id) ? last_attempt[t.id] : nullptr;
+    const auto found = last_attempt.find(t.id);
+    const Attempt* a = found != last_attempt.end() ? found->second : nullptr;
     if (t.finished) {
       item["status"] = std::string(workers::to_string(t.outcome.status));
       if (t.outcome.status == workers::TrialStatus::ok) {
@@ -394,21 +319,61 @@ json run_data(const fs::path& dir, std::optional<int> ended_with) {
     item["finished"] = time_or_null(a != nullptr ? a->end : t.finished_unix);
     trials.push_back(std::move(item));
   }
-  out["trials"] = std::move(trials);
+  return trials;
+}
 
+json tasks_json(const RunState& state, int stepwise) {
   json tasks = json::array();
   for (int i = 0; i < static_cast<int>(state.tasks().size()); ++i) {
     const orchestrator::TaskSummary s = orchestrator::summarize_task(state, i, stepwise > 0 ? stepwise - 1 : -1);
-    json item{{"name", identity.tasks[static_cast<std::size_t>(i)].name}, {"ok", s.ok}};
+    json item{{"name", state.job().tasks[static_cast<std::size_t>(i)].name}, {"ok", s.ok}};
     if (s.best) item["best"] = *s.best;
     if (s.best_trial >= 0) item["best_trial"] = s.best_trial;
     if (s.trials_to_95) item["trials_to_95"] = *s.trials_to_95;
     tasks.push_back(std::move(item));
   }
+  return tasks;
+}
+
+}  // namespace
+
+json run_data(const fs::path& dir, std::optional<int> ended_with) {
+  const orchestrator::RunPaths paths(dir);
+  if (!orchestrator::has_run_state(dir)) {
+    throw InputError(dir.string() + ": not a run directory (no " + paths.journal().filename().string() + ")");
+  }
+  const orchestrator::RecoveredRun run = orchestrator::recover_run(dir);
+  const History history = read_history(paths.journal());
+  const RunState& state = run.state;
+  std::vector<std::string> notes;
+
+  json out;
+  out["dir"] = dir.string();
+  out["name"] = fs::absolute(dir).lexically_normal().filename().string();
+  if (out["name"] == "") out["name"] = fs::absolute(dir).lexically_normal().parent_path().filename().string();
+  const orchestrator::LockHolder lock = orchestrator::lock_holder(dir);
+  const bool running = !ended_with && lock.held;
+  add_state(out, state, lock, ended_with);
+
+  json job = job_json(state.job(), history, paths.job_file(), notes);
+  const int stepwise = job["stepwise"].get<int>();
+  const Utilization use = utilization(history, running);
+  out["allocations"] = allocations_json(history, use);
+  out["utilization"] = utilization_json(use);
+  if (!history.allocations.empty()) {
+    out["lbo_version"] = history.allocations.back().lbo_version;
+    out["started"] = time_or_null(history.allocations.front().started);
+  }
+  out["last_activity"] = time_or_null(history.last_activity);
+
+  std::map<std::int64_t, const Attempt*> last_attempt;
+  out["attempts"] = attempts_json(history, running, last_attempt);
+  out["trials"] = trials_json(state, running, last_attempt);
+  json tasks = tasks_json(state, stepwise);
   add_model_report(tasks, state, stepwise, paths.tasks_csv(), job["surrogate"] == "lbo", notes);
   out["tasks"] = std::move(tasks);
 
-  out["hedge"] = hedge_draws(paths.hedge_csv(), identity.tasks);
+  out["hedge"] = hedge_draws(paths.hedge_csv(), state.job().tasks);
   if (out["hedge"].empty() && job["acquisition"] == "hedge" && !fs::exists(paths.hedge_csv())) {
     notes.push_back("no hedge.csv (a run of an older lbo, or no model proposal yet): the Hedge figures are left out");
   }
