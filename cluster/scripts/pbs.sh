@@ -81,6 +81,8 @@ master_status=$(cat "$LBO_STATUS_FILE" 2> /dev/null)
 rm -f "$LBO_STATUS_FILE"
 # mpirun reports 1 or 137 when it killed the ranks after a SIGTERM, or when a rank was lost
 # (the master carried on without it); the master's own status is the run's.
+# "running": the master was killed before it could write where it stopped; mpirun's status stands.
+case $master_status in ''|*[!0-9]*) master_status= ;; esac
 if [ -n "$master_status" ] && [ "$status" != "$master_status" ]; then
   echo "lbo: mpirun exited $status${stop_signal:+ after SIG$stop_signal}; lbo's master exited $master_status"
   status=$master_status

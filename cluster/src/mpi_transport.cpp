@@ -229,6 +229,8 @@ class MpiTransport final : public Transport {
     }
   }
 
+  bool remote() const override { return true; }
+
   int slot_count() const override {
     int total = 0;
     for (int c : capacity_) total += c;

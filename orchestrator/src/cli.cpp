@@ -21,6 +21,7 @@
 #include "lbo/orchestrator/recovery.hpp"
 #include "lbo/orchestrator/run_directory.hpp"
 #include "lbo/orchestrator/status.hpp"
+#include "lbo/orchestrator/stop_signals.hpp"
 #include "lbo/orchestrator/task_requests.hpp"
 #include "lbo/orchestrator/version.hpp"
 #include "lbo/orchestrator/warm_start.hpp"
@@ -394,6 +395,8 @@ int run_cli(int argc, char** argv, cluster::MpiSession* mpi) {
     return status == 0 ? kExitDone : kExitBadInput;
   }
 
+  // Only a run stops gracefully; the other commands take a stop signal's default action.
+  if (!*run_command) release_stop_signals();
   try {
     if (*run_command) {
       run_options.resume_command = resume_command(argc, argv, mpi != nullptr && mpi->size() > 1);

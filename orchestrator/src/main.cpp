@@ -9,6 +9,7 @@
 
 #include "cli.hpp"
 #include "lbo/cluster/mpi.hpp"
+#include "lbo/orchestrator/stop_signals.hpp"
 
 namespace {
 
@@ -32,6 +33,10 @@ void ignore_broken_pipes() { ::signal(SIGPIPE, SIG_IGN); }
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Before anything that takes time (MPI's start, parsing, recovery): a stop signal in those
+  // first milliseconds is acted on by the master, or by a worker rank's own handler (which
+  // has nothing to cancel yet), never by the default action.
+  lbo::orchestrator::hold_stop_signals();
   raise_open_file_limit();
   ignore_broken_pipes();
   std::optional<lbo::cluster::MpiSession> mpi;

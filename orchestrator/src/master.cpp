@@ -24,6 +24,7 @@
 #include "lbo/orchestrator/version.hpp"
 #include "lbo/orchestrator/run_state.hpp"
 #include "lbo/orchestrator/scheduler.hpp"
+#include "lbo/orchestrator/stop_signals.hpp"
 #include "lbo/orchestrator/task_report.hpp"
 #include "lbo/orchestrator/task_requests.hpp"
 #include "lbo/workers/runner.hpp"
@@ -124,6 +125,8 @@ class Master::Loop {
     journal_.append(started);
     journal_.sync();
     state_.apply(started);
+    // A status left by an earlier master (its 75) must not speak for this one if it is killed.
+    write_status_file("running");
     if (resumed_) {
       guard_report([&] { csv_.rewrite(state_); });
       // An anchor: later recoveries start here, whatever the journal held before.
@@ -136,6 +139,9 @@ class Master::Loop {
     poll_new_tasks();
     schedule_task_poll();
     schedule_deadline();
+    // A stop signal that came while lbo was starting (stop_signals.hpp) stops it before any
+    // trial starts.
+    if (const int held = held_stop_signal(); held != 0) on_signal(held);
     // A --sync round that ended while the last run was stopping was never refitted on.
     if (options_.sync && state_.interrupted().empty() && policy_->refit_due(state_) && !state_.all_budgets_done()) {
       policy_->results_committed(state_);
@@ -209,7 +215,13 @@ class Master::Loop {
     const std::string name = "SIG" + std::string(sigabbrev_np(signal_number));
     if (signals_received_ == 1) {
       if (exit_code_ == kExitDone) exit_code_ = kExitResumable;
-      begin_stop("received " + name);
+      // mpirun forwards SIGTERM and SIGINT to every rank, and a worker rank that gets one
+      // cancels its trials at once: the grace period is only sure for SIGUSR1 and SIGHUP.
+      const bool ranks_too = (signal_number == SIGTERM || signal_number == SIGINT) && transport_->remote();
+      begin_stop("received " + name, ranks_too ? " unless the worker ranks got " + name + " too (mpirun forwards it to "
+                                                     "every rank, which then cancels its trials at once; send mpirun "
+                                                     "SIGUSR1 for a grace period)"
+                                               : std::string());
     } else if (signals_received_ == 2) {
       console_.log("received " + name + " again: cancelling the running trials");
       grace_timer_.cancel();
@@ -227,7 +239,7 @@ class Master::Loop {
   // No new trials, a checkpoint, and the running ones get grace_s to finish before they are
   // cancelled. The first cause (a signal, or lbo's own I/O failing) says why; later ones add
   // nothing. With nothing running, the run ends once the current handler is done.
-  void begin_stop(const std::string& why) {
+  void begin_stop(const std::string& why, const std::string& grace_note = {}) {
     if (stopping_) return;
     stopping_ = true;
     // A launcher may kill the master during the grace period (mpirun SIGKILLs its ranks soon
@@ -235,7 +247,7 @@ class Master::Loop {
     if (try_checkpoint_now() && exit_code_ == kExitResumable) write_status_file(kExitResumable);
     if (const int running = transport_->busy_count(); running > 0) {
       console_.log(why + ": no new trials; " + std::to_string(running) + " running trial(s) have " +
-                   format_objective(job_.grace_s) + " s to finish (signal again to cancel them now)");
+                   format_objective(job_.grace_s) + " s to finish" + grace_note + " (signal again to cancel them now)");
     } else {
       console_.log(why + ": no new trials; none is running");
     }
@@ -591,10 +603,11 @@ class Master::Loop {
 
   // MasterOptions::status_file. A batch script reads it once lbo is gone; a failure to write it
   // is said and changes nothing else.
-  void write_status_file(int code) {
+  void write_status_file(int code) { write_status_file(std::to_string(code)); }
+  void write_status_file(const std::string& status) {
     if (options_.status_file.empty()) return;
     try {
-      write_file_atomically(options_.status_file, std::to_string(code) + "\n", Durability::synced);
+      write_file_atomically(options_.status_file, status + "\n", Durability::synced);
     } catch (const std::exception& e) {
       console_.warn(std::string("cannot write the status file: ") + e.what());
     }
@@ -681,7 +694,9 @@ class Master::Loop {
     }
     if (job_.tasks.size() > 1) line << "tasks done " << tasks_done << "/" << job_.tasks.size() << " | ";
     if (failures_ > 0) line << "failed attempts " << failures_ << " | ";
-    if (const std::string share = model_share(state_); !share.empty()) line << share << " | ";
+    if (job_.policy.surrogate != jobs::SurrogateKind::random) {
+      if (const std::string share = model_share(state_); !share.empty()) line << share << " | ";
+    }
     // The rate of this invocation: a resumed run's earlier trials took an earlier one's time.
     const double minutes = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count() / 60;
     char rate[32];

@@ -199,15 +199,17 @@ void RunState::stop_running() {
 }
 
 std::string model_share(const RunState& state, const std::vector<int>& tasks) {
-  int model = 0, fallback = 0;
+  int model = 0, fallback = 0, design = 0;
   for (std::size_t i = 0; i < state.tasks().size(); ++i) {
     if (!tasks.empty() && std::find(tasks.begin(), tasks.end(), static_cast<int>(i)) == tasks.end()) continue;
     const TaskProgress& p = state.tasks()[i];
-    model += p.proposed_by(ProposalSource::model) + p.proposed_by(ProposalSource::model_prior) +
-             p.proposed_by(ProposalSource::earlier_best);
+    model += p.proposed_by(ProposalSource::model) + p.proposed_by(ProposalSource::model_prior);
     fallback += p.proposed_by(ProposalSource::random_fallback);
+    design += p.proposed_by(ProposalSource::initial) + p.proposed_by(ProposalSource::earlier_best);
   }
-  if (model + fallback == 0) return {};
+  // Until the model proposes, there is no share to give (issue 31: "model 100%" was said of
+  // the earlier tasks' best configurations during the initial design).
+  if (model + fallback == 0) return design > 0 ? "initial design" : std::string();
   const int percent = static_cast<int>(100.0 * model / (model + fallback));
   return "model " + std::to_string(percent) + "%" +
          (fallback > 0 ? " (" + std::to_string(fallback) + " random-fallback)" : std::string());

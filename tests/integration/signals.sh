@@ -7,7 +7,9 @@
 #  2. SIGTERM to one MPI worker rank: its trials are killed, run again elsewhere or later, and
 #     the run still completes every budget (the worker rank stays up).
 #  3. SIGTERM to mpirun: everything exits promptly and no objective process is left; the
-#     master's LBO_STATUS_FILE says 75 and its checkpoint exists (mpirun's own status is not 75).
+#     master's LBO_STATUS_FILE says "running" while it runs (not an earlier stop's 75), then 75,
+#     and its checkpoint exists (mpirun's own status is not 75); its log says the worker ranks
+#     got the signal too rather than promise the grace period.
 #  4. SIGUSR1 to mpirun (what the sbatch script forwards): exit 75, and the run resumes.
 source "$(dirname "$0")/common.sh"
 read -r -a mpirun <<< "${LBO_MPIRUN:-mpirun --oversubscribe}"
@@ -71,6 +73,24 @@ for sig in INT USR1 HUP; do
 done
 echo "local SIGINT, SIGUSR1, SIGHUP ok"
 
+# SIGTERM while lbo is starting (issue 31: exit 143, no checkpoint, no resume line, when it came
+# before the master listened): sent as soon as the run folder exists, it stops the run with 75
+# before any trial starts, and the same command then runs it.
+write_job "$SCRATCH/early.toml" 6 50 100
+for round in 1 2 3 4 5; do
+  rm -rf "$SCRATCH/early"
+  "$LBO_BIN" run "$SCRATCH/early.toml" --run-root "$SCRATCH/early" 2> "$SCRATCH/early.log" &
+  pid=$!
+  while [ ! -e "$SCRATCH/early/sig/lock" ] && kill -0 "$pid" 2> /dev/null; do :; done
+  kill -TERM "$pid"
+  set +e; wait "$pid"; status=$?; set -e
+  [ "$status" -eq 75 ] || { cat "$SCRATCH/early.log"; fail "SIGTERM while starting (round $round): exit $status, expected 75"; }
+  grep -q "resume with: " "$SCRATCH/early.log" || { cat "$SCRATCH/early.log"; fail "no resume command after an early SIGTERM"; }
+done
+"$LBO_BIN" run "$SCRATCH/early.toml" --run-root "$SCRATCH/early" 2> "$SCRATCH/early2.log" || { cat "$SCRATCH/early2.log"; fail "resume after an early SIGTERM failed"; }
+python3 "$HERE/check_results.py" "$SCRATCH/early/sig/results.csv" a=6
+echo "SIGTERM while starting ok"
+
 # A closed output pipe: before issue 18 the next log line's SIGPIPE killed lbo (exit 141).
 write_job "$SCRATCH/pipe.toml" 12 50 100
 set +e
@@ -108,17 +128,22 @@ echo "worker SIGTERM ok"
 
 # 3. The whole job is terminated.
 write_job "$SCRATCH/kill.toml" 1000 5000 10000
+echo 75 > "$SCRATCH/kill.status"  # left by an earlier stop: a new master must not keep it
 LBO_STATUS_FILE="$SCRATCH/kill.status" "${mpirun[@]}" -x LBO_STATUS_FILE -n 3 "$LBO_BIN" run "$SCRATCH/kill.toml" \
   --run-root "$SCRATCH/kill" 2> "$SCRATCH/kill.log" &
 mpirun_pid=$!
 for _ in $(seq 100); do [ "$(objectives_left)" -ge 4 ] && break; sleep 0.1; done
 [ "$(objectives_left)" -ge 4 ] || fail "the objectives never started"
+[ "$(cat "$SCRATCH/kill.status")" = running ] || fail "the status file still says $(cat "$SCRATCH/kill.status") from an earlier stop"
 kill -TERM "$mpirun_pid"
 set +e; wait "$mpirun_pid"; status=$?; set -e
 sleep 0.5
 [ "$(objectives_left)" -eq 0 ] || { ps -ef | grep -v grep | grep lbo-test-objective; fail "objective processes outlived mpirun"; }
 [ "$(cat "$SCRATCH/kill.status" 2>/dev/null)" = 75 ] || { cat "$SCRATCH/kill.log"; fail "the status file does not say 75"; }
 ls "$SCRATCH/kill/sig"/checkpoint.*.lbo > /dev/null 2>&1 || fail "no checkpoint after SIGTERM to mpirun"
+# The log does not promise a grace period the worker ranks do not give (they got SIGTERM too).
+grep -q "s to finish unless the worker ranks got SIGTERM too" "$SCRATCH/kill.log" \
+  || { cat "$SCRATCH/kill.log"; fail "the stop line promises a grace period under mpirun's SIGTERM"; }
 echo "mpirun SIGTERM ok (mpirun exited $status; the master's status file says 75)"
 
 # 4. SIGUSR1 to mpirun, as the sbatch script forwards any stop signal: mpirun passes it to the

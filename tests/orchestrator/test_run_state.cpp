@@ -149,3 +149,19 @@ TEST(RunStateTest, a_result_whose_start_record_is_lost_still_counts) {
   EXPECT_EQ(state.next_trial_id(), 6) << "a lost trial's id is never reused";
   EXPECT_EQ(state.tasks()[0].finished + state.tasks()[1].finished, 1);
 }
+
+// The progress line's share of model proposals: nothing to say before the model proposes
+// (issue 31: "model 100%" during the initial design, whose earlier tasks' best configurations
+// were counted as the model's), then the model's share of what it was to propose.
+TEST(RunStateTest, the_model_share_starts_after_the_initial_design) {
+  lbo::testing::ScratchDir dir;
+  const auto job = lbo::testing::job_from(lbo::testing::test_job(), dir.path());
+  RunState state = lbo::testing::started_state(job);
+  EXPECT_EQ(model_share(state), "");
+  start_trial(state, 0, lbo::jobs::Config{{0.1}}, "local:0", ProposalSource::earlier_best);
+  start_trial(state, 0, lbo::jobs::Config{{0.2}}, "local:0", ProposalSource::initial);
+  EXPECT_EQ(model_share(state), "initial design");
+  for (int i = 0; i < 3; ++i) start_trial(state, 0, lbo::jobs::Config{{0.3}}, "local:0", ProposalSource::model);
+  start_trial(state, 0, lbo::jobs::Config{{0.4}}, "local:0", ProposalSource::random_fallback);
+  EXPECT_EQ(model_share(state), "model 75% (1 random-fallback)");
+}

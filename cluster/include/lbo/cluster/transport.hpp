@@ -56,6 +56,9 @@ class Transport {
   virtual void cancel_all() = 0;
   /// Releases the workers: running attempts are killed and no completion arrives after this.
   virtual void shutdown() = 0;
+  /// Whether the slots live in other processes (MPI worker ranks), which a launcher signals
+  /// too: a stop signal may reach them as well as this one.
+  virtual bool remote() const { return false; }
 };
 
 }  // namespace lbo::cluster

@@ -60,8 +60,9 @@ struct TaskProgress {
 
 class RunState;
 /// "model 97% (3 random-fallback)": of the trials of `tasks` (all when empty) that a model-based
-/// policy was to propose (not the initial design), the share it proposed, and the random
-/// fallbacks; empty when there are none.
+/// policy was to propose (not the initial design, whose earlier tasks' best configurations
+/// included), the share it proposed, and the random fallbacks; "initial design" while only the
+/// design has proposed; empty when nothing was proposed. For model-based policies only.
 std::string model_share(const RunState& state, const std::vector<int>& tasks = {});
 
 class RunState {
