@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include <cereal/archives/portable_binary.hpp>
@@ -95,6 +96,12 @@ CheckpointSearch load_newest_checkpoint(const fs::path& run_dir) {
   if (!found.empty()) search.newest_sequence = found.back();
   for (auto it = found.rbegin(); it != found.rend(); ++it) {
     const fs::path file = RunPaths(run_dir).checkpoint(*it);
+    const char* next = std::next(it) != found.rend() ? "; using an older checkpoint"
+                                                     : "; there is no older one: the run is rebuilt from the journal";
+    if (const std::string what = not_a_regular_file(file); !what.empty()) {
+      search.warnings.push_back(file.string() + " is " + what + ", not a checkpoint" + next);
+      continue;
+    }
     std::ifstream in(file, std::ios::binary);
     std::ostringstream text;
     text << in.rdbuf();
@@ -103,7 +110,7 @@ CheckpointSearch load_newest_checkpoint(const fs::path& run_dir) {
       search.file = file;
       return search;
     } catch (const CorruptStateError& e) {
-      search.warnings.push_back(std::string(e.what()) + "; using an older checkpoint");
+      search.warnings.push_back(std::string(e.what()) + next);
     }
   }
   return search;

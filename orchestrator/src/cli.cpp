@@ -282,11 +282,28 @@ int add_task(const AddTaskOptions& options) {
     return kExitDone;
   }
   const std::filesystem::path file = write_task_request(run_dir, request);
-  const std::optional<std::string> reply = wait_for_reply(file, std::chrono::seconds(30));
+  // A master that ends before it reads the request leaves it to the run's next start; lbo
+  // add-task then takes the stopped run's lock and adds the task itself.
+  const auto master_ended = [&] { return !options.no_lock && !lock_holder(run_dir).held; };
+  std::optional<std::string> reply = wait_for_reply(file, kReplyWait, master_ended);
+  if (!reply && master_ended()) {
+    if (std::optional<RunDirectory> locked = RunDirectory::lock_existing(run_dir)) {
+      std::error_code ec;
+      if (std::filesystem::remove(file, ec)) {
+        const jobs::TaskSpec task = add_task_to_stopped_run(
+            run_dir, request, [](const std::string& line) { std::cerr << "lbo: warning: " << line << "\n"; });
+        std::cout << "task " << task.name << " added to the stopped run in " << run_dir.string()
+                  << " (its master ended before it read the request) with a budget of " << task.budget
+                  << " trials; `lbo run` on its job file continues with it\n";
+        return kExitDone;
+      }
+      reply = wait_for_reply(file, std::chrono::milliseconds(0));  // taken by the master just before it ended
+    }
+  }
   if (!reply) {
     std::cout << (options.no_lock ? "no running master of " + run_dir.string() + " has answered within 30 s (without the "
                                     "lock, lbo cannot tell whether one runs)"
-                                  : "the running master of " + run_dir.string() + " has not answered within 30 s")
+                                  : "the running master of " + run_dir.string() + " has not answered within 30 s, or another lbo holds the run")
               << "; the request waits in " << file.string() << " and is applied when it checks, or at the run's next start\n";
     return kExitDone;
   }

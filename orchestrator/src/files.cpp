@@ -96,4 +96,17 @@ void copy_file_synced(const fs::path& from, const fs::path& to) {
   sync_directory(to.parent_path());
 }
 
+std::string not_a_regular_file(const std::filesystem::path& path) {
+  std::error_code ec;
+  switch (std::filesystem::status(path, ec).type()) {
+    case std::filesystem::file_type::directory: return "a folder";
+    case std::filesystem::file_type::fifo: return "a FIFO";
+    case std::filesystem::file_type::socket: return "a socket";
+    case std::filesystem::file_type::block:
+    case std::filesystem::file_type::character: return "a device";
+    case std::filesystem::file_type::unknown: return "not a regular file";
+    default: return "";
+  }
+}
+
 }  // namespace lbo::orchestrator

@@ -232,6 +232,10 @@ JournalContents decode_journal(std::string_view bytes, const std::filesystem::pa
 }
 
 JournalContents read_journal(const std::filesystem::path& path, std::uint64_t from) {
+  if (const std::string what = not_a_regular_file(path); !what.empty()) {
+    throw CorruptStateError(path.string() + " is " + what + ", not lbo's journal file; move it aside (the run's results "
+                            "are in a journal.lbo that is a regular file)");
+  }
   // The header and the part after `from`, not the prefix a checkpoint holds.
   std::ifstream in(path, std::ios::binary);
   if (!in) throw CorruptStateError(path.string() + ": cannot read the journal");

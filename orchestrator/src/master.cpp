@@ -307,19 +307,19 @@ class Master::Loop {
     for (const PendingRequest& r : requests) {
       try {
         if (!r.request) {
-          answer_task_request(r.file, false, r.error);
+          answer_task_request(r, false, r.error);
           continue;
         }
         const jobs::TaskSpec task = task_from_request(*r.request, job_.schedule.default_budget);
         if (const std::string why = task_conflict(task, JobIdentity::of(job_).tasks, job_.objective.command); !why.empty()) {
-          answer_task_request(r.file, false, "cannot add task " + task.name + ": " + why);
+          answer_task_request(r, false, "cannot add task " + task.name + ": " + why);
           continue;
         }
         if (!add_task(task)) {
-          answer_task_request(r.file, false, "cannot add task " + task.name + ": lbo cannot write the run's journal");
+          answer_task_request(r, false, "cannot add task " + task.name + ": lbo cannot write the run's journal");
           continue;
         }
-        answer_task_request(r.file, true,
+        answer_task_request(r, true,
                             "task " + task.name + " added to the running run " + job_.name + " with a budget of " +
                                 std::to_string(task.budget) + " trials");
       } catch (const std::exception& e) {

@@ -1,9 +1,12 @@
 #include "lbo/orchestrator/task_requests.hpp"
 
 #include <fnmatch.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -31,6 +34,26 @@ bool ends_with(const std::string& s, std::string_view suffix) {
 }
 
 fs::path reply_path(const fs::path& request_file) { return request_file.string() + kReplySuffix; }
+
+std::string host_name() {
+  char host[256] = "";
+  ::gethostname(host, sizeof host - 1);
+  return host;
+}
+
+// Whether the lbo add-task that wrote `r` may still wait for its reply. Its name is
+// "<nanoseconds since the epoch>-<pid>.request" (write_task_request).
+bool requester_may_wait(const PendingRequest& r) {
+  const std::string name = r.file.filename().string();
+  long long written_ns = 0;
+  int pid = 0;
+  if (std::sscanf(name.c_str(), "%lld-%d", &written_ns, &pid) != 2) return true;
+  const double age_s = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count() -
+                       static_cast<double>(written_ns) * 1e-9;
+  if (age_s > static_cast<double>(kReplyWait.count()) + 5) return false;
+  if (!r.host.empty() && r.host == host_name() && pid > 0 && ::kill(pid, 0) != 0 && errno == ESRCH) return false;
+  return true;
+}
 
 }  // namespace
 
@@ -67,6 +90,7 @@ fs::path write_task_request(const fs::path& run_dir, const TaskRequest& request)
   if (ec) throw Error("cannot create " + dir.string() + ": " + ec.message());
   nlohmann::json j;
   j["name"] = request.name;
+  j["host"] = host_name();
   if (request.dataset) j["dataset"] = request.dataset->string();
   if (request.budget) j["budget"] = *request.budget;
   // Names sort by creation: nanoseconds since the epoch, then the pid.
@@ -94,6 +118,7 @@ std::vector<PendingRequest> pending_task_requests(const fs::path& run_dir) {
       r.name = j.at("name").get<std::string>();
       if (j.contains("dataset")) r.dataset = fs::path(j.at("dataset").get<std::string>());
       if (j.contains("budget")) r.budget = j.at("budget").get<int>();
+      if (j.contains("host") && j.at("host").is_string()) p.host = j.at("host").get<std::string>();
       p.request = std::move(r);
     } catch (const std::exception& e) {
       p.error = "unreadable request " + name + ": " + e.what();
@@ -104,16 +129,20 @@ std::vector<PendingRequest> pending_task_requests(const fs::path& run_dir) {
   return pending;
 }
 
-void answer_task_request(const fs::path& request_file, bool ok, const std::string& message) {
-  write_file_atomically(reply_path(request_file), std::string(ok ? "ok: " : "error: ") + message + "\n", Durability::cached);
+void answer_task_request(const PendingRequest& request, bool ok, const std::string& message) {
+  if (requester_may_wait(request)) {
+    write_file_atomically(reply_path(request.file), std::string(ok ? "ok: " : "error: ") + message + "\n",
+                          Durability::cached);
+  }
   std::error_code ec;
-  fs::remove(request_file, ec);
+  fs::remove(request.file, ec);
 }
 
-std::optional<std::string> wait_for_reply(const fs::path& request_file, std::chrono::milliseconds timeout) {
+std::optional<std::string> wait_for_reply(const fs::path& request_file, std::chrono::milliseconds timeout,
+                                          const std::function<bool()>& nobody_answers) {
   const fs::path reply = reply_path(request_file);
   const auto deadline = std::chrono::steady_clock::now() + timeout;
-  for (;;) {
+  for (bool last_look = false;; last_look = nobody_answers && nobody_answers()) {
     std::error_code ec;
     if (fs::exists(reply, ec)) {
       std::ifstream in(reply);
@@ -123,7 +152,8 @@ std::optional<std::string> wait_for_reply(const fs::path& request_file, std::chr
       fs::remove(reply, ec);
       return line;
     }
-    if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
+    // The master may answer and then end between two looks: one more look after it ended.
+    if (last_look || std::chrono::steady_clock::now() >= deadline) return std::nullopt;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
 }

@@ -3,6 +3,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "lbo/orchestrator/files.hpp"
+
 namespace lbo::report {
 
 namespace {
@@ -64,6 +66,7 @@ std::vector<CsvRow> parse_csv(std::string_view text) {
 }
 
 std::optional<std::vector<CsvRow>> read_csv_file(const std::filesystem::path& path) {
+  if (!orchestrator::not_a_regular_file(path).empty()) return std::nullopt;
   std::ifstream in(path, std::ios::binary);
   if (!in) return std::nullopt;
   std::ostringstream text;

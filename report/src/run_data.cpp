@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <variant>
@@ -16,6 +17,7 @@
 #include "history.hpp"
 #include "lbo/cluster/transport.hpp"
 #include "lbo/jobs/error.hpp"
+#include "lbo/orchestrator/files.hpp"
 #include "lbo/orchestrator/recovery.hpp"
 #include "lbo/orchestrator/run_directory.hpp"
 #include "lbo/orchestrator/task_report.hpp"
@@ -101,6 +103,9 @@ void add_job_settings(json& job, const fs::path& job_file, std::vector<std::stri
   job["initial_random"] = defaults.initial_random;
   job["stepwise"] = 0;
   try {
+    if (const std::string what = orchestrator::not_a_regular_file(job_file); !what.empty()) {
+      throw std::runtime_error("it is " + what);
+    }
     const toml::table table = toml::parse_file(job_file.string());
     if (const auto v = table["policy"]["surrogate"].value<std::string>()) job["surrogate"] = *v;
     if (const auto v = table["policy"]["acquisition"].value<std::string>()) job["acquisition"] = *v;

@@ -46,3 +46,27 @@ sys.exit(0 if all(r["attempts"] == "1" for r in rows) and len({r["trial"] for r 
 PY
 [ "$(stat -c %s "$SCRATCH/runs/lk/journal.lbo")" -gt "$journal_before" ] || fail "the journal did not grow"
 echo "a removed lock file let no second master in"
+
+# lbo add-task racing the run's end (issue 31: it waited its whole 30 s for a master that had
+# ended, and the next start left a .reply nobody read). The master is stopped so that it cannot
+# read the request, then killed: add-task sees the lock free, adds the task to the stopped run
+# itself, and the next start runs it.
+"$LBO_BIN" run "$SCRATCH/job.toml" --run-root "$SCRATCH/race" 2> "$SCRATCH/race.log" &
+master=$!
+wait_for_rows "$SCRATCH/race/lk/results.csv" 2
+kill -STOP "$master"
+start=$(date +%s%N)
+"$LBO_BIN" add-task "$SCRATCH/race/lk" --name late --budget 3 > "$SCRATCH/add.log" 2>&1 &
+adder=$!
+for _ in $(seq 100); do ls "$SCRATCH/race/lk/requests/"*.request > /dev/null 2>&1 && break; sleep 0.05; done
+kill -KILL "$master"
+wait "$adder" || { cat "$SCRATCH/add.log"; fail "add-task failed after the master ended"; }
+waited_ms=$((($(date +%s%N) - start) / 1000000))
+[ "$waited_ms" -lt 10000 ] || fail "add-task waited ${waited_ms} ms for a master that had ended"
+grep -q "task late added to the stopped run in .* (its master ended before it read the request)" "$SCRATCH/add.log" \
+  || { cat "$SCRATCH/add.log"; fail "add-task did not add the task to the stopped run"; }
+sed -i 's/^budget = 80/budget = 6/' "$SCRATCH/job.toml"
+"$LBO_BIN" run "$SCRATCH/job.toml" --run-root "$SCRATCH/race" 2> "$SCRATCH/race2.log" || { cat "$SCRATCH/race2.log"; fail "the resume failed"; }
+[ "$(grep -c ',late,ok,' "$SCRATCH/race/lk/results.csv")" -eq 3 ] || fail "the added task did not run"
+[ -z "$(ls -A "$SCRATCH/race/lk/requests")" ] || { ls -l "$SCRATCH/race/lk/requests"; fail "requests left behind"; }
+echo "add-task after its master ended: added in ${waited_ms} ms"

@@ -1,5 +1,7 @@
 #include "lbo/orchestrator/checkpoint.hpp"
 
+#include <sys/stat.h>
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -306,9 +308,34 @@ TEST(CheckpointTest, a_damaged_newest_checkpoint_falls_back_to_the_previous_one)
   EXPECT_EQ(search.newest_sequence, 2u);
   ASSERT_EQ(search.warnings.size(), 1u);
   EXPECT_NE(search.warnings[0].find("checkpoint.2.lbo: truncated"), std::string::npos) << search.warnings[0];
-  // Both damaged: nothing.
+  EXPECT_NE(search.warnings[0].find("; using an older checkpoint"), std::string::npos) << search.warnings[0];
+  // Both damaged: nothing, and the last warning does not promise an older one (issue 31).
   write_raw(RunPaths(dir.path()).checkpoint(1), "garbage");
-  EXPECT_FALSE(load_newest_checkpoint(dir.path()).checkpoint);
+  const CheckpointSearch none = load_newest_checkpoint(dir.path());
+  EXPECT_FALSE(none.checkpoint);
+  ASSERT_EQ(none.warnings.size(), 2u);
+  EXPECT_NE(none.warnings[1].find("checkpoint.1.lbo"), std::string::npos) << none.warnings[1];
+  EXPECT_NE(none.warnings[1].find("there is no older one: the run is rebuilt from the journal"), std::string::npos)
+      << none.warnings[1];
+}
+
+// Issue 31: a checkpoint or journal that is a folder or a FIFO made `lbo status` and `lbo
+// report` fail with std::bad_alloc or block for ever. It is named and skipped (a checkpoint) or
+// refused (the journal), at once.
+TEST(CheckpointTest, a_checkpoint_that_is_no_regular_file_is_skipped) {
+  lbo::testing::ScratchDir dir;
+  write_checkpoint_file(dir.path(), 1, encode_checkpoint(sample(1)));
+  fs::create_directory(RunPaths(dir.path()).checkpoint(2));
+  ASSERT_EQ(::mkfifo(RunPaths(dir.path()).checkpoint(3).c_str(), 0644), 0);
+  const CheckpointSearch search = load_newest_checkpoint(dir.path());
+  ASSERT_TRUE(search.checkpoint);
+  EXPECT_EQ(search.checkpoint->sequence, 1u);
+  ASSERT_EQ(search.warnings.size(), 2u);
+  EXPECT_NE(search.warnings[0].find("checkpoint.3.lbo is a FIFO, not a checkpoint; using an older checkpoint"),
+            std::string::npos)
+      << search.warnings[0];
+  EXPECT_NE(search.warnings[1].find("checkpoint.2.lbo is a folder, not a checkpoint"), std::string::npos)
+      << search.warnings[1];
 }
 
 TEST(CheckpointTest, a_foreground_write_waits_for_the_background_one) {

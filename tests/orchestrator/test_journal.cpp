@@ -1,5 +1,7 @@
 #include "lbo/orchestrator/journal.hpp"
 
+#include <sys/stat.h>
+
 #include <gtest/gtest.h>
 
 #include <signal.h>
@@ -496,4 +498,21 @@ TEST(JournalTest, a_newer_format_whose_records_do_not_read_is_refused) {
     }
   }
   EXPECT_EQ(lbo::testing::read_text(path), bytes);
+}
+
+TEST(JournalTest, a_journal_that_is_no_regular_file_is_refused_at_once) {
+  lbo::testing::ScratchDir dir;
+  const fs::path folder = dir.path() / "folder" / "journal.lbo";
+  fs::create_directories(folder);
+  const fs::path fifo = dir.path() / "journal.lbo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  for (const auto& [path, what] : {std::pair{folder, "a folder"}, std::pair{fifo, "a FIFO"}}) {
+    try {
+      read_journal(path);
+      FAIL() << "read " << what;
+    } catch (const lbo::CorruptStateError& e) {
+      EXPECT_NE(std::string(e.what()).find(path.string() + " is " + what + ", not lbo's journal file"), std::string::npos)
+          << e.what();
+    }
+  }
 }

@@ -1,10 +1,14 @@
 // Tasks that join a run while it lives: add-task requests (running and stopped runs), the
 // watched folder, warm starts from other runs.
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <thread>
@@ -63,11 +67,43 @@ TEST(TaskRequestsTest, request_files_round_trip_and_bad_ones_are_named) {
   EXPECT_FALSE(pending[2].request.has_value());
   EXPECT_NE(pending[2].error.find("unreadable request zzz.request"), std::string::npos) << pending[2].error;
 
-  answer_task_request(first, true, "task year-2004 added");
+  answer_task_request(pending[0], true, "task year-2004 added");
   EXPECT_FALSE(fs::exists(first));
   EXPECT_EQ(wait_for_reply(first, std::chrono::milliseconds(10)), "ok: task year-2004 added");
   EXPECT_FALSE(wait_for_reply(first, std::chrono::milliseconds(10)).has_value());  // taken once
   EXPECT_FALSE(wait_for_reply(second, std::chrono::milliseconds(50)).has_value());  // unanswered
+}
+
+// Issue 31: lbo add-task racing the run's end waited its whole 30 s for a master that had
+// ended, and the next start answered into a .reply nobody read.
+TEST(TaskRequestsTest, nobody_waits_for_a_master_that_ended_and_no_reply_is_left_unread) {
+  lbo::testing::ScratchDir dir;
+  const fs::path request = write_task_request(dir.path(), {"year-2004", std::nullopt, 3});
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_FALSE(wait_for_reply(request, std::chrono::seconds(30), [] { return true; }).has_value());
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(2));
+  // A reply that came just before the master ended is still read.
+  PendingRequest answered = pending_task_requests(dir.path()).front();
+  answer_task_request(answered, true, "task year-2004 added");
+  EXPECT_EQ(wait_for_reply(request, std::chrono::seconds(30), [] { return true; }), "ok: task year-2004 added");
+
+  // A request whose writer has given up (older than the wait) or has exited on this host gets
+  // no reply; it is taken all the same.
+  const fs::path requests = RunPaths(dir.path()).requests();
+  std::ofstream(requests / "00000000000000000001-12345.request") << R"({"name": "old"})";
+  pid_t gone = ::fork();
+  if (gone == 0) ::_exit(0);
+  ::waitpid(gone, nullptr, 0);
+  char host[256] = "";
+  ::gethostname(host, sizeof host - 1);
+  char stamp[64];
+  std::snprintf(stamp, sizeof stamp, "%020lld-%d",
+                static_cast<long long>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                           std::chrono::system_clock::now().time_since_epoch()).count()),
+                static_cast<int>(gone));
+  std::ofstream(requests / (std::string(stamp) + ".request")) << R"({"name": "exited", "host": ")" << host << R"("})";
+  for (const PendingRequest& r : pending_task_requests(dir.path())) answer_task_request(r, true, "added");
+  EXPECT_TRUE(fs::is_empty(requests)) << "a reply nobody reads was written";
 }
 
 TEST(TaskRequestsTest, conflicts_are_explained) {

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <string>
 #include <string_view>
 
 namespace lbo::orchestrator {
@@ -23,6 +24,10 @@ void write_file_checked(const std::filesystem::path& path, std::string_view byte
 /// fsync of a folder, so a file created or renamed in it survives a machine crash.
 void sync_directory(const std::filesystem::path& dir);
 
+/// What `path` is when it exists but is not a regular file ("a folder", "a FIFO", ...), or
+/// empty: lbo reads only regular files of a run directory (a FIFO would block a read for ever,
+/// a folder would read as garbage).
+std::string not_a_regular_file(const std::filesystem::path& path);
 /// Copies `from` to a new file `to`, synced (a damaged file kept aside before a repair).
 void copy_file_synced(const std::filesystem::path& from, const std::filesystem::path& to);
 

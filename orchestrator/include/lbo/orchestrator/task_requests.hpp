@@ -36,16 +36,24 @@ struct PendingRequest {
   std::filesystem::path file;
   std::optional<TaskRequest> request;  ///< none when the file does not parse
   std::string error;                   ///< why it does not
+  std::string host;                    ///< where the lbo add-task that wrote it runs (empty: unknown)
 };
+
+/// How long `lbo add-task` waits for a running master's reply.
+inline constexpr std::chrono::seconds kReplyWait{30};
 
 /// Writes a request file atomically; returns its path.
 std::filesystem::path write_task_request(const std::filesystem::path& run_dir, const TaskRequest& request);
 /// The run's waiting requests, oldest first.
 std::vector<PendingRequest> pending_task_requests(const std::filesystem::path& run_dir);
 /// The master's answer: writes `<request>.reply` ("ok: …" or "error: …") and removes the request.
-void answer_task_request(const std::filesystem::path& request_file, bool ok, const std::string& message);
-/// The answer to `request_file`, once it comes (the reply is then removed); none after `timeout`.
-std::optional<std::string> wait_for_reply(const std::filesystem::path& request_file, std::chrono::milliseconds timeout);
+/// No reply is written that nobody can read: when the lbo add-task that wrote the request has
+/// given up (it waits kReplyWait) or has exited (on this host).
+void answer_task_request(const PendingRequest& request, bool ok, const std::string& message);
+/// The answer to `request_file`, once it comes (the reply is then removed); none after
+/// `timeout`, or as soon as `nobody_answers()` says no master will (it ended).
+std::optional<std::string> wait_for_reply(const std::filesystem::path& request_file, std::chrono::milliseconds timeout,
+                                          const std::function<bool()>& nobody_answers = {});
 
 /// The regular files of a watched folder that are no task yet.
 struct WatchedFiles {
