@@ -1,0 +1,143 @@
+#include <filesystem>
+
+#include "lbo/jobs/protocol.hpp"
+#include "sections.hpp"
+
+namespace fs = std::filesystem;
+
+namespace lbo::jobs::job_file {
+
+namespace {
+
+// A script whose #! line names a missing interpreter exists, yet fails every trial with
+// "No such file or directory".
+void check_interpreter(Reader& r, const toml::node& where, const std::string& key, const std::string& program) {
+  if (const auto problem = interpreter_problem(program)) {
+    r.error(where, key, in_quotes(fs::path(program).filename().string()) + ": " + *problem + "; fix its first line");
+  }
+}
+
+// The program must exist now; other arguments that name an existing file next to the job
+// file become absolute (trials run in their own working directory).
+std::string resolve_argument(Reader& r, const toml::node& where, const std::string& key, const std::string& arg,
+                             bool is_program) {
+  const bool has_placeholder = arg.find('{') != std::string::npos;
+  if (arg.empty() || has_placeholder || fs::path(arg).is_absolute()) {
+    if (is_program && !has_placeholder && !arg.empty()) {
+      if (!is_executable_file(arg)) {
+        r.error(where, key, in_quotes(arg) + " is not an executable file");
+      } else {
+        check_interpreter(r, where, key, arg);
+      }
+    }
+    return arg;
+  }
+  if (is_program) {
+    if (arg.find('/') == std::string::npos) {
+      if (!find_on_path(arg)) {
+        r.error(where, key, in_quotes(arg) + " is not found on PATH");
+      } else {
+        check_interpreter(r, where, key, arg);
+      }
+      return arg;
+    }
+    const fs::path program = r.resolve(arg);
+    if (!is_executable_file(program)) {
+      r.error(where, key, in_quotes(arg) + " (" + program.string() + ") is not an executable file");
+    } else {
+      check_interpreter(r, where, key, program.string());
+    }
+    return program.string();
+  }
+  std::error_code ec;
+  const fs::path candidate = r.resolve(arg);
+  if (arg.front() != '-' && fs::exists(candidate, ec)) return candidate.string();
+  return arg;
+}
+
+void read_command(Reader& r, const toml::table& t, ObjectiveSpec& o) {
+  const toml::node* node = t.get("command");
+  if (node == nullptr) {
+    r.error(t.source(), "objective.command", "missing; add command = [\"program\", \"arg\", ...] (an argv array, no shell)");
+    return;
+  }
+  const toml::array* array = node->as_array();
+  if (array == nullptr || array->empty()) {
+    r.error(*node, "objective.command", "must be a non-empty array of strings");
+    return;
+  }
+  for (std::size_t i = 0; i < array->size(); ++i) {
+    const toml::node& element = *array->get(i);
+    const std::string key = "objective.command[" + std::to_string(i) + "]";
+    const auto arg = element.value_exact<std::string>();
+    if (!arg) {
+      r.error(element, key, "must be a string, not " + std::string(type_name(element)));
+      continue;
+    }
+    if (const auto unknown = find_unknown_placeholder(*arg)) {
+      std::string known;
+      for (std::string_view p : kPlaceholders) known += (known.empty() ? "" : ", ") + ("{" + std::string(p) + "}");
+      r.error(element, key, "unknown placeholder {" + *unknown + "}; use one of " + known);
+    }
+    o.command.push_back(resolve_argument(r, element, key, *arg, i == 0));
+  }
+}
+
+}  // namespace
+
+void read_top(Reader& r, const toml::table& root, JobSpec& job) {
+  if (const auto name = r.get_string(root, "name", "", false)) {
+    if (!is_valid_name(*name)) {
+      r.error(*root.get("name"), "name",
+              in_quotes(*name) + " is not a usable run directory name; use letters, digits, '.', '_' and '-'");
+    }
+    job.name = *name;
+  } else if (root.get("name") == nullptr) {
+    job.name = r.path().stem().string();
+    if (!is_valid_name(job.name)) r.error(root.source(), "name", "missing, and the file name is not a usable run name; add it");
+  }
+  if (const auto every = r.get_number(root, "checkpoint_every_s", "", false)) {
+    if (const std::string why = checkpoint_every_problem(*every); !why.empty()) {
+      r.error(*root.get("checkpoint_every_s"), "checkpoint_every_s", why);
+    } else {
+      job.checkpoint_every_s = *every;
+    }
+  }
+  if (const auto grace = r.get_seconds(root, "grace_s", "", Bound::inclusive)) job.grace_s = *grace;
+  if (const auto seed = r.get_int(root, "seed", "", false)) {
+    if (*seed < 0) {
+      r.error(*root.get("seed"), "seed", "must be >= 0");
+    } else {
+      job.seed = static_cast<std::uint64_t>(*seed);
+    }
+  }
+}
+
+void read_objective(Reader& r, const toml::table& t, JobSpec& job) {
+  const std::string prefix = "objective";
+  r.check_keys(t, prefix, {"command", "direction", "timeout_s", "kill_grace_s", "retries", "stepwise"});
+  ObjectiveSpec& o = job.objective;
+  read_command(r, t, o);
+  if (const auto direction = r.get_string(t, "direction", prefix, false)) {
+    if (*direction == "maximize") {
+      o.direction = Direction::maximize;
+    } else if (*direction == "minimize") {
+      o.direction = Direction::minimize;
+    } else {
+      r.error(*t.get("direction"), "objective.direction", in_quotes(*direction) + " is neither \"maximize\" nor \"minimize\"");
+    }
+  } else if (t.get("direction") == nullptr) {
+    r.error(t.source(), "objective.direction", "missing; add direction = \"maximize\" or \"minimize\"");
+  }
+  if (const auto timeout = r.get_seconds(t, "timeout_s", prefix, Bound::exclusive, "; leave it out for no limit")) {
+    o.timeout_s = *timeout;
+  }
+  if (const auto grace = r.get_seconds(t, "kill_grace_s", prefix, Bound::inclusive)) o.kill_grace_s = *grace;
+  if (const auto retries = r.get_int_in(t, "retries", prefix, false, 0, 100, "must be in 0..100")) o.retries = *retries;
+  if (const auto steps = r.get_int_in(t, "stepwise", prefix, false, 1, 1000,
+                                      "must be in 1..1000 (the number of steps each result reports)")) {
+    o.stepwise = *steps;
+  }
+}
+
+}  // namespace lbo::jobs::job_file
