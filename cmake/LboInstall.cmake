@@ -10,9 +10,11 @@ include(CMakePackageConfigHelpers)
 
 set(LBO_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/lbo CACHE STRING
     "Where the CMake package goes, relative to the install prefix")
-set(_lbo_modules surrogate jobs workers cluster orchestrator report)
+set(_lbo_modules surrogate jobs workers cluster orchestrator/store orchestrator/policy orchestrator/outputs
+    orchestrator/master report)
 
-list(TRANSFORM _lbo_modules PREPEND lbo_ OUTPUT_VARIABLE _lbo_libraries)
+set(_lbo_libraries lbo_surrogate lbo_jobs lbo_workers lbo_cluster lbo_store lbo_policy lbo_outputs lbo_master
+    lbo_orchestrator lbo_report)
 install(TARGETS ${_lbo_libraries} EXPORT lboTargets INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 # The installed lbo keeps the run paths of libraries from outside the system's folders (an MPI
 # of a cluster's module), as the built one has them.

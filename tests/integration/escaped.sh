@@ -37,9 +37,9 @@ check() {  # check NAME LOG: every trial's daemons were killed, and none is left
   python3 "$HERE/check_results.py" "$SCRATCH/$1/esc/results.csv" a=4
   [ "$(grep -c "killed 300 process group(s) that trial [0-9]* attempt 1 (.*) left running outside its own" "$2")" -eq 4 ] \
     || { cat "$2"; fail "$1: not every trial's daemons were said killed"; }
-  sleep 0.5  # SIGKILL is delivered, not waited for
-  left=$(objectives_left)
-  [ "$left" -eq 0 ] || fail "$1: $left daemon(s) outlived lbo"
+  # SIGKILL is sent, not waited for: on a loaded machine 600 dying processes take a moment.
+  for _ in $(seq 100); do left=$(objectives_left); [ "$left" -eq 0 ] && break; sleep 0.1; done
+  [ "$left" -eq 0 ] || fail "$1: $left daemon(s) outlived lbo by 10 s"
 }
 
 "$LBO_BIN" run "$SCRATCH/job.toml" --run-root "$SCRATCH/local" 2> "$SCRATCH/local.log" || { cat "$SCRATCH/local.log"; fail "lbo run failed"; }

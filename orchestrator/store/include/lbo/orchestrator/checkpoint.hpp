@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "lbo/orchestrator/job_identity.hpp"
-#include "lbo/orchestrator/policy.hpp"
+#include "lbo/orchestrator/policy_state.hpp"
 #include "lbo/orchestrator/run_state.hpp"
 
 namespace lbo::orchestrator {

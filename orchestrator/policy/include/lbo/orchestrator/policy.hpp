@@ -8,41 +8,11 @@
 #include <vector>
 
 #include "lbo/jobs/space.hpp"
+#include "lbo/orchestrator/policy_state.hpp"
 #include "lbo/orchestrator/proposal.hpp"
 #include "lbo/orchestrator/run_state.hpp"
-#include "lbo/surrogate/state.hpp"
 
 namespace lbo::orchestrator {
-
-/// GP-Hedge's memory for one task: the arms' gains, and the nominees proposed since the last fit
-/// (each one point per arm, encoded), which the next fit rewards.
-struct HedgeState {
-  std::vector<double> gains;
-  std::vector<std::vector<std::vector<double>>> nominees;
-  bool seeded = false;  ///< its first draw happened: Hedge memory seeded its gains then
-
-  template <class Archive>
-  void serialize(Archive& archive, std::uint32_t version) {
-    archive(gains, nominees);
-    if (version >= 2) archive(seeded);
-  }
-};
-
-/// What a checkpoint keeps of a policy, so a resumed run continues where it stopped.
-struct PolicyState {
-  surrogate::SurrogateState surrogate;
-  std::vector<HedgeState> hedge;           ///< per task; empty unless acquisition = "hedge"
-  std::int64_t fitted_observations = -1;  ///< observations of the last fit; -1 before the first
-  std::vector<std::string> warm_sources;  ///< the warm-start tasks the model put first
-  int steps = 1;                          ///< model tasks per run task (stepwise objectives)
-
-  template <class Archive>
-  void serialize(Archive& archive, std::uint32_t version) {
-    archive(surrogate, hedge, fitted_observations);
-    if (version >= 2) archive(warm_sources);
-    if (version >= 3) archive(steps);
-  }
-};
 
 /// What the model says of one modelled task (a run task, or one step of a stepwise task), for
 /// reports. Model tasks are ordered task by task, steps within a task.
