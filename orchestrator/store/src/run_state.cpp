@@ -225,6 +225,12 @@ std::optional<double> RunState::best_objective(int task) const {
   return trial(*best).outcome.objective;
 }
 
+int RunState::finished_trials() const {
+  int finished = 0;
+  for (const TaskProgress& p : tasks_) finished += p.finished;
+  return finished;
+}
+
 bool RunState::all_budgets_done() const {
   for (std::size_t i = 0; i < tasks_.size(); ++i) {
     if (tasks_[i].finished < job_.tasks[i].budget) return false;

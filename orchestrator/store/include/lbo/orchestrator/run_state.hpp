@@ -108,6 +108,8 @@ class RunState {
   std::optional<double> best_objective(int task) const;
   /// Whether every task has its budget of finished trials.
   bool all_budgets_done() const;
+  /// Trials whose final attempt has ended, over all tasks and every invocation of the run.
+  int finished_trials() const;
 
  private:
   void on(const RunStarted& r);

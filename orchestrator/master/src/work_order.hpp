@@ -1,0 +1,21 @@
+#pragma once
+// The work order of a trial's next attempt, and what the master checks of its outcome (private
+// to master/).
+
+#include "lbo/jobs/job_spec.hpp"
+#include "lbo/orchestrator/run_directory.hpp"
+#include "lbo/orchestrator/run_state.hpp"
+#include "lbo/workers/work_order.hpp"
+
+namespace lbo::orchestrator {
+
+/// What a worker needs to run `trial`'s newest attempt: the command with its placeholders
+/// expanded, the trial's folder and parameters, LBO_TASK, LBO_DATASET and LBO_TRIAL_ID, the
+/// timeout and kill grace. `task`: the trial's task.
+workers::WorkOrder work_order(const jobs::JobSpec& job, const jobs::TaskSpec& task, const RunPaths& run, const Trial& trial);
+
+/// A stepwise objective's ok result that does not report `stepwise` step values becomes a
+/// failure, with the reason (0: not stepwise, nothing to check).
+void check_steps(int stepwise, workers::Outcome& outcome);
+
+}  // namespace lbo::orchestrator

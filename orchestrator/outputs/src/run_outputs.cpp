@@ -1,0 +1,158 @@
+#include "lbo/orchestrator/run_outputs.hpp"
+
+#include <cstdio>
+#include <sstream>
+
+#include "lbo/jobs/error.hpp"
+#include "lbo/orchestrator/files.hpp"
+#include "lbo/orchestrator/task_report.hpp"
+
+namespace lbo::orchestrator {
+
+std::string format_objective(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.6g", v);
+  return text;
+}
+
+RunOutputs::RunOutputs(const RunPaths& run, const jobs::JobSpec& job, Console& console, Options options)
+    : run_(run),
+      job_(job),
+      console_(console),
+      options_(std::move(options)),
+      csv_(run.results_csv(), job),
+      hedge_csv_(run.hedge_csv()) {}
+
+void RunOutputs::committed(const RunState& state, const std::vector<EndedAttempt>& ended) {
+  for (const EndedAttempt& e : ended) {
+    const Trial& t = state.trial(e.trial);
+    if (t.finished) guard([&] { csv_.append(state, t); });
+    report_attempt(state, t, e.attempt);
+  }
+  guard([&] { csv_.flush(); });
+}
+
+void RunOutputs::rewrite_results(const RunState& state) {
+  guard([&] { csv_.rewrite(state); });
+}
+
+void RunOutputs::hedge_draw(const HedgeDraw& draw) {
+  guard([&] { hedge_csv_.append(draw); });
+}
+
+// `attempt`: the attempt that ended (the trial may already run its next one: slots are refilled
+// before the commit).
+void RunOutputs::report_attempt(const RunState& state, const Trial& t, int attempt) {
+  const jobs::TaskSpec& task = job_.tasks[static_cast<std::size_t>(t.task)];
+  if (t.outcome.status == workers::TrialStatus::cancelled || t.outcome.status == workers::TrialStatus::lbo_error) return;
+  if (t.outcome.status != workers::TrialStatus::ok && ++failures_ <= options_.failures_logged) {
+    std::string what = "trial " + std::to_string(t.id) + " (" + task.name + ") attempt " + std::to_string(attempt) + " " +
+                       std::string(workers::to_string(t.outcome.status)) + ": " + t.outcome.reason;
+    what += t.finished ? "" : "; retrying";
+    if (failures_ == options_.failures_logged) what += " (further failures are only counted)";
+    console_.log(what);
+  }
+  const TaskProgress& progress = state.tasks()[static_cast<std::size_t>(t.task)];
+  if (t.finished && progress.finished == task.budget) {
+    write_task_report(state);
+    const auto best = state.best_objective(t.task);
+    console_.log("task " + task.name + " done: " + std::to_string(progress.ok) + "/" + std::to_string(task.budget) + " ok" +
+                 (best ? ", best " + format_objective(*best) + " (trial " + std::to_string(*progress.best_trial) + ")"
+                       : std::string(", no successful trial")));
+  }
+}
+
+void RunOutputs::write_task_report(const RunState& state) {
+  guard([&] { hedge_csv_.flush(); });
+  guard([&] {
+    const std::vector<TaskModelReport> reports = options_.model_report ? options_.model_report() : std::vector<TaskModelReport>{};
+    write_file_atomically(run_.tasks_csv(), tasks_csv(job_, state, reports), Durability::cached);
+  });
+}
+
+void RunOutputs::write_html_report(bool end, int exit_code) {
+  if (!options_.write_report) return;
+  const auto now = std::chrono::steady_clock::now();
+  if (!end && now < next_report_) return;
+  try {
+    options_.write_report(end, exit_code);
+  } catch (const std::exception& e) {
+    console_.warn(std::string("cannot write the report: ") + e.what());
+  }
+  next_report_ = now + 10 * (std::chrono::steady_clock::now() - now);
+}
+
+// A batch script reads it once lbo is gone; a failure to write it is said and changes nothing.
+void RunOutputs::write_status(const std::string& status) {
+  if (options_.status_file.empty()) return;
+  try {
+    write_file_atomically(options_.status_file, status + "\n", Durability::synced);
+  } catch (const std::exception& e) {
+    console_.warn(std::string("cannot write the status file: ") + e.what());
+  }
+}
+
+void RunOutputs::log_start(const RunState& state, bool resumed, int slots, const std::vector<std::string>& resources,
+                           const std::string& deadline_line) {
+  std::string line = (resumed ? "resuming run " : "run ") + job_.name + ": " + std::to_string(job_.tasks.size()) +
+                     " task(s), " + std::to_string(job_.total_budget()) + " trials";
+  if (resumed) {
+    line += " (" + std::to_string(state.finished_trials()) + " done, " + std::to_string(state.interrupted().size()) +
+            " interrupted to run again)";
+  }
+  console_.log(line + " on " + std::to_string(slots) + " slot(s); results in " + run_.path().string());
+  for (const std::string& where : resources) console_.log(where);
+  if (!deadline_line.empty()) console_.log(deadline_line);
+}
+
+void RunOutputs::log_end(const RunState& state, const RunEnd& end) {
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - end.started).count();
+  const int finished = state.finished_trials();
+  char summary[160];
+  std::snprintf(summary, sizeof summary, "%d trials finished in %.1f s", finished - end.finished_before, elapsed);
+  if (end.finished_before > 0) {
+    std::snprintf(summary, sizeof summary, "%d trials finished in %.1f s (%d in all, with earlier runs)",
+                  finished - end.finished_before, elapsed, finished);
+  }
+  if (end.exit_code == 0) {
+    console_.log(std::string("done: ") + summary + "; " + run_.results_csv().string());
+    return;
+  }
+  console_.log(std::string("stopped: ") + summary + "; " +
+               (!end.checkpoint.empty() ? "state saved in " + end.checkpoint.string()
+                                        : "no final checkpoint; the journal " + run_.journal().string() +
+                                              " holds every committed result"));
+  if (!end.resume_command.empty()) console_.log("resume with: " + end.resume_command);
+}
+
+std::string RunOutputs::progress_line(const RunState& state, SlotCounts slots, int finished_before,
+                                      std::chrono::steady_clock::time_point started) const {
+  std::ostringstream line;
+  int tasks_done = 0;
+  int finished = 0;
+  for (std::size_t i = 0; i < job_.tasks.size(); ++i) {
+    const TaskProgress& p = state.tasks()[i];
+    finished += p.finished;
+    if (p.finished >= job_.tasks[i].budget) {
+      ++tasks_done;
+      continue;
+    }
+    if (p.created == 0) continue;
+    line << job_.tasks[i].name << " " << p.finished << "/" << job_.tasks[i].budget;
+    if (const auto best = state.best_objective(static_cast<int>(i))) line << " best " << format_objective(*best);
+    line << " | ";
+  }
+  if (job_.tasks.size() > 1) line << "tasks done " << tasks_done << "/" << job_.tasks.size() << " | ";
+  if (failures_ > 0) line << "failed attempts " << failures_ << " | ";
+  if (job_.policy.surrogate != jobs::SurrogateKind::random) {
+    if (const std::string share = model_share(state); !share.empty()) line << share << " | ";
+  }
+  // The rate of this invocation: a resumed run's earlier trials took an earlier one's time.
+  const double minutes = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() / 60;
+  char rate[32];
+  std::snprintf(rate, sizeof rate, "%.1f", minutes > 0 ? (finished - finished_before) / minutes : 0.0);
+  line << "busy " << slots.busy << "/" << slots.slots << " | " << rate << " trials/min";
+  return line.str();
+}
+
+}  // namespace lbo::orchestrator
