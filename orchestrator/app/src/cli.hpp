@@ -1,5 +1,5 @@
 #pragma once
-// The `lbo` command line (CLI11): run, validate.
+// The `lbo` command line (CLI11): run, status, report, add-task, validate.
 
 namespace lbo::cluster {
 class MpiSession;

@@ -59,15 +59,10 @@ std::string pad(std::string s, std::size_t width) {
 
 }  // namespace
 
-std::string status_report(const fs::path& run_dir, const LockOptions& locking) {
-  if (!has_run_state(run_dir)) {
-    throw InputError(run_dir.string() + ": not a run directory (no " + RunPaths(run_dir).journal().filename().string() + ")");
-  }
-  const RecoveredRun run = recover_run(run_dir);
-  std::ostringstream out;
-  out << "run: " << fs::absolute(run_dir).string() << "\n";
+namespace {
 
-  const LockHolder lock = lock_holder(run_dir, locking);
+// "state: running (...)", "state: not running (last held by ...)" or "state: unknown (...)".
+void write_lock_state(std::ostream& out, const LockHolder& lock) {
   if (!lock.unknown_why.empty()) {
     out << "state: unknown (" << lock.unknown_why << "; lbo cannot tell whether a live lbo uses the folder)\n";
   } else if (lock.held) {
@@ -80,40 +75,46 @@ std::string status_report(const fs::path& run_dir, const LockOptions& locking) {
     }
     out << "state: not running" << last << "\n";
   }
+}
+
+void write_checkpoint_line(std::ostream& out, const RecoveredRun& run) {
   if (run.checkpoint_file) {
-    const double age = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count() -
-                       run.checkpoint_time;
+    const double age =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count() - run.checkpoint_time;
     out << "last checkpoint: " << run.checkpoint_file->filename().string() << " at " << local_time(run.checkpoint_time)
         << " (" << static_cast<long>(std::max(0.0, age)) << " s ago)\n";
   } else {
     out << "last checkpoint: none yet (the journal holds everything)\n";
   }
+}
 
+// The checkpointed model's index of run task `task`: warm-start tasks first, then each run
+// task's steps.
+std::size_t model_task(const PolicyState& policy, std::size_t task) {
+  return policy.warm_sources.size() + task * static_cast<std::size_t>(std::max(1, policy.steps));
+}
+
+std::size_t name_width(const JobIdentity& job) {
+  std::size_t width = 4;
+  for (const TaskIdentity& t : job.tasks) width = std::max(width, t.name.size());
+  return width;
+}
+
+// One row per task: progress, failures, unfinished trials, trials to 95%, the latent networks
+// it uses (lbo), how its trials were proposed, its best.
+void write_task_table(std::ostream& out, const RecoveredRun& run, const LockHolder& lock) {
   const RunState& state = run.state;
   const JobIdentity& job = state.job();
-  if (run.empty()) out << "the run has no record yet (a start stopped at once); `lbo run` starts it\n";
   // The journal's running trials are those a live run has in flight (or a dead one left).
   std::vector<int> running(state.tasks().size(), 0);
   for (std::int64_t id : state.interrupted()) running[static_cast<std::size_t>(state.trial(id).task)] += 1;
-  std::map<std::string, int> reasons;
-  for (const Trial& t : state.trials()) {
-    if (!t.finished || t.lost() || t.outcome.status == workers::TrialStatus::ok) continue;
-    std::string reason = std::string(workers::to_string(t.outcome.status)) + ": " + t.outcome.reason;
-    if (reason.size() > 120) reason = reason.substr(0, 117) + "...";
-    ++reasons[reason];
-  }
-
-  // The latent networks each task uses (lbo), from the checkpointed model: its tasks are the
-  // warm-start ones, then each run task's steps.
   const std::optional<surrogate::LboState>& lbo = run.policy.surrogate.lbo;
   const auto networks_of = [&](std::size_t task) -> std::string {
-    const std::size_t k = run.policy.warm_sources.size() + task * static_cast<std::size_t>(std::max(1, run.policy.steps));
+    const std::size_t k = model_task(run.policy, task);
     if (!lbo || k >= lbo->tasks.size()) return "-";
     const std::string used = used_networks(lbo->tasks[k].usage());
     return used.empty() ? "-" : used;
   };
-  std::size_t width = 4;
-  for (const TaskIdentity& t : job.tasks) width = std::max(width, t.name.size());
   // Trials started but not finished: running under a live lbo, to rerun after a stopped one.
   const char* unfinished = lock.held ? "running" : lock.unknown_why.empty() ? "to rerun" : "unfinished";
   // Each column is at least as wide as its usual contents, and wider when a cell needs it (a
@@ -121,7 +122,7 @@ std::string status_report(const fs::path& run_dir, const LockOptions& locking) {
   std::vector<std::vector<std::string>> table{{"task", "origin", "done/budget", "ok", "failed", unfinished, "to 95%",
                                                "networks", "proposed by",
                                                "best (" + std::string(jobs::to_string(job.direction)) + ")"}};
-  std::vector<std::size_t> widths{width + 2, 10, 13, 6, 8, 10, 8, 12, 13, 0};
+  std::vector<std::size_t> widths{name_width(job) + 2, 10, 13, 6, 8, 10, 8, 12, 13, 0};
   for (std::size_t i = 0; i < state.tasks().size(); ++i) {
     const TaskProgress& p = state.tasks()[i];
     const TaskSummary summary = summarize_task(state, static_cast<int>(i));
@@ -138,49 +139,78 @@ std::string status_report(const fs::path& run_dir, const LockOptions& locking) {
     for (std::size_t c = 0; c + 1 < row.size(); ++c) out << pad(row[c], widths[c]);
     out << row.back() << "\n";
   }
-  // LiBO: the kernel k̂ each task's GP was last fitted with (Ĵ from the finished tasks).
+}
+
+// LiBO's kernel k̂ per task, and JUMBO's warm network and model per task, from the checkpoint.
+void write_model_sections(std::ostream& out, const RecoveredRun& run) {
+  const JobIdentity& job = run.state.job();
+  const std::size_t tasks = run.state.tasks().size(), width = name_width(job);
   if (const std::optional<surrogate::LiboState>& libo = run.policy.surrogate.libo) {
     out << "libo kernels (k̂ from the exploration of " << libo->learned_from.size()
         << " finished task(s); k_full: all base kernels):\n";
-    for (std::size_t i = 0; i < state.tasks().size(); ++i) {
-      const std::size_t k = run.policy.warm_sources.size() + i * static_cast<std::size_t>(std::max(1, run.policy.steps));
+    for (std::size_t i = 0; i < tasks; ++i) {
+      const std::size_t k = model_task(run.policy, i);
       if (k < libo->task_kernels.size() && !libo->task_kernels[k].empty()) {
         out << "  " << pad(job.tasks[i].name, width + 2) << libo->task_kernels[k] << "\n";
       }
     }
   }
-  // JUMBO: the finished tasks its warm network learned from.
-  if (const std::optional<surrogate::JumboState>& jumbo = run.policy.surrogate.jumbo) {
-    std::int64_t rows = 0;
-    for (std::size_t i = 1; i < jumbo->trained_key.size(); i += 2) rows += jumbo->trained_key[i];
-    out << "jumbo warm network: "
-        << (jumbo->network.empty() ? std::string("none yet (no finished task; each task is its cold GP)")
-                                   : "trained on " + std::to_string(jumbo->trained_key.size() / 2) +
-                                         " finished task(s), " + std::to_string(rows) + " results")
-        << "\n";
-    if (!jumbo->network.empty()) {
-      out << "jumbo model per task (at its last fit):\n";
-      for (std::size_t i = 0; i < state.tasks().size(); ++i) {
-        const std::size_t k = run.policy.warm_sources.size() + i * static_cast<std::size_t>(std::max(1, run.policy.steps));
-        if (k < jumbo->cold.fitted_sizes.size() && jumbo->cold.fitted_sizes[k] > 0) {
-          out << "  " << pad(job.tasks[i].name, width + 2) << surrogate::describe_jumbo_task(*jumbo, k) << "\n";
-        }
-      }
+  const std::optional<surrogate::JumboState>& jumbo = run.policy.surrogate.jumbo;
+  if (!jumbo) return;
+  std::int64_t rows = 0;
+  for (std::size_t i = 1; i < jumbo->trained_key.size(); i += 2) rows += jumbo->trained_key[i];
+  out << "jumbo warm network: "
+      << (jumbo->network.empty() ? std::string("none yet (no finished task; each task is its cold GP)")
+                                 : "trained on " + std::to_string(jumbo->trained_key.size() / 2) + " finished task(s), " +
+                                       std::to_string(rows) + " results")
+      << "\n";
+  if (jumbo->network.empty()) return;
+  out << "jumbo model per task (at its last fit):\n";
+  for (std::size_t i = 0; i < tasks; ++i) {
+    const std::size_t k = model_task(run.policy, i);
+    if (k < jumbo->cold.fitted_sizes.size() && jumbo->cold.fitted_sizes[k] > 0) {
+      out << "  " << pad(job.tasks[i].name, width + 2) << surrogate::describe_jumbo_task(*jumbo, k) << "\n";
     }
   }
+}
+
+// The ten most frequent reasons of failed trials.
+void write_failures(std::ostream& out, const RunState& state) {
+  std::map<std::string, int> reasons;
+  for (const Trial& t : state.trials()) {
+    if (!t.finished || t.lost() || t.outcome.status == workers::TrialStatus::ok) continue;
+    std::string reason = std::string(workers::to_string(t.outcome.status)) + ": " + t.outcome.reason;
+    if (reason.size() > 120) reason = reason.substr(0, 117) + "...";
+    ++reasons[reason];
+  }
+  if (reasons.empty()) return;
+  std::vector<std::pair<int, std::string>> sorted;
+  for (const auto& [reason, count] : reasons) sorted.emplace_back(count, reason);
+  std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  out << "failures by reason:\n";
+  for (std::size_t i = 0; i < sorted.size() && i < 10; ++i) out << "  " << sorted[i].first << " x " << sorted[i].second << "\n";
+  if (sorted.size() > 10) out << "  (" << sorted.size() - 10 << " more reasons)\n";
+}
+
+}  // namespace
+
+std::string status_report(const fs::path& run_dir, const LockOptions& locking) {
+  if (!has_run_state(run_dir)) {
+    throw InputError(run_dir.string() + ": not a run directory (no " + RunPaths(run_dir).journal().filename().string() + ")");
+  }
+  const RecoveredRun run = recover_run(run_dir);
+  std::ostringstream out;
+  out << "run: " << fs::absolute(run_dir).string() << "\n";
+  const LockHolder lock = lock_holder(run_dir, locking);
+  write_lock_state(out, lock);
+  write_checkpoint_line(out, run);
+  if (run.empty()) out << "the run has no record yet (a start stopped at once); `lbo run` starts it\n";
+  write_task_table(out, run, lock);
+  write_model_sections(out, run);
   if (const RunPaths paths(run_dir); fs::exists(paths.tasks_csv())) {
     out << "per-task report (best per step, task similarity): " << paths.tasks_csv().string() << "\n";
   }
-  if (!reasons.empty()) {
-    std::vector<std::pair<int, std::string>> sorted;
-    for (const auto& [reason, count] : reasons) sorted.emplace_back(count, reason);
-    std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
-    out << "failures by reason:\n";
-    for (std::size_t i = 0; i < sorted.size() && i < 10; ++i) {
-      out << "  " << sorted[i].first << " x " << sorted[i].second << "\n";
-    }
-    if (sorted.size() > 10) out << "  (" << sorted.size() - 10 << " more reasons)\n";
-  }
+  write_failures(out, run.state);
   for (const std::string& w : run.warnings) out << "warning: " << w << "\n";
   return out.str();
 }

@@ -57,6 +57,48 @@ bool take(std::string_view s, std::size_t& pos, char c) {
   return true;
 }
 
+// ":SS[.fff]" after its colon: the seconds and their fraction; false (with `error`) when malformed.
+bool parse_seconds(std::string_view s, std::size_t& pos, std::optional<int>& second, double& fraction, std::string& error) {
+  second = digits(s, pos, 2);
+  if (!second) {
+    error = "the seconds are not two digits";
+    return false;
+  }
+  if (take(s, pos, '.') || take(s, pos, ',')) {
+    const std::size_t start = pos;
+    while (pos < s.size() && s[pos] >= '0' && s[pos] <= '9') ++pos;
+    if (pos == start) {
+      error = "a decimal point without digits";
+      return false;
+    }
+    fraction = std::strtod(("0." + std::string(s.substr(start, pos - start))).c_str(), nullptr);
+  }
+  return true;
+}
+
+struct Zone {
+  int offset_s = 0;  // east of UTC
+};
+
+// "Z" or "±HH[:MM]" at `pos`: the zone, null without one (local time); `error` when malformed.
+std::optional<Zone> parse_zone(std::string_view s, std::size_t& pos, std::string& error) {
+  if (take(s, pos, 'Z') || take(s, pos, 'z')) return Zone{};
+  if (pos >= s.size() || (s[pos] != '+' && s[pos] != '-')) return std::nullopt;
+  const int sign = s[pos] == '-' ? -1 : 1;
+  ++pos;
+  const auto zone_hours = digits(s, pos, 2);
+  std::optional<int> zone_minutes = 0;
+  if (zone_hours && pos < s.size()) {
+    take(s, pos, ':');
+    zone_minutes = digits(s, pos, 2);
+  }
+  if (!zone_hours || !zone_minutes || *zone_hours > 23 || *zone_minutes > 59) {
+    error = "the zone is not Z or ±HH:MM";
+    return std::nullopt;
+  }
+  return Zone{sign * (*zone_hours * 3600 + *zone_minutes * 60)};
+}
+
 // An ISO-8601 date-time, YYYY-MM-DD[T ]HH:MM[:SS[.fff]][Z|±HH[:MM]], as unix seconds: local
 // time without a zone. Empty `error` on success.
 double parse_date_time(std::string_view s, std::string& error) {
@@ -81,42 +123,9 @@ double parse_date_time(std::string_view s, std::string& error) {
   }
   std::optional<int> second = 0;
   double fraction = 0;
-  if (take(s, pos, ':')) {
-    second = digits(s, pos, 2);
-    if (!second) {
-      error = "the seconds are not two digits";
-      return 0;
-    }
-    if (take(s, pos, '.') || take(s, pos, ',')) {
-      const std::size_t start = pos;
-      while (pos < s.size() && s[pos] >= '0' && s[pos] <= '9') ++pos;
-      if (pos == start) {
-        error = "a decimal point without digits";
-        return 0;
-      }
-      fraction = std::strtod(("0." + std::string(s.substr(start, pos - start))).c_str(), nullptr);
-    }
-  }
-  bool utc = false;
-  int offset_s = 0;
-  if (take(s, pos, 'Z') || take(s, pos, 'z')) {
-    utc = true;
-  } else if (pos < s.size() && (s[pos] == '+' || s[pos] == '-')) {
-    const int sign = s[pos] == '-' ? -1 : 1;
-    ++pos;
-    const auto zone_hours = digits(s, pos, 2);
-    std::optional<int> zone_minutes = 0;
-    if (zone_hours && pos < s.size()) {
-      take(s, pos, ':');
-      zone_minutes = digits(s, pos, 2);
-    }
-    if (!zone_hours || !zone_minutes || *zone_hours > 23 || *zone_minutes > 59) {
-      error = "the zone is not Z or ±HH:MM";
-      return 0;
-    }
-    utc = true;
-    offset_s = sign * (*zone_hours * 3600 + *zone_minutes * 60);
-  }
+  if (take(s, pos, ':') && !parse_seconds(s, pos, second, fraction, error)) return 0;
+  const std::optional<Zone> zone = parse_zone(s, pos, error);
+  if (!error.empty()) return 0;
   if (pos != s.size()) {
     error = "unexpected \"" + std::string(s.substr(pos)) + "\" after the time";
     return 0;
@@ -139,7 +148,7 @@ double parse_date_time(std::string_view s, std::string& error) {
     error = "no such date";
     return 0;
   }
-  if (utc) return static_cast<double>(as_utc) - offset_s + fraction;
+  if (zone) return static_cast<double>(as_utc) - zone->offset_s + fraction;
   fields.tm_isdst = -1;
   const std::time_t local = std::mktime(&fields);
   if (local == static_cast<std::time_t>(-1)) {

@@ -121,29 +121,9 @@ bool first_record_reads(std::string_view first) {
   }
 }
 
-// The journal from its first bytes (`head`, the header or what there is of it), its first
-// record (`first`: the bytes after the header, at least the first record's, looked at only when
-// the header's version is not this lbo's) and the bytes from `start` on (`all`), of a file of
-// `file_bytes`; `path` names it in messages.
-JournalContents decode_parts(std::string_view head, std::string_view first, std::string_view all, std::uint64_t start,
-                             std::uint64_t file_bytes, const std::filesystem::path& path) {
-  JournalContents contents;
-  contents.file_bytes = file_bytes;
-  const std::string header = journal_header();
-  std::uint32_t version = kFormatVersion;
-  if (head.size() < kHeaderBytes) {
-    // Created but killed before its header was written whole: a journal without records.
-    if (header.compare(0, head.size(), head) == 0) {
-      contents.header_torn = true;
-      contents.from = contents.end_bytes = head.size();
-      return contents;
-    }
-    contents.header_damaged = true;
-  } else if (std::memcmp(head.data(), kMagic, sizeof kMagic) != 0) {
-    contents.header_damaged = true;
-  } else {
-    version = static_cast<std::uint32_t>(detail::get_le(head, 4, 4));
-  }
+// The records of `all` (the bytes from `start` on) into `contents`: intact ones decoded, damaged
+// stretches between them kept as gaps, a write cut short at the end as torn bytes.
+void read_records(std::string_view all, std::uint64_t start, const std::filesystem::path& path, JournalContents& contents) {
   contents.from = start;
   // Offsets in `all` are relative to `start`; what the caller sees is absolute.
   std::size_t at = 0;
@@ -182,21 +162,10 @@ JournalContents decode_parts(std::string_view head, std::string_view first, std:
     }
     break;
   }
-  contents.end_bytes = contents.file_bytes - contents.torn_bytes;
+}
 
-  if (version != kFormatVersion) {
-    // A newer format, or a damaged version field (issue 31: a flipped bit made a run whose
-    // checkpoint covers the whole journal unresumable). A version no lbo writes is damage; a
-    // plausible one is damage when the records read as format 1: the first one, which every
-    // read looks at whatever the checkpoint covers, or all those after the checkpoint.
-    const bool records_read = first_record_reads(first) || (!contents.records.empty() && contents.damaged.empty());
-    if (plausibly_newer(version) && !records_read) {
-      throw CorruptStateError(path.string() + ": journal format " + std::to_string(version) +
-                              " is not supported by this lbo (format " + std::to_string(kFormatVersion) +
-                              "): continue the run with the lbo that wrote it; this one changed nothing");
-    }
-    contents.header_damaged = true;
-  }
+// What reading found, said in the log's words.
+void add_warnings(JournalContents& contents, std::uint64_t start, const std::filesystem::path& path) {
   const std::string file = path.string();
   if (contents.header_damaged) {
     contents.warnings.push_back(file + ": the header is damaged (not \"LBOJ\", format 1); the records after it were read "
@@ -214,6 +183,48 @@ JournalContents decode_parts(std::string_view head, std::string_view first, std:
                                 std::to_string(contents.records.size()) + " records" +
                                 (start > kHeaderBytes ? " after the checkpoint" : ""));
   }
+}
+
+// The journal from its first bytes (`head`, the header or what there is of it), its first
+// record (`first`: the bytes after the header, at least the first record's, looked at only when
+// the header's version is not this lbo's) and the bytes from `start` on (`all`), of a file of
+// `file_bytes`; `path` names it in messages.
+JournalContents decode_parts(std::string_view head, std::string_view first, std::string_view all, std::uint64_t start,
+                             std::uint64_t file_bytes, const std::filesystem::path& path) {
+  JournalContents contents;
+  contents.file_bytes = file_bytes;
+  const std::string header = journal_header();
+  std::uint32_t version = kFormatVersion;
+  if (head.size() < kHeaderBytes) {
+    // Created but killed before its header was written whole: a journal without records.
+    if (header.compare(0, head.size(), head) == 0) {
+      contents.header_torn = true;
+      contents.from = contents.end_bytes = head.size();
+      return contents;
+    }
+    contents.header_damaged = true;
+  } else if (std::memcmp(head.data(), kMagic, sizeof kMagic) != 0) {
+    contents.header_damaged = true;
+  } else {
+    version = static_cast<std::uint32_t>(detail::get_le(head, 4, 4));
+  }
+  read_records(all, start, path, contents);
+  contents.end_bytes = contents.file_bytes - contents.torn_bytes;
+
+  if (version != kFormatVersion) {
+    // A newer format, or a damaged version field (issue 31: a flipped bit made a run whose
+    // checkpoint covers the whole journal unresumable). A version no lbo writes is damage; a
+    // plausible one is damage when the records read as format 1: the first one, which every
+    // read looks at whatever the checkpoint covers, or all those after the checkpoint.
+    const bool records_read = first_record_reads(first) || (!contents.records.empty() && contents.damaged.empty());
+    if (plausibly_newer(version) && !records_read) {
+      throw CorruptStateError(path.string() + ": journal format " + std::to_string(version) +
+                              " is not supported by this lbo (format " + std::to_string(kFormatVersion) +
+                              "): continue the run with the lbo that wrote it; this one changed nothing");
+    }
+    contents.header_damaged = true;
+  }
+  add_warnings(contents, start, path);
   return contents;
 }
 
