@@ -146,7 +146,7 @@ std::shared_ptr<const TaskPosterior> Ablr::build_posterior(const Observations& d
                                                            std::shared_ptr<const Eigen::VectorXd> weights,
                                                            const Eigen::VectorXd& packed, int task) const {
   const int p = mlp_->parameter_count();
-  const Eigen::VectorXd z = (data.y.array() - s.offset) / s.scale;
+  const Eigen::VectorXd z = s.apply(data.y);
   detail::FeatureMaps maps{mlp_, {std::move(weights)}, {}, 0.0};
   BayesianLinearRegression blr(maps(data.X), z, std::exp(packed(p + 2 * task)), std::exp(packed(p + 2 * task + 1)));
   return std::make_shared<detail::FeaturePosterior>(std::move(maps), std::move(blr), s);
@@ -163,7 +163,7 @@ void Ablr::fit(const TaskData& data, std::uint64_t seed) {
       throw NumericalError("ablr: task " + std::to_string(t) + " has a non-finite observation");
     }
     scales[t] = Standardization::of(data.tasks[t].y);
-    standardized.tasks[t].y = (data.tasks[t].y.array() - scales[t].offset) / scales[t].scale;
+    standardized.tasks[t].y = scales[t].apply(data.tasks[t].y);
     observations += data.tasks[t].y.size();
   }
 

@@ -111,8 +111,7 @@ class GpPosterior final : public TaskPosterior {
 
   std::shared_ptr<const TaskPosterior> condition(const Eigen::MatrixXd& Xn, const Eigen::VectorXd* y) const override {
     const Eigen::Index n = X_.rows(), m = Xn.rows();
-    // Block Cholesky: [[K, B], [Bᵀ, C]] = [[L, 0], [Sᵀ, L₂₂]] [[Lᵀ, S], [0, L₂₂ᵀ]] with
-    // S = L⁻¹B and L₂₂ = chol(C − SᵀS).
+    // The kernel over the old and new points is [[K, B], [Bᵀ, C]]; its factor extends L_.
     const Eigen::MatrixXd Gn = basis_ ? basis_->values(Xn) : Eigen::MatrixXd(m, 0);
     Eigen::MatrixXd B = matern52(X_, Xn, theta_);
     Eigen::MatrixXd C = matern52(Xn, Xn, theta_);
@@ -121,12 +120,7 @@ class GpPosterior final : public TaskPosterior {
       add_basis_kernel(C, Gn, Gn, basis_scale_);
     }
     C.diagonal().array() += noise_;
-    const Eigen::MatrixXd S = L_.triangularView<Eigen::Lower>().solve(B);
-    const Eigen::LLT<Eigen::MatrixXd> schur = robust_cholesky(C - S.transpose() * S);
-    Eigen::MatrixXd L = Eigen::MatrixXd::Zero(n + m, n + m);
-    L.topLeftCorner(n, n) = L_;
-    L.bottomLeftCorner(m, n) = S.transpose();
-    L.bottomRightCorner(m, m) = schur.matrixL();
+    Eigen::MatrixXd L = extend_cholesky(L_, B, C);
     Eigen::MatrixXd X(n + m, X_.cols());
     X << X_, Xn;
     Eigen::MatrixXd G(n + m, G_.cols());
@@ -504,7 +498,7 @@ std::vector<Eigen::VectorXd> inner_half_points(const Eigen::VectorXd& lower, con
 
 void GaussianProcess::set(const Observations& data, const Eigen::VectorXd& theta, std::shared_ptr<const MeanBasis> basis) {
   const Standardization s = options_.standardize ? Standardization::of(data.y) : Standardization{};
-  const Eigen::VectorXd z = (data.y.array() - s.offset) / s.scale;
+  const Eigen::VectorXd z = s.apply(data.y);
   if (basis && basis->size() == 0) basis.reset();
   const Eigen::MatrixXd G = basis ? basis->values(data.X) : Eigen::MatrixXd(data.X.rows(), 0);
   posterior_ = posterior_with(data.X, z, theta, s, basis, G);  // checks θ's length first
@@ -517,7 +511,7 @@ void GaussianProcess::fit(const Observations& data, std::uint64_t seed, std::sha
   const bool with_basis = basis != nullptr;
   const int d = static_cast<int>(data.X.cols());
   const Standardization s = options_.standardize ? Standardization::of(data.y) : Standardization{};
-  const Eigen::VectorXd z = (data.y.array() - s.offset) / s.scale;
+  const Eigen::VectorXd z = s.apply(data.y);
   const Eigen::MatrixXd G = with_basis ? basis->values(data.X) : Eigen::MatrixXd(data.X.rows(), 0);
   const Eigen::VectorXd lower = GpHyperparameters::lower(d, with_basis), upper = GpHyperparameters::upper(d, with_basis);
 

@@ -170,7 +170,7 @@ Pretrained pretrain_features(const Mlp& network, const std::vector<Observations>
   std::vector<Observations> standardized;
   for (const Observations& o : tasks) {
     const Standardization s = Standardization::of(o.y);
-    standardized.push_back({o.X, (o.y.array() - s.offset) / s.scale});
+    standardized.push_back({o.X, s.apply(o.y)});
   }
   const int p = network.parameter_count();
   const int k = network.output_dim();
@@ -287,7 +287,7 @@ void Jumbo::build(const TaskData& data, std::size_t t, bool refit, std::uint64_t
   if (options_.cold_switch && o.y.size() >= 2) {
     // Both GPs standardize y alike (GaussianProcess::fit): their densities are of the same z.
     const Standardization s = Standardization::of(o.y);
-    const Eigen::VectorXd z = (o.y.array() - s.offset) / s.scale;
+    const Eigen::VectorXd z = s.apply(o.y);
     state_.loo_cold[t] = loo_log_predictive(o.X, z, cold_[t].theta());
     state_.loo_warm[t] = loo_log_predictive(mapped.X, z, warm_[t].theta());
     if (jumbo_cold_alone(state_, t)) {

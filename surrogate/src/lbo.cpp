@@ -351,7 +351,7 @@ std::shared_ptr<const TaskPosterior> Lbo::build_posterior(const Eigen::VectorXd&
     maps.heads.push_back(has_head ? Eigen::VectorXd(std::exp(packed(at.rho())) * earlier.heads[static_cast<std::size_t>(m)])
                                   : Eigen::VectorXd());
   }
-  const Eigen::VectorXd z = (data.y.array() - s.offset) / s.scale;
+  const Eigen::VectorXd z = s.apply(data.y);
   BayesianLinearRegression blr(maps(data.X), z, std::exp(packed(at.lambda())), std::exp(packed(at.beta())));
   return std::make_shared<detail::FeaturePosterior>(std::move(maps), std::move(blr), s);
 }
@@ -555,7 +555,7 @@ void Lbo::fit(const TaskData& data, std::uint64_t seed) {
     }
     if (n == model.fitted_size && model.posterior) continue;  // unchanged since its last fit
     const Standardization s = Standardization::of(raw.y);
-    const Observations z{raw.X, ((raw.y.array() - s.offset) / s.scale).matrix()};
+    const Observations z{raw.X, s.apply(raw.y)};
     const std::uint64_t task_seed = seed + 7919 * static_cast<std::uint64_t>(t);
     const bool warm = model.fitted_size > 0;
     const Eigen::VectorXd start = warm ? pack(t) : initial_parameters(t);

@@ -66,16 +66,10 @@ class FixedKernelPosterior final : public TaskPosterior {
 
   std::shared_ptr<const TaskPosterior> condition(const Eigen::MatrixXd& Xn, const Eigen::VectorXd* y) const override {
     const Eigen::Index n = X_.rows(), m = Xn.rows();
-    // Block Cholesky, as GpPosterior::condition.
     const Eigen::MatrixXd B = signal_ * kernel_->gram(X_, Xn);
     Eigen::MatrixXd C = signal_ * kernel_->gram(Xn, Xn);
     C.diagonal().array() += noise_;
-    const Eigen::MatrixXd S = L_.triangularView<Eigen::Lower>().solve(B);
-    const Eigen::LLT<Eigen::MatrixXd> schur = robust_cholesky(C - S.transpose() * S);
-    Eigen::MatrixXd L = Eigen::MatrixXd::Zero(n + m, n + m);
-    L.topLeftCorner(n, n) = L_;
-    L.bottomLeftCorner(m, n) = S.transpose();
-    L.bottomRightCorner(m, m) = schur.matrixL();
+    Eigen::MatrixXd L = extend_cholesky(L_, B, C);
     Eigen::MatrixXd X(n + m, X_.cols());
     X << X_, Xn;
     Eigen::VectorXd yy(n + m);
@@ -264,7 +258,7 @@ void Libo::fit(const TaskData& data, std::uint64_t seed) {
     const bool finished = t < data.finished.size() && data.finished[t];
     if (posteriors_[t] && state_.gp.fitted_sizes[t] == o.y.size() && (!kernel_changed || finished)) continue;
     const Standardization s = Standardization::of(o.y);
-    const Eigen::VectorXd z = (o.y.array() - s.offset) / s.scale;
+    const Eigen::VectorXd z = s.apply(o.y);
     const Eigen::MatrixXd K = learned.gram(o.X, o.X);
     const Eigen::MatrixXd K_full = mixing ? full.gram(o.X, o.X) : Eigen::MatrixXd();
     const std::vector<double> theta = fit_theta(K, mixing ? &K_full : nullptr, z, state_.gp.theta[t], seed + 7919 * t, options_);
@@ -354,7 +348,7 @@ void Libo::restore(const SurrogateState& saved, const TaskData& data) {
     // a task whose size differs from its fitted one. A finished task that ran with an earlier
     // k̂ is rebuilt with the current one (it proposes nothing; only reports read it).
     const Standardization s = Standardization::of(o.y);
-    const Eigen::VectorXd z = (o.y.array() - s.offset) / s.scale;
+    const Eigen::VectorXd z = s.apply(o.y);
     restored.kernels_[t] = restored.kernel_for(theta);
     restored.posteriors_[t] =
         make_fixed_kernel_posterior(restored.kernels_[t], o.X, z, Eigen::Vector2d(theta[0], theta[1]), s);

@@ -26,6 +26,17 @@ Eigen::LLT<Eigen::MatrixXd> robust_cholesky(const Eigen::MatrixXd& A) {
   throw NumericalError("cholesky: matrix is not positive definite, even with jitter");
 }
 
+Eigen::MatrixXd extend_cholesky(const Eigen::MatrixXd& L, const Eigen::MatrixXd& B, const Eigen::MatrixXd& C) {
+  const Eigen::Index n = L.rows(), m = C.rows();
+  const Eigen::MatrixXd S = L.triangularView<Eigen::Lower>().solve(B);
+  const Eigen::LLT<Eigen::MatrixXd> schur = robust_cholesky(C - S.transpose() * S);
+  Eigen::MatrixXd extended = Eigen::MatrixXd::Zero(n + m, n + m);
+  extended.topLeftCorner(n, n) = L;
+  extended.bottomLeftCorner(m, n) = S.transpose();
+  extended.bottomRightCorner(m, m) = schur.matrixL();
+  return extended;
+}
+
 Standardization Standardization::of(const Eigen::VectorXd& y) {
   Standardization s;
   if (y.size() == 0) return s;

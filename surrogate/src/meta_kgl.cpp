@@ -231,8 +231,7 @@ TaskFeatures task_features(const KernelDictionary& dictionary, const Eigen::Matr
 }
 
 Eigen::VectorXd standardized(const Eigen::VectorXd& y) {
-  const Standardization s = Standardization::of(y);
-  return y.unaryExpr([&](double v) { return s.apply(v); });
+  return Standardization::of(y).apply(y);
 }
 
 // Ĵ from the group lasso's solution (the paper's threshold ω, chosen from the data). The

@@ -12,8 +12,8 @@ Posterior ResidualPosterior::predict(const Eigen::MatrixXd& X) const {
   Posterior b = base_->predict(X);
   const Posterior r = residual_->predict(X);
   const Standardization& s = residual_->standardization();
-  b.mean.array() += s.offset + s.scale * r.mean.array();
-  b.var.array() += s.scale * s.scale * r.var.array();
+  b.mean += s.invert(r.mean);
+  b.var += s.invert_variance(r.var);
   return b;
 }
 
@@ -21,17 +21,17 @@ PointPosterior ResidualPosterior::predict_with_gradient(const Eigen::VectorXd& x
   PointPosterior b = base_->predict_with_gradient(x);
   const PointPosterior r = residual_->predict_with_gradient(x);
   const Standardization& s = residual_->standardization();
-  b.mean += s.offset + s.scale * r.mean;
-  b.var += s.scale * s.scale * r.var;
+  b.mean += s.invert(r.mean);
+  b.var += s.invert_variance(r.var);
   b.d_mean += s.scale * r.d_mean;
-  b.d_var += s.scale * s.scale * r.d_var;
+  b.d_var += s.invert_variance(r.d_var);
   return b;
 }
 
 std::shared_ptr<const TaskPosterior> ResidualPosterior::condition(const Eigen::MatrixXd& X, const Eigen::VectorXd* y) const {
   if (y == nullptr) return std::make_shared<ResidualPosterior>(base_, residual_->condition(X, nullptr));
   const Standardization& s = residual_->standardization();
-  const Eigen::VectorXd r = ((y->array() - base_->predict(X).mean.array() - s.offset) / s.scale).matrix();
+  const Eigen::VectorXd r = s.apply(*y - base_->predict(X).mean);
   return std::make_shared<ResidualPosterior>(base_, residual_->condition(X, &r));
 }
 
@@ -44,6 +44,8 @@ class ResidualTracked final : public TrackedPosterior {
     combine();
   }
 
+  // The means here sum as (base + offset) + scale·r, not base + s_.invert(r): the rounding
+  // differs, and a batch's hallucinated values (so its proposals) must stay as they were.
   double mean_at(const Eigen::VectorXd& x) const override {
     return base_->predict(x.transpose()).mean(0) + s_.offset + s_.scale * residual_->mean_at(x);
   }
@@ -52,14 +54,14 @@ class ResidualTracked final : public TrackedPosterior {
     const double base = base_->predict(x.transpose()).mean(0);
     base_means_.push_back(base);
     double r = 0;
-    if (y != nullptr) r = (*y - base - s_.offset) / s_.scale;
+    if (y != nullptr) r = s_.apply(*y - base);
     const int index = residual_->add(x, y != nullptr ? &r : nullptr);
     combine();
     return index;
   }
 
   void set_value(int index, double y) override {
-    residual_->set_value(index, (y - base_means_[static_cast<std::size_t>(index)] - s_.offset) / s_.scale);
+    residual_->set_value(index, s_.apply(y - base_means_[static_cast<std::size_t>(index)]));
     combine();
   }
 
@@ -67,7 +69,7 @@ class ResidualTracked final : public TrackedPosterior {
   void combine() {
     const Posterior& r = residual_->at_points();
     current_.mean = (at_C_.mean.array() + s_.offset + s_.scale * r.mean.array()).matrix();
-    current_.var = (at_C_.var.array() + s_.scale * s_.scale * r.var.array()).matrix();
+    current_.var = at_C_.var + s_.invert_variance(r.var);
   }
 
   std::shared_ptr<const TaskPosterior> base_;
@@ -108,7 +110,7 @@ TaskData ResidualGp::residuals(const TaskData& data) const {
       continue;
     }
     const Standardization& s = p->standardization();
-    const Eigen::VectorXd z = ((o.y.array() - s.offset) / s.scale).matrix();
+    const Eigen::VectorXd z = s.apply(o.y);
     r.tasks.push_back({o.X, z - p->predict(o.X).mean});
   }
   return r;

@@ -19,6 +19,13 @@ class NumericalError : public std::runtime_error {
 /// NumericalError past that. Never forms an inverse.
 Eigen::LLT<Eigen::MatrixXd> robust_cholesky(const Eigen::MatrixXd& A);
 
+/// The lower Cholesky factor of [[A, B], [Bᵀ, C]] ((n+m) × (n+m)) from L, that of A (n × n),
+/// and the new blocks B (n × m) and C (m × m), in O(n²m + m³) instead of O((n+m)³):
+///   [[L, 0], [Sᵀ, L₂₂]] with S = L⁻¹B and L₂₂ = chol(C − SᵀS).
+/// L₂₂ is robust_cholesky's: any jitter goes on the Schur complement alone, and NumericalError
+/// is thrown as it throws. A GP conditioned on m new points extends its factor so.
+Eigen::MatrixXd extend_cholesky(const Eigen::MatrixXd& L, const Eigen::MatrixXd& B, const Eigen::MatrixXd& C);
+
 /// The points (each of length d) as the rows of an n × d matrix.
 Eigen::MatrixXd stack_rows(const std::vector<Eigen::VectorXd>& points, int d);
 

@@ -25,11 +25,20 @@ struct PointPosterior {
   Eigen::VectorXd d_mean, d_var;
 };
 
-/// y_standardized = (y − offset) / scale, fixed per task at fit time.
+/// y_standardized = (y − offset) / scale, fixed per task at fit time. The one place this
+/// arithmetic is written: refits must reproduce a checkpointed model bit for bit, so every
+/// model standardizes through these (division by scale, not multiplication by its inverse).
 struct Standardization {
   double offset = 0, scale = 1;
   double apply(double y) const { return (y - offset) / scale; }
+  /// apply() of each entry.
+  Eigen::VectorXd apply(const Eigen::VectorXd& y) const { return ((y.array() - offset) / scale).matrix(); }
   double invert(double z) const { return offset + scale * z; }
+  /// invert() of each entry (a standardized mean in raw units).
+  Eigen::VectorXd invert(const Eigen::VectorXd& z) const { return (offset + scale * z.array()).matrix(); }
+  /// A variance (or its gradient) in standardized units, in raw units: scale² var.
+  double invert_variance(double var) const { return scale * scale * var; }
+  Eigen::VectorXd invert_variance(const Eigen::VectorXd& var) const { return scale * scale * var; }
   static Standardization of(const Eigen::VectorXd& y);
 };
 
