@@ -234,8 +234,8 @@ void run_cosine(int d, const std::vector<Method>& methods, int reps, int tasks, 
             for (const auto& v : c.values) x.push_back(*v);
             return seq[static_cast<std::size_t>(t)](x);
           },
-          minima[static_cast<std::size_t>(rep)], [&](orchestrator::Policy& policy) {
-            if (detail) reports = policy.model_report();
+          minima[static_cast<std::size_t>(rep)], [&](orchestrator::Policy& policy, const orchestrator::RunState& state) {
+            if (detail) reports = policy.model_report(state);
           });
       for (std::size_t t = 0; t < reports.size(); ++t) {
         std::printf("  (%s, sequence %d, task %zu: regret @10 %.3f, @%d %.3f; kernels %s)\n", method.name.c_str(), rep + 1,

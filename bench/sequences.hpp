@@ -88,10 +88,11 @@ struct SequenceRun {
   int failed_fits = 0;  ///< model fits that failed (proposals then kept the previous model)
 };
 
-/// `inspect`, when given, sees the policy after the last trial (e.g. its model_report()).
+/// `inspect`, when given, sees the policy and the run after the last trial (e.g. its
+/// model_report(state)).
 template <class Objective>
 SequenceRun run_sequence(const jobs::JobSpec& job, const Objective& value_of, const std::vector<double>& minima,
-                         const std::function<void(orchestrator::Policy&)>& inspect = {}) {
+                         const std::function<void(orchestrator::Policy&, const orchestrator::RunState&)>& inspect = {}) {
   using Clock = std::chrono::steady_clock;
   orchestrator::RunState state;
   state.apply(orchestrator::RunStarted{"bench", 0, 1, orchestrator::JobIdentity::of(job)});
@@ -123,7 +124,7 @@ SequenceRun run_sequence(const jobs::JobSpec& job, const Objective& value_of, co
       out.regret[t].push_back(std::max(0.0, best - minima[t]));
     }
   }
-  if (inspect) inspect(*policy);
+  if (inspect) inspect(*policy, state);
   return out;
 }
 

@@ -27,17 +27,7 @@ std::string_view to_string(Direction direction) {
   return direction == Direction::maximize ? "maximize" : "minimize";
 }
 
-std::string_view to_string(SurrogateKind kind) {
-  switch (kind) {
-    case SurrogateKind::random: return "random";
-    case SurrogateKind::gp: return "gp";
-    case SurrogateKind::ablr: return "ablr";
-    case SurrogateKind::lbo: return "lbo";
-    case SurrogateKind::libo: return "libo";
-    case SurrogateKind::jumbo: return "jumbo";
-  }
-  return "?";
-}
+std::string_view to_string(SurrogateKind kind) { return traits_of(kind).name; }
 
 std::string_view to_string(AcquisitionKind kind) {
   switch (kind) {

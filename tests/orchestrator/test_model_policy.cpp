@@ -627,7 +627,7 @@ TEST(ModelPolicyTest, hedge_memory_starts_a_new_task_from_the_earlier_tasks_deca
 
     // A checkpoint keeps the seeded gains, and that the seeding happened: no second one.
     ModelPolicy resumed(job, PolicyOptions{true, nullptr});
-    resumed.restore(policy.state(), state);
+    resumed.restore(policy.state(state), state);
     EXPECT_EQ(resumed.hedge_gains(1), seeded);
     resumed.propose(state, 1, 13);
     EXPECT_EQ(resumed.hedge_gains(1), seeded);

@@ -37,7 +37,7 @@ k = { type = "int", low = 1, high = 9, when = { kind = "plain" } })"),
   RunState state = lbo::testing::started_state(job);
   lbo::testing::start_trial(state, 0, lbo::jobs::Config{{0.5, 0.0, std::nullopt}}, "local:1", ProposalSource::initial);
   lbo::testing::end_attempt(state, 0, ok(0.1, 1.23456), "local:1");
-  EXPECT_EQ(ResultsCsv::row(job, state.trial(0)), "0,a,ok,0.1,1,1.235,local:1,0.5,\"a,b\",,initial,,,,0,1,,,\n");
+  EXPECT_EQ(ResultsCsv::row(job, state, state.trial(0)), "0,a,ok,0.1,1,1.235,local:1,0.5,\"a,b\",,initial,,,,0,1,,,\n");
   lbo::testing::start_trial(state, 0, lbo::jobs::Config{{0.25, 1.0, 7.0}}, "rank2:0", ProposalSource::random_fallback,
                             "no fit, yet");
   lbo::workers::Outcome failed;
@@ -46,7 +46,7 @@ k = { type = "int", low = 1, high = 9, when = { kind = "plain" } })"),
   failed.cores = "4-7,12";  // what its slot had
   failed.gpus = "GPU-a,GPU-b";
   lbo::testing::end_attempt(state, 1, failed, "rank2:0");
-  EXPECT_EQ(ResultsCsv::row(job, state.trial(1)),
+  EXPECT_EQ(ResultsCsv::row(job, state, state.trial(1)),
             "1,a,timeout,,1,0.000,rank2:0,0.25,plain,7,random-fallback,\"no fit, yet\",,,2,0,,\"4-7,12\",\"GPU-a,GPU-b\"\n");
 }
 
@@ -67,13 +67,13 @@ TEST(ResultsCsvTest, rewrite_orders_finished_trials_by_id) {
   EXPECT_LT(appended.find("\n2,"), appended.find("\n0,"));
   csv.rewrite(state);
   const std::string sorted = lbo::testing::read_text(dir.path() / "results.csv");
-  EXPECT_EQ(sorted, ResultsCsv::header(job) + ResultsCsv::row(job, state.trial(0)) +
-                        ResultsCsv::row(job, state.trial(2)));
+  EXPECT_EQ(sorted, ResultsCsv::header(job) + ResultsCsv::row(job, state, state.trial(0)) +
+                        ResultsCsv::row(job, state, state.trial(2)));
   // Appending goes on after a rewrite.
   lbo::testing::end_attempt(state, 1, ok(1, 0));
   csv.append(state, state.trial(1));
   csv.flush();
-  EXPECT_EQ(lbo::testing::read_text(dir.path() / "results.csv"), sorted + ResultsCsv::row(job, state.trial(1)));
+  EXPECT_EQ(lbo::testing::read_text(dir.path() / "results.csv"), sorted + ResultsCsv::row(job, state, state.trial(1)));
 }
 
 TEST(ResultsCsvTest, times_are_iso8601_utc_with_milliseconds) {
@@ -97,15 +97,15 @@ TEST(ResultsCsvTest, the_last_attempt_gives_times_place_and_reason) {
   state.apply(TrialStarted{0, 0, 2, config, "local:1", 1764000002.0, ProposalSource::initial, ""});
   failed.reason = "exit status 4";
   state.apply(TrialFinished{0, 2, true, failed, "local:1", 1764000004.125, 0, config, ProposalSource::initial, ""});
-  EXPECT_EQ(ResultsCsv::row(job, state.trial(0)),
+  EXPECT_EQ(ResultsCsv::row(job, state, state.trial(0)),
             "0,a,failed,,2,0.000,local:1,0.5,initial,,2025-11-24T16:00:02.000Z,2025-11-24T16:00:04.125Z,0,1,exit status 4,,\n");
   // An MPI attempt whose slot was never reported, of a journal with damaged worker names.
   state.apply(TrialStarted{1, 0, 1, config, "rank3", 1764000005.0, ProposalSource::model, ""});
   state.apply(TrialFinished{1, 1, true, ok(0.5, 1), "rank3", 0, 0, config, ProposalSource::model, ""});
-  EXPECT_EQ(ResultsCsv::row(job, state.trial(1)), "1,a,ok,0.5,1,1.000,rank3,0.5,model,,2025-11-24T16:00:05.000Z,,3,,,,\n");
+  EXPECT_EQ(ResultsCsv::row(job, state, state.trial(1)), "1,a,ok,0.5,1,1.000,rank3,0.5,model,,2025-11-24T16:00:05.000Z,,3,,,,\n");
   state.apply(TrialStarted{2, 0, 1, config, "node7", 0, ProposalSource::model, ""});
   state.apply(TrialFinished{2, 1, true, ok(0.5, 1), "node7", 0, 0, config, ProposalSource::model, ""});
-  EXPECT_EQ(ResultsCsv::row(job, state.trial(2)), "2,a,ok,0.5,1,1.000,node7,0.5,model,,,,,,,,\n");
+  EXPECT_EQ(ResultsCsv::row(job, state, state.trial(2)), "2,a,ok,0.5,1,1.000,node7,0.5,model,,,,,,,,\n");
 }
 
 TEST(ResultsCsvTest, a_new_metric_name_adds_a_column_and_rewrites) {

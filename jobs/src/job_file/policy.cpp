@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 
 #include "sections.hpp"
@@ -18,18 +19,23 @@ std::optional<Enum> one_of(std::string_view name, std::initializer_list<Enum> va
 void read_model_choice(Reader& r, const toml::table& t, PolicySpec& policy) {
   const std::string prefix = "policy";
   if (const auto surrogate = r.get_string(t, "surrogate", prefix, false)) {
-    if (const auto kind = one_of<SurrogateKind>(*surrogate, {SurrogateKind::random, SurrogateKind::gp, SurrogateKind::ablr,
-                                                             SurrogateKind::lbo, SurrogateKind::libo, SurrogateKind::jumbo})) {
-      policy.surrogate = *kind;
+    const std::span<const SurrogateTraits> catalog = surrogate_catalog();
+    const auto known = std::find_if(catalog.begin(), catalog.end(), [&](const SurrogateTraits& m) { return m.name == *surrogate; });
+    if (known != catalog.end()) {
+      policy.surrogate = known->kind;
     } else {
-      r.error(*t.get("surrogate"), "policy.surrogate",
-              in_quotes(*surrogate) + " is not a surrogate; use \"lbo\", \"gp\", \"ablr\", \"libo\", \"jumbo\" or \"random\"");
+      std::string names;
+      for (std::size_t i = 0; i < catalog.size(); ++i) {
+        names += std::string(i == 0 ? "" : i + 1 == catalog.size() ? " or " : ", ") + in_quotes(std::string(catalog[i].name));
+      }
+      r.error(*t.get("surrogate"), "policy.surrogate", in_quotes(*surrogate) + " is not a surrogate; use " + names);
     }
   }
+  const SurrogateTraits& model = traits_of(policy.surrogate);
   // LiBO's kernel is learned from its tasks' forced exploration: on unless initial_random says.
-  if (policy.surrogate == SurrogateKind::libo && !t.contains("initial_random")) policy.libo_exploration = true;
+  if (model.libo_exploration && !t.contains("initial_random")) policy.libo_exploration = true;
   // JUMBO's acquisition is UCB in the paper: its default unless the job says otherwise.
-  if (policy.surrogate == SurrogateKind::jumbo) policy.acquisition = AcquisitionKind::ucb;
+  if (model.acquisition) policy.acquisition = *model.acquisition;
   if (const auto acquisition = r.get_string(t, "acquisition", prefix, false)) {
     if (const auto kind = one_of<AcquisitionKind>(
             *acquisition, {AcquisitionKind::ucb, AcquisitionKind::ei, AcquisitionKind::pi, AcquisitionKind::hedge})) {

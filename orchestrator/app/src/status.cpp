@@ -13,8 +13,8 @@
 #include "lbo/jobs/error.hpp"
 #include "lbo/orchestrator/recovery.hpp"
 #include "lbo/orchestrator/run_directory.hpp"
+#include "lbo/orchestrator/saved_model.hpp"
 #include "lbo/orchestrator/task_report.hpp"
-#include "lbo/surrogate/jumbo.hpp"
 
 namespace fs = std::filesystem;
 
@@ -88,10 +88,10 @@ void write_checkpoint_line(std::ostream& out, const RecoveredRun& run) {
   }
 }
 
-// The checkpointed model's index of run task `task`: warm-start tasks first, then each run
-// task's steps.
-std::size_t model_task(const PolicyState& policy, std::size_t task) {
-  return policy.warm_sources.size() + task * static_cast<std::size_t>(std::max(1, policy.steps));
+std::vector<std::string> task_names(const JobIdentity& job) {
+  std::vector<std::string> names;
+  for (const TaskIdentity& t : job.tasks) names.push_back(t.name);
+  return names;
 }
 
 std::size_t name_width(const JobIdentity& job) {
@@ -108,11 +108,9 @@ void write_task_table(std::ostream& out, const RecoveredRun& run, const LockHold
   // The journal's running trials are those a live run has in flight (or a dead one left).
   std::vector<int> running(state.tasks().size(), 0);
   for (std::int64_t id : state.interrupted()) running[static_cast<std::size_t>(state.trial(id).task)] += 1;
-  const std::optional<surrogate::LboState>& lbo = run.policy.surrogate.lbo;
+  const SavedModel model = describe_saved_model(run.policy, task_names(job));
   const auto networks_of = [&](std::size_t task) -> std::string {
-    const std::size_t k = model_task(run.policy, task);
-    if (!lbo || k >= lbo->tasks.size()) return "-";
-    const std::string used = used_networks(lbo->tasks[k].usage());
+    const std::string used = task < model.tasks.size() ? used_networks(model.tasks[task].usage) : "";
     return used.empty() ? "-" : used;
   };
   // Trials started but not finished: running under a live lbo, to rerun after a stopped one.
@@ -138,39 +136,6 @@ void write_task_table(std::ostream& out, const RecoveredRun& run, const LockHold
   for (const std::vector<std::string>& row : table) {
     for (std::size_t c = 0; c + 1 < row.size(); ++c) out << pad(row[c], widths[c]);
     out << row.back() << "\n";
-  }
-}
-
-// LiBO's kernel k̂ per task, and JUMBO's warm network and model per task, from the checkpoint.
-void write_model_sections(std::ostream& out, const RecoveredRun& run) {
-  const JobIdentity& job = run.state.job();
-  const std::size_t tasks = run.state.tasks().size(), width = name_width(job);
-  if (const std::optional<surrogate::LiboState>& libo = run.policy.surrogate.libo) {
-    out << "libo kernels (k̂ from the exploration of " << libo->learned_from.size()
-        << " finished task(s); k_full: all base kernels):\n";
-    for (std::size_t i = 0; i < tasks; ++i) {
-      const std::size_t k = model_task(run.policy, i);
-      if (k < libo->task_kernels.size() && !libo->task_kernels[k].empty()) {
-        out << "  " << pad(job.tasks[i].name, width + 2) << libo->task_kernels[k] << "\n";
-      }
-    }
-  }
-  const std::optional<surrogate::JumboState>& jumbo = run.policy.surrogate.jumbo;
-  if (!jumbo) return;
-  std::int64_t rows = 0;
-  for (std::size_t i = 1; i < jumbo->trained_key.size(); i += 2) rows += jumbo->trained_key[i];
-  out << "jumbo warm network: "
-      << (jumbo->network.empty() ? std::string("none yet (no finished task; each task is its cold GP)")
-                                 : "trained on " + std::to_string(jumbo->trained_key.size() / 2) + " finished task(s), " +
-                                       std::to_string(rows) + " results")
-      << "\n";
-  if (jumbo->network.empty()) return;
-  out << "jumbo model per task (at its last fit):\n";
-  for (std::size_t i = 0; i < tasks; ++i) {
-    const std::size_t k = model_task(run.policy, i);
-    if (k < jumbo->cold.fitted_sizes.size() && jumbo->cold.fitted_sizes[k] > 0) {
-      out << "  " << pad(job.tasks[i].name, width + 2) << surrogate::describe_jumbo_task(*jumbo, k) << "\n";
-    }
   }
 }
 
@@ -206,7 +171,7 @@ std::string status_report(const fs::path& run_dir, const LockOptions& locking) {
   write_checkpoint_line(out, run);
   if (run.empty()) out << "the run has no record yet (a start stopped at once); `lbo run` starts it\n";
   write_task_table(out, run, lock);
-  write_model_sections(out, run);
+  out << describe_saved_model(run.policy, task_names(run.state.job())).sections;
   if (const RunPaths paths(run_dir); fs::exists(paths.tasks_csv())) {
     out << "per-task report (best per step, task similarity): " << paths.tasks_csv().string() << "\n";
   }

@@ -29,7 +29,7 @@ void Checkpointing::write(bool now) {
   c.retries = state_.retries();
   c.interrupted = state_.interrupted();
   c.journal_bytes = journal_.size_bytes();
-  c.policy = policy_.state();
+  c.policy = policy_.state(state_);
   if (now) {
     writer_.write_now(c);
   } else if (!writer_.write_async(std::move(c))) {

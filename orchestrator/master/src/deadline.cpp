@@ -444,7 +444,7 @@ std::optional<DurationEstimate> TrialDurations::estimate(int task) const {
 // ---- DeadlinePlanner ------------------------------------------------------------------------
 
 DeadlinePlanner::DeadlinePlanner(Deadline deadline, const jobs::JobSpec& job, const RunState& state, Log log)
-    : deadline_(std::move(deadline)), job_(&job), durations_(state), log_(std::move(log)) {}
+    : deadline_(std::move(deadline)), job_(&job), state_(&state), durations_(state), log_(std::move(log)) {}
 
 double DeadlinePlanner::cutoff() const { return deadline_.unix_time - job_->grace_s; }
 
@@ -483,8 +483,9 @@ bool DeadlinePlanner::may_start(int task, double now) {
 }
 
 std::string DeadlinePlanner::explain(int task, double now) const {
-  const std::string name = task >= 0 && static_cast<std::size_t>(task) < job_->tasks.size()
-                               ? job_->tasks[static_cast<std::size_t>(task)].name
+  const std::vector<TaskIdentity>& tasks = state_->job().tasks;
+  const std::string name = task >= 0 && static_cast<std::size_t>(task) < tasks.size()
+                               ? tasks[static_cast<std::size_t>(task)].name
                                : "#" + std::to_string(task);
   const double left = std::max(0.0, cutoff() - now);
   const std::string limit = seconds_text(left) + " s left before the deadline " + format_utc(deadline_.unix_time) +

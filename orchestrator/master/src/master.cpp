@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "checkpointing.hpp"
+#include "periodic.hpp"
 #include "lbo/jobs/error.hpp"
 #include "lbo/orchestrator/journal.hpp"
 #include "lbo/orchestrator/run_outputs.hpp"
@@ -80,7 +81,7 @@ class Master::Loop {
         state_(recovered ? recovered->state : RunState()),
         outputs_(run_dir, job_, console,
                  {options_.failures_logged, options_.status_file, options_.write_report,
-                  [this] { return policy_->model_report(); }}),
+                  [this] { return policy_->model_report(state_); }}),
         policy_(make_policy(job_, PolicyOptions{options_.sync, [&console](const std::string& line) { console.log(line); },
                                                 [this](const HedgeDraw& draw) { outputs_.hedge_draw(draw); },
                                                 std::move(options_.warm_start), options_.fit_threads})),
@@ -91,8 +92,12 @@ class Master::Loop {
         checkpoints_(io_, run_dir, journal_, state_, *policy_, options_.clock, recovered ? recovered->next_checkpoint : 1,
                      console),
         arrivals_(run_dir, job_, state_, console, [this](const jobs::TaskSpec& task) { return add_task(task); }),
-        progress_timer_(io_),
-        tick_timer_(io_),
+        progress_(io_, console.interactive() ? std::chrono::milliseconds(250) : options_.progress_every,
+                  [this] {
+                    console_.status(outputs_.progress_line(state_, {transport_->busy_count(), transport_->slot_count()},
+                                                           finished_before_, started_));
+                  }),
+        tick_(io_, std::chrono::seconds(1), [this] { tick(); }),
         resumed_(resumes(recovered)) {
     options_.warm_start.clear();  // the policy has them
     if (options_.deadline) {
@@ -100,7 +105,7 @@ class Master::Loop {
     }
     if (resumed_) {
       kill_leftovers(run_dir, console);
-      policy_->restore(recovered->policy, state_);
+      saved_policy_ = std::move(recovered->policy);
     }
     transport_ = make_transport(io_, [this](cluster::Completion c) { on_completion(std::move(c)); });
   }
@@ -130,6 +135,9 @@ class Master::Loop {
     journal_.append(started);
     journal_.sync();
     state_.apply(started);
+    // The model is rebuilt on the run's tasks as they are now (the job file may have added some).
+    if (saved_policy_) policy_->restore(*saved_policy_, state_);
+    saved_policy_.reset();
     // A status left by an earlier master (its 75) must not speak for this one if it is killed.
     outputs_.write_status("running");
     if (resumed_) {
@@ -140,7 +148,7 @@ class Master::Loop {
     outputs_.log_start(state_, resumed_, transport_->slot_count(), transport_->resources(),
                        deadline_ ? deadline_->start_line() : std::string());
     stops_.listen();
-    schedule_progress();
+    progress_.start();
     checkpoints_.schedule(options_.checkpoint_every_s.value_or(job_.checkpoint_every_s),
                           [this](const IoError& e) { stops_.halt(e.what(), e.error_number()); },
                           [this] {
@@ -148,7 +156,7 @@ class Master::Loop {
                             outputs_.write_html_report(false, stops_.exit_code());
                           });
     arrivals_.poll();
-    schedule_tick();
+    tick_.start();
     // A trial that would not finish by the deadline less grace_s is not started (fill_slots
     // asks the planner through may_start_), and at that time the usual stop begins.
     if (deadline_) stops_.watch_deadline(*deadline_, options_.clock);
@@ -201,7 +209,6 @@ class Master::Loop {
       stops_.halt(e.what(), e.error_number());
       return false;
     }
-    job_.tasks.push_back(task);
     state_.apply(added);
     stops_.new_task();
     console_.log("task " + task.name + " added (" + std::string(jobs::to_string(task.origin)) + "), budget " +
@@ -218,18 +225,13 @@ class Master::Loop {
   }
 
   // Every second: a transport without slots, the lock file, new tasks.
-  void schedule_tick() {
-    tick_timer_.expires_after(std::chrono::seconds(1));
-    tick_timer_.async_wait([this](const boost::system::error_code& ec) {
-      if (ec || finished_) return;
-      // Every worker rank lost (MpiTransport): nothing can run; the next allocation resumes.
-      if (!stops_.stopping() && transport_->slot_count() == 0) {
-        stops_.stop_resumable("no slot is left (every worker rank was lost)");
-      }
-      if (const std::string lock = run_dir_.keep_lock_file(); !lock.empty()) console_.warn(lock);
-      if (!stops_.stopping()) arrivals_.poll();
-      schedule_tick();
-    });
+  void tick() {
+    // Every worker rank lost (MpiTransport): nothing can run; the next allocation resumes.
+    if (!stops_.stopping() && transport_->slot_count() == 0) {
+      stops_.stop_resumable("no slot is left (every worker rank was lost)");
+    }
+    if (const std::string lock = run_dir_.keep_lock_file(); !lock.empty()) console_.warn(lock);
+    if (!stops_.stopping()) arrivals_.poll();
   }
 
   void fill_slots() {
@@ -255,7 +257,7 @@ class Master::Loop {
     if (!journal(started)) return;
     state_.apply(started);
     const Trial& trial = state_.trial(id);
-    transport_->submit(work_order(job_, job_.tasks[static_cast<std::size_t>(trial.task)], run_dir_, trial));
+    transport_->submit(work_order(job_, state_.job().tasks[static_cast<std::size_t>(trial.task)].spec(), run_dir_, trial));
   }
 
   // A failed attempt is retried while `retries` allows. A cancelled one (lbo stopping, or a
@@ -333,21 +335,11 @@ class Master::Loop {
     transport_->shutdown();
     stops_.cancel();
     checkpoints_.cancel();
-    for (asio::steady_timer* t : {&progress_timer_, &tick_timer_}) t->cancel();
+    progress_.cancel();
+    tick_.cancel();
   }
 
-  void schedule_progress() {
-    const auto period = console_.interactive() ? std::chrono::milliseconds(250) : options_.progress_every;
-    progress_timer_.expires_after(period);
-    progress_timer_.async_wait([this](const boost::system::error_code& ec) {
-      if (ec || finished_) return;
-      console_.status(outputs_.progress_line(state_, {transport_->busy_count(), transport_->slot_count()}, finished_before_,
-                                             started_));
-      schedule_progress();
-    });
-  }
-
-  jobs::JobSpec job_;  // its tasks grow as tasks are added
+  jobs::JobSpec job_;  // as the job file says; the run's tasks are state_.job()'s
   RunDirectory& run_dir_;
   Console& console_;
   MasterOptions options_;
@@ -363,10 +355,11 @@ class Master::Loop {
   StopControl stops_;
   Checkpointing checkpoints_;
   TaskArrivals arrivals_;
-  asio::steady_timer progress_timer_, tick_timer_;
+  Periodic progress_, tick_;  // the progress line; every second: lost slots, the lock file, new tasks
 
   std::vector<EndedAttempt> uncommitted_;  // attempts that ended in this turn
   bool resumed_ = false;
+  std::optional<PolicyState> saved_policy_;  // a resumed run's, until start() restores it
   bool commit_posted_ = false;
   bool finished_ = false;
   std::chrono::steady_clock::time_point started_;

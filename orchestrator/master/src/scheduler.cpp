@@ -25,7 +25,7 @@ std::optional<NextAttempt> Scheduler::next(const RunState& state, Policy& policy
     if (allowed(state.trial(id).task)) return again(state, id);
   }
   // The open tasks: the first concurrent_tasks ones (job order) with budget left to hand out.
-  const auto& tasks = job_->tasks;
+  const std::vector<TaskIdentity>& tasks = state.job().tasks;
   const std::size_t concurrent = static_cast<std::size_t>(std::max(1, job_->schedule.concurrent_tasks));
   std::vector<int> open;
   for (int t = 0; t < static_cast<int>(tasks.size()) && t < static_cast<int>(state.tasks().size()) && open.size() < concurrent; ++t) {

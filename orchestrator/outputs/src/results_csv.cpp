@@ -86,11 +86,11 @@ std::string ResultsCsv::header(const jobs::JobSpec& job, const MetricNames& metr
   return line + "\n";
 }
 
-std::string ResultsCsv::row(const jobs::JobSpec& job, const Trial& trial, const MetricNames& metrics) {
+std::string ResultsCsv::row(const jobs::JobSpec& job, const RunState& state, const Trial& trial, const MetricNames& metrics) {
   const workers::Outcome& o = trial.outcome;
   char duration[32];
   std::snprintf(duration, sizeof duration, "%.3f", o.duration_s);
-  std::string line = std::to_string(trial.id) + "," + csv_field(job.tasks[trial.task].name) + "," +
+  std::string line = std::to_string(trial.id) + "," + csv_field(state.job().tasks[static_cast<std::size_t>(trial.task)].name) + "," +
                      std::string(workers::to_string(o.status)) + "," +
                      (o.status == workers::TrialStatus::ok ? shortest(o.objective) : "") + "," +
                      std::to_string(trial.attempts) + "," + duration + "," + csv_field(trial.worker);
@@ -137,7 +137,7 @@ void ResultsCsv::append(const RunState& state, const Trial& trial) {
     rewrite(state);
     return;
   }
-  const std::string line = row(job_, trial, metrics_);
+  const std::string line = row(job_, state, trial, metrics_);
   std::fputs(line.c_str(), file_);
 }
 
@@ -151,7 +151,7 @@ void ResultsCsv::rewrite(const RunState& state) {
   }
   std::string text = header(job_, metrics_);
   for (const Trial& t : state.trials()) {
-    if (t.finished && !t.lost()) text += row(job_, t, metrics_);
+    if (t.finished && !t.lost()) text += row(job_, state, t, metrics_);
   }
   write_file_atomically(path_, text, Durability::cached);
   // The rename replaced the file: append to the new one (the old handle keeps the old one).

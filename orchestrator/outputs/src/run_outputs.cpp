@@ -43,7 +43,7 @@ void RunOutputs::hedge_draw(const HedgeDraw& draw) {
 // `attempt`: the attempt that ended (the trial may already run its next one: slots are refilled
 // before the commit).
 void RunOutputs::report_attempt(const RunState& state, const Trial& t, int attempt) {
-  const jobs::TaskSpec& task = job_.tasks[static_cast<std::size_t>(t.task)];
+  const TaskIdentity& task = state.job().tasks[static_cast<std::size_t>(t.task)];
   if (t.outcome.status == workers::TrialStatus::cancelled || t.outcome.status == workers::TrialStatus::lbo_error) return;
   if (t.outcome.status != workers::TrialStatus::ok && ++failures_ <= options_.failures_logged) {
     std::string what = "trial " + std::to_string(t.id) + " (" + task.name + ") attempt " + std::to_string(attempt) + " " +
@@ -53,7 +53,11 @@ void RunOutputs::report_attempt(const RunState& state, const Trial& t, int attem
     console_.log(what);
   }
   const TaskProgress& progress = state.tasks()[static_cast<std::size_t>(t.task)];
-  if (t.finished && progress.finished == task.budget) {
+  // Two trials that end the budget in one commit both see it done: the line is said once.
+  const auto index = static_cast<std::size_t>(t.task);
+  if (done_said_.size() <= index) done_said_.resize(index + 1, false);
+  if (t.finished && progress.finished == task.budget && !done_said_[index]) {
+    done_said_[index] = true;
     write_task_report(state);
     const auto best = state.best_objective(t.task);
     console_.log("task " + task.name + " done: " + std::to_string(progress.ok) + "/" + std::to_string(task.budget) + " ok" +
@@ -94,8 +98,11 @@ void RunOutputs::write_status(const std::string& status) {
 
 void RunOutputs::log_start(const RunState& state, bool resumed, int slots, const std::vector<std::string>& resources,
                            const std::string& deadline_line) {
-  std::string line = (resumed ? "resuming run " : "run ") + job_.name + ": " + std::to_string(job_.tasks.size()) +
-                     " task(s), " + std::to_string(job_.total_budget()) + " trials";
+  const std::vector<TaskIdentity>& tasks = state.job().tasks;
+  int budget = 0;
+  for (const TaskIdentity& t : tasks) budget += t.budget;
+  std::string line = (resumed ? "resuming run " : "run ") + job_.name + ": " + std::to_string(tasks.size()) +
+                     " task(s), " + std::to_string(budget) + " trials";
   if (resumed) {
     line += " (" + std::to_string(state.finished_trials()) + " done, " + std::to_string(state.interrupted().size()) +
             " interrupted to run again)";
@@ -130,19 +137,20 @@ std::string RunOutputs::progress_line(const RunState& state, SlotCounts slots, i
   std::ostringstream line;
   int tasks_done = 0;
   int finished = 0;
-  for (std::size_t i = 0; i < job_.tasks.size(); ++i) {
+  const std::vector<TaskIdentity>& tasks = state.job().tasks;
+  for (std::size_t i = 0; i < tasks.size(); ++i) {
     const TaskProgress& p = state.tasks()[i];
     finished += p.finished;
-    if (p.finished >= job_.tasks[i].budget) {
+    if (p.finished >= tasks[i].budget) {
       ++tasks_done;
       continue;
     }
     if (p.created == 0) continue;
-    line << job_.tasks[i].name << " " << p.finished << "/" << job_.tasks[i].budget;
+    line << tasks[i].name << " " << p.finished << "/" << tasks[i].budget;
     if (const auto best = state.best_objective(static_cast<int>(i))) line << " best " << format_objective(*best);
     line << " | ";
   }
-  if (job_.tasks.size() > 1) line << "tasks done " << tasks_done << "/" << job_.tasks.size() << " | ";
+  if (tasks.size() > 1) line << "tasks done " << tasks_done << "/" << tasks.size() << " | ";
   if (failures_ > 0) line << "failed attempts " << failures_ << " | ";
   if (job_.policy.surrogate != jobs::SurrogateKind::random) {
     if (const std::string share = model_share(state); !share.empty()) line << share << " | ";

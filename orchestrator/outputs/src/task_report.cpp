@@ -61,7 +61,8 @@ std::string used_networks(const std::vector<double>& usage) {
 std::string tasks_csv(const jobs::JobSpec& job, const RunState& state, const std::vector<TaskModelReport>& reports) {
   const int steps = std::max(1, job.objective.stepwise);
   std::vector<std::string> names;
-  for (const jobs::TaskSpec& t : job.tasks) {
+  const std::vector<TaskIdentity>& tasks = state.job().tasks;
+  for (const TaskIdentity& t : tasks) {
     for (int s = 0; s < steps; ++s) names.push_back(job.objective.stepwise > 0 ? t.name + "/step_" + std::to_string(s + 1) : t.name);
   }
   std::string text = "task,origin,step,budget,ok,best,best_trial,trials_to_95,networks";
@@ -73,8 +74,8 @@ std::string tasks_csv(const jobs::JobSpec& job, const RunState& state, const std
   const bool kernels = std::any_of(reports.begin(), reports.end(), [](const TaskModelReport& r) { return !r.kernels.empty(); });
   if (kernels) text += ",kernels";
   text += "\n";
-  for (int task = 0; task < static_cast<int>(job.tasks.size()); ++task) {
-    const jobs::TaskSpec& spec = job.tasks[static_cast<std::size_t>(task)];
+  for (int task = 0; task < static_cast<int>(tasks.size()); ++task) {
+    const TaskIdentity& spec = tasks[static_cast<std::size_t>(task)];
     for (int s = 0; s < steps; ++s) {
       const std::size_t k = static_cast<std::size_t>(task * steps + s);
       const TaskSummary summary = summarize_task(state, task, job.objective.stepwise > 0 ? s : -1);

@@ -6,13 +6,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "lbo/surrogate/ablr.hpp"
-#include "lbo/surrogate/jumbo.hpp"
-#include "lbo/surrogate/lbo.hpp"
-#include "lbo/surrogate/libo.hpp"
-#include "lbo/surrogate/residual.hpp"
-#include "lbo/surrogate/transfer.hpp"
-
 namespace lbo::orchestrator {
 
 namespace {
@@ -20,58 +13,13 @@ namespace {
 // The background fits' nice value.
 constexpr int kFitNice = 10;
 
-}  // namespace
-
-namespace {
-
 std::vector<double> best_of(const surrogate::TaskData& data) {
   std::vector<double> best;
   for (const surrogate::Observations& o : data.tasks) best.push_back(o.y.size() > 0 ? o.y.maxCoeff() : NAN);
   return best;
 }
 
-std::unique_ptr<surrogate::Surrogate> make_feature_model(const jobs::JobSpec& job, int dimension) {
-  const std::vector<int> hidden(static_cast<std::size_t>(job.policy.network_depth), job.policy.network_width);
-  if (job.policy.surrogate == jobs::SurrogateKind::ablr) {
-    surrogate::AblrOptions options;
-    options.hidden = hidden;
-    return std::make_unique<surrogate::Ablr>(dimension, options);
-  }
-  surrogate::LboOptions options;
-  options.hidden = hidden;
-  options.networks = job.policy.networks;
-  options.ibp_alpha = job.policy.ibp_alpha;
-  return std::make_unique<surrogate::Lbo>(dimension, options);
-}
-
 }  // namespace
-
-std::unique_ptr<surrogate::Surrogate> make_surrogate(const jobs::JobSpec& job, int dimension) {
-  switch (job.policy.surrogate) {
-    case jobs::SurrogateKind::ablr:
-    case jobs::SurrogateKind::lbo: {
-      const bool lbo = job.policy.surrogate == jobs::SurrogateKind::lbo;
-      std::unique_ptr<surrogate::Surrogate> model = make_feature_model(job, dimension);
-      if (job.policy.residual_gp.value_or(lbo)) model = std::make_unique<surrogate::ResidualGp>(std::move(model));
-      if (job.policy.transfer_gp.value_or(lbo)) model = std::make_unique<surrogate::TransferGp>(std::move(model));
-      return model;
-    }
-    case jobs::SurrogateKind::libo: {
-      surrogate::LiboOptions options;
-      options.full_share = job.policy.libo_full_share;
-      options.gp_switch = job.policy.libo_gp_switch;
-      return std::make_unique<surrogate::Libo>(dimension, options);
-    }
-    case jobs::SurrogateKind::jumbo: {
-      surrogate::JumboOptions options;
-      options.hidden.assign(static_cast<std::size_t>(std::max(job.policy.network_depth - 1, 0)), job.policy.network_width);
-      options.threshold = job.policy.jumbo_threshold;
-      options.cold_switch = job.policy.jumbo_cold_switch;
-      return std::make_unique<surrogate::Jumbo>(dimension, options);
-    }
-    default: return std::make_unique<surrogate::GpSurrogate>();
-  }
-}
 
 FitService::FitService(std::unique_ptr<surrogate::Surrogate> surrogate, bool background, int threads)
     : shared_(std::make_shared<Shared>()) {

@@ -35,9 +35,6 @@ struct FitRequest {
   std::uint64_t seed = 0;
 };
 
-/// The surrogate [policy] asks for, over encoded points of `dimension`.
-std::unique_ptr<surrogate::Surrogate> make_surrogate(const jobs::JobSpec& job, int dimension);
-
 class FitService {
  public:
   /// `background`: fit on a thread of its own (asynchronous runs), with `threads` OpenMP

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,6 +34,25 @@ std::string_view to_string(SurrogateKind kind);
 enum class AcquisitionKind : std::uint8_t { ucb, ei, pi, hedge };
 std::string_view to_string(AcquisitionKind kind);
 
+/// What the job file knows of a surrogate: its name and the defaults it brings to [policy].
+/// One line per model in jobs/src/surrogates.cpp; what runs it (its factory, how it describes
+/// a task) is its entry in orchestrator/policy/src/models/.
+struct SurrogateTraits {
+  SurrogateKind kind = SurrogateKind::gp;
+  std::string_view name;
+  /// transfer_best unset: the earlier tasks' bests a new task starts with (lbo, ablr: 2). A
+  /// model with any learns across tasks, and a new task proposes from the newest earlier
+  /// task's posterior (model-prior) until it has a design of its own.
+  int transfer_best = 0;
+  /// initial_random unset: LiBO's forced exploration, ceil(sqrt(budget) / s^¼).
+  bool libo_exploration = false;
+  /// acquisition unset: this one (JUMBO's paper uses UCB), else [policy]'s default.
+  std::optional<AcquisitionKind> acquisition;
+};
+/// Every surrogate, in the order the job file's error message names them.
+std::span<const SurrogateTraits> surrogate_catalog();
+const SurrogateTraits& traits_of(SurrogateKind kind);
+
 struct PolicySpec {
   SurrogateKind surrogate = SurrogateKind::lbo;
   AcquisitionKind acquisition = AcquisitionKind::ei;
@@ -42,7 +62,7 @@ struct PolicySpec {
   /// surrogate = "libo".
   bool libo_exploration = false;
   /// lbo, ablr: a new task's first trials are the best configurations of up to this many
-  /// earlier tasks, the most recent first; unset: kDefaultTransferBest for lbo and ablr.
+  /// earlier tasks, the most recent first; unset: the model's SurrogateTraits::transfer_best.
   std::optional<int> transfer_best;
   /// Run directories whose finished tasks join the model as earlier tasks (absolute).
   std::vector<std::filesystem::path> warm_start;

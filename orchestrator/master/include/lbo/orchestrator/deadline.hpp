@@ -150,6 +150,7 @@ class DeadlinePlanner {
 
   Deadline deadline_;
   const jobs::JobSpec* job_;
+  const RunState* state_;  // the run's tasks
   TrialDurations durations_;
   Log log_;
   std::vector<Answer> answers_;  // per task, the last answer logged

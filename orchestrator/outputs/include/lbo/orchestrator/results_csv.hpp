@@ -37,7 +37,9 @@ class ResultsCsv {
 
   using MetricNames = std::set<std::string>;
   static std::string header(const jobs::JobSpec& job, const MetricNames& metrics = {});
-  static std::string row(const jobs::JobSpec& job, const Trial& trial, const MetricNames& metrics = {});
+  /// `trial`'s row; its task's name as `state` records it.
+  static std::string row(const jobs::JobSpec& job, const RunState& state, const Trial& trial,
+                         const MetricNames& metrics = {});
 
  private:
   std::filesystem::path path_;

@@ -57,7 +57,7 @@ class RunOutputs {
     std::function<std::vector<TaskModelReport>()> model_report;
   };
 
-  /// `job` must outlive this (its tasks may grow).
+  /// `job` must outlive this; the run's tasks are the state's.
   RunOutputs(const RunPaths& run, const jobs::JobSpec& job, Console& console, Options options);
 
   /// A trial's attempts ended and were committed: results.csv rows of the finished ones, the
@@ -110,6 +110,7 @@ class RunOutputs {
   std::chrono::steady_clock::time_point next_report_{};  // no periodic report before
   bool report_failed_ = false;
   int failures_ = 0;
+  std::vector<bool> done_said_;  // per task: its "task ... done" line was logged
 };
 
 /// "0.41", "3.8e-08": an objective in the log.

@@ -34,7 +34,7 @@ std::string used_networks(const std::vector<double>& usage);
 /// ("similarity:<task>"), then the best configuration's parameters, then for an lbo model
 /// q(z_m = 1) of each latent network m ("usage:<m>", LBO's z), then for a libo model the kernel
 /// k̂ each task's GP was last fitted with ("kernels"). `reports` come from
-/// Policy::model_report() (may be empty: a model-free policy).
+/// Policy::model_report(state) (may be empty: a model-free policy).
 std::string tasks_csv(const jobs::JobSpec& job, const RunState& state, const std::vector<TaskModelReport>& reports);
 
 }  // namespace lbo::orchestrator

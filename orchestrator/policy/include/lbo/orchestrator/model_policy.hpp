@@ -33,11 +33,12 @@ class ModelPolicy final : public Policy {
   /// stepwise one) nominates its acquisition maximizer and one is drawn ∝ its acquisition
   /// value (SMS-DKL eq. 9), seeded by the trial; the probabilities go to the log.
   Proposal propose_among(const RunState& state, const std::vector<int>& open, std::int64_t trial) override;
-  /// z usage (lbo) and posterior-mean correlations of the run's model tasks, newest fit.
-  std::vector<TaskModelReport> model_report() override;
+  /// What the model says of each of the run's model tasks (lbo: z usage; libo, jumbo: the GP it
+  /// proposes from) and their posterior-mean correlations, newest fit.
+  std::vector<TaskModelReport> model_report(const RunState& state) override;
   void results_committed(const RunState& state) override;
   /// The newest adopted fit's surrogate state and the Hedge memory.
-  PolicyState state() override;
+  PolicyState state(const RunState& run) override;
   /// Rebuilds the model from `saved` on the recovered data without fitting, so the first
   /// proposals after a resume already use it and the next fit starts warm.
   void restore(const PolicyState& saved, const RunState& run) override;

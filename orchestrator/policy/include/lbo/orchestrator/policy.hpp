@@ -38,12 +38,18 @@ class Policy {
     return {open.front(), propose(state, open.front(), trial), ProposalSource::model, {}};
   }
   /// Per model task (see TaskModelReport), from the newest fit; empty for a model-free policy.
-  virtual std::vector<TaskModelReport> model_report() { return {}; }
+  virtual std::vector<TaskModelReport> model_report(const RunState& state) {
+    (void)state;
+    return {};
+  }
   /// Results were committed. A model-based policy refits: in the background, or before
   /// returning in --sync mode (where the master calls this at the end of each round).
   virtual void results_committed(const RunState& state) { (void)state; }
   /// What a checkpoint should keep (nothing for a stateless policy).
-  virtual PolicyState state() { return {}; }
+  virtual PolicyState state(const RunState& run) {
+    (void)run;
+    return {};
+  }
   /// Continues from a checkpointed state; `run` is the run as recovered. Call before proposing.
   virtual void restore(const PolicyState& saved, const RunState& run) {
     (void)saved;

@@ -1,0 +1,89 @@
+#include "bases.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "lbo/surrogate/surrogate.hpp"
+
+namespace lbo::orchestrator {
+
+namespace {
+
+// Results a task needs before a GP on them alone is worth proposing from.
+constexpr int kInterimResults = 3;
+
+}  // namespace
+
+Bases::Bases(const jobs::JobSpec& job, const ModelData& data, const std::shared_ptr<const Snapshot>& adopted, bool transfers,
+             bool sync, int threads)
+    : job_(job), data_(data), adopted_(adopted), transfers_(transfers), sync_(sync), threads_(threads) {}
+
+std::shared_ptr<const surrogate::TaskPosterior> Bases::posterior_at(std::size_t k) const {
+  if (!adopted_ || data_.warm_tasks() + k >= adopted_->posteriors.size()) return nullptr;
+  return adopted_->posteriors[data_.warm_tasks() + k];
+}
+
+// Where `task`'s `step` proposes from: its own posterior in the newest fit; else, for a
+// transfer model, the most recent earlier task's posterior (model-prior) while the task has
+// fewer results than a design; else a GP fitted on the task's own results here and now, until
+// the background fit covers them; else nothing (no result, no earlier task).
+std::optional<Basis> Bases::of(const RunState& state, int task, int step) {
+  if (auto own = posterior_at(data_.slot(task, step))) {
+    // The task's interim GPs are done with (dropped once no fit of theirs is under way).
+    std::unique_ptr<FitService>& interim = interims_[data_.slot(task, step)];
+    if (interim && !interim->busy()) interim.reset();
+    return Basis{Basis::Kind::fit, std::move(own), "fit " + std::to_string(adopted_->version), 0,
+                 &adopted_->trials[data_.model_task(task, step)], adopted_};
+  }
+  const std::vector<std::int64_t> results = data_.usable_trials(state, task);
+  if (transfers_ && static_cast<int>(results.size()) < std::max(kInterimResults, job_.policy.initial_random)) {
+    if (std::optional<Basis> prior = prior_of(task, step)) return prior;
+  }
+  if (static_cast<int>(results.size()) >= kInterimResults) return interim_of(state, task, step, results);
+  return std::nullopt;
+}
+
+// The newest earlier model task with a posterior (run tasks before this one, then warm-start
+// tasks): a task of a sequence is most like the one before it. Its best observation is the
+// incumbent, in its standardized units.
+std::optional<Basis> Bases::prior_of(int task, int step) const {
+  if (!adopted_) return std::nullopt;
+  const std::size_t warm = data_.warm_tasks(), steps = static_cast<std::size_t>(data_.steps());
+  for (std::size_t k = data_.model_task(task, step); k-- > 0;) {
+    if (k >= warm && (k - warm) % steps != static_cast<std::size_t>(step)) continue;
+    const auto posterior = k < adopted_->posteriors.size() ? adopted_->posteriors[k] : nullptr;
+    if (!posterior || k >= adopted_->best.size() || !std::isfinite(adopted_->best[k])) continue;
+    return Basis{Basis::Kind::prior, posterior, "prior " + std::to_string(adopted_->version) + "/" + std::to_string(k),
+                 posterior->standardization().apply(adopted_->best[k])};
+  }
+  return std::nullopt;
+}
+
+// A plain GP on the task's own results, for the proposals made before the background fit
+// covers the task. The first is fitted here (a few points: milliseconds); later ones on a
+// thread of their own (FitService), while the newest one so far serves, the results it has
+// not seen joined exactly. (--sync: each fitted here.)
+std::optional<Basis> Bases::interim_of(const RunState& state, int task, int step, const std::vector<std::int64_t>& results) {
+  std::unique_ptr<FitService>& fits = interims_[data_.slot(task, step)];
+  if (!fits) fits = std::make_unique<FitService>(std::make_unique<surrogate::GpSurrogate>(), !sync_, threads_);
+  std::shared_ptr<const Snapshot> latest = fits->latest();
+  const bool here = sync_ || !latest;
+  // The request is built only when it is taken (not while the thread is busy with the last).
+  if ((!latest || latest->trials.front().size() < results.size()) && (here || !fits->busy())) {
+    FitRequest request;
+    request.data.tasks.push_back({data_.encoded(state, results), data_.values(state, results, step)});
+    request.trials.push_back(results);
+    request.seed = jobs::trial_seed(job_.seed ^ 0x1e7u, results.back());
+    if (here) {
+      fits->fit_now(std::move(request));
+      latest = fits->latest();
+    } else {
+      fits->request(std::move(request));
+    }
+  }
+  if (!latest->error.empty() || !latest->posteriors.front()) return std::nullopt;
+  return Basis{Basis::Kind::interim, latest->posteriors.front(), "interim " + std::to_string(latest->version), 0,
+               &latest->trials.front(), latest};
+}
+
+}  // namespace lbo::orchestrator

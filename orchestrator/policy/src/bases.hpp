@@ -1,0 +1,47 @@
+#pragma once
+// Bases: where each run model task proposes from (see Basis): its own posterior in the
+// adopted fit; for a transfer model, an earlier task's posterior while the task has fewer
+// results than a design; else an interim GP on its own results until the fit covers them.
+// Private to policy/.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "fit_service.hpp"
+#include "model_data.hpp"
+#include "task_batch.hpp"
+#include "lbo/jobs/job_spec.hpp"
+#include "lbo/orchestrator/run_state.hpp"
+
+namespace lbo::orchestrator {
+
+class Bases {
+ public:
+  /// `adopted`: the policy's adopted fit (read at each call); `transfers`: the model learns
+  /// across tasks; `sync`, `threads`: as the policy's fits.
+  Bases(const jobs::JobSpec& job, const ModelData& data, const std::shared_ptr<const Snapshot>& adopted, bool transfers,
+        bool sync, int threads);
+
+  /// Interim GPs for `slots` run model tasks (they only grow).
+  void track(std::size_t slots) { interims_.resize(std::max(interims_.size(), slots)); }
+  /// Run model task `k`'s posterior in the adopted fit; null without one.
+  std::shared_ptr<const surrogate::TaskPosterior> posterior_at(std::size_t k) const;
+  /// Where `task`'s `step` proposes from; none while it has nothing to learn from (no result,
+  /// no earlier task).
+  std::optional<Basis> of(const RunState& state, int task, int step);
+
+ private:
+  std::optional<Basis> prior_of(int task, int step) const;
+  std::optional<Basis> interim_of(const RunState& state, int task, int step, const std::vector<std::int64_t>& results);
+
+  const jobs::JobSpec& job_;
+  const ModelData& data_;
+  const std::shared_ptr<const Snapshot>& adopted_;
+  bool transfers_ = false, sync_ = false;
+  int threads_ = 1;
+  std::vector<std::unique_ptr<FitService>> interims_;  // per run model task: its interim GPs
+};
+
+}  // namespace lbo::orchestrator

@@ -1,0 +1,47 @@
+#include "initial_design.hpp"
+
+#include <algorithm>
+#include <random>
+
+#include "earlier_best.hpp"
+
+namespace lbo::orchestrator {
+
+InitialDesign::InitialDesign(const jobs::JobSpec& job, const std::vector<WarmTask>& warm_start)
+    : job_(job),
+      warm_start_(warm_start),
+      transfer_best_(static_cast<std::size_t>(
+          job.policy.transfer_best.value_or(jobs::traits_of(job.policy.surrogate).transfer_best))) {}
+
+int InitialDesign::size(const RunState& state, int task) const {
+  if (job_.policy.libo_exploration) {
+    return jobs::libo_initial_random(state.job().tasks[static_cast<std::size_t>(task)].budget,
+                                     static_cast<int>(warm_start_.size()) + task + 1);
+  }
+  return job_.policy.initial_random;
+}
+
+// The earlier bests are part of the task's initial design (initial_random counts them), as the
+// meta-learned design of Feurer et al.: measured on bench/real, that is better than adding
+// them before a full random design.
+std::optional<jobs::Config> InitialDesign::earlier_best(const RunState& state, int task) const {
+  if (transfer_best_ == 0 || static_cast<std::size_t>(state.tasks()[task].created) >= transfer_best_) return std::nullopt;
+  for (jobs::Config& c : earlier_bests(state, task, warm_start_, transfer_best_)) {
+    const auto& ids = state.task_trials(task);
+    if (std::none_of(ids.begin(), ids.end(), [&](std::int64_t id) { return state.trial(id).config == c; })) return std::move(c);
+  }
+  return std::nullopt;
+}
+
+// Its categoricals balanced over the task's trials so far (Space::sample_balanced): a 4-way
+// model choice is covered by 4 design points, and the families of the earlier bests are not
+// drawn again before the others. Measured on bench/real (bench/README.md). Seeded by the
+// trial, as RandomPolicy's draws.
+jobs::Config InitialDesign::point(const RunState& state, int task, std::int64_t trial) const {
+  std::vector<jobs::Config> design;
+  for (std::int64_t id : state.task_trials(task)) design.push_back(state.trial(id).config);
+  std::mt19937_64 rng(jobs::trial_seed(job_.seed, trial));
+  return job_.space.sample_balanced(rng, design);
+}
+
+}  // namespace lbo::orchestrator

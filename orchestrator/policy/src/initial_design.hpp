@@ -1,0 +1,39 @@
+#pragma once
+// InitialDesign: a task's first trials, before its acquisition means anything. The earlier
+// tasks' best configurations (transfer_best), then random points whose categoricals are
+// balanced over the task's trials; initial_random of them, or LiBO's forced exploration.
+// Private to policy/.
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "lbo/jobs/job_spec.hpp"
+#include "lbo/orchestrator/policy.hpp"
+#include "lbo/orchestrator/run_state.hpp"
+
+namespace lbo::orchestrator {
+
+class InitialDesign {
+ public:
+  /// `warm_start`: the earlier runs' tasks (kept by reference: the policy's).
+  InitialDesign(const jobs::JobSpec& job, const std::vector<WarmTask>& warm_start);
+
+  /// The design `task` starts with: initial_random trials, or LiBO's ceil(sqrt(budget)/s^¼)
+  /// for the s-th task of the model (warm-start tasks first); earlier tasks' bests first.
+  int size(const RunState& state, int task) const;
+  /// Whether `task` is still in its design.
+  bool open(const RunState& state, int task) const { return state.tasks()[task].created < size(state, task); }
+  /// The next earlier task's best configuration `task` has not taken, while its first
+  /// transfer_best trials are handed out; else none.
+  std::optional<jobs::Config> earlier_best(const RunState& state, int task) const;
+  /// A random point of `task`'s design, seeded by the trial.
+  jobs::Config point(const RunState& state, int task, std::int64_t trial) const;
+
+ private:
+  const jobs::JobSpec& job_;
+  const std::vector<WarmTask>& warm_start_;
+  std::size_t transfer_best_ = 0;
+};
+
+}  // namespace lbo::orchestrator

@@ -1,0 +1,111 @@
+#include "model_data.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+#include "lbo/surrogate/linalg.hpp"
+
+namespace lbo::orchestrator {
+
+ModelData::ModelData(const jobs::JobSpec& job, const std::vector<WarmTask>& warm_start)
+    : job_(job), encoder_(job.space), steps_(std::max(1, job.objective.stepwise)) {
+  const int d = encoder_.dimension();
+  for (const WarmTask& w : warm_start) {
+    std::vector<Eigen::VectorXd> x;
+    for (const jobs::Config& c : w.configs) x.push_back(encode(c));
+    Eigen::VectorXd y(static_cast<Eigen::Index>(w.objectives.size()));
+    for (std::size_t i = 0; i < w.objectives.size(); ++i) {
+      y(static_cast<Eigen::Index>(i)) = w.direction == jobs::Direction::maximize ? w.objectives[i] : -w.objectives[i];
+    }
+    warm_.push_back({surrogate::stack_rows(x, d), std::move(y)});
+    warm_sources_.push_back(w.source);
+  }
+}
+
+Eigen::VectorXd ModelData::encode(const jobs::Config& config) const {
+  const std::vector<double> x = encoder_.encode(config);
+  return Eigen::Map<const Eigen::VectorXd>(x.data(), static_cast<Eigen::Index>(x.size()));
+}
+
+std::string ModelData::name(const RunState& state, int task, int step) const {
+  const std::string& name = state.job().tasks[static_cast<std::size_t>(task)].name;
+  return job_.objective.stepwise > 0 ? name + "/step_" + std::to_string(step + 1) : name;
+}
+
+bool ModelData::usable(const Trial& t) const {
+  return t.finished && t.outcome.status == workers::TrialStatus::ok &&
+         (job_.objective.stepwise == 0 || static_cast<int>(t.outcome.steps.size()) == job_.objective.stepwise);
+}
+
+double ModelData::value_of(const Trial& t, int step) const {
+  if (job_.objective.stepwise > 0) return oriented(t.outcome.steps[static_cast<std::size_t>(step)]);
+  return oriented(t.outcome.objective);
+}
+
+double ModelData::oriented(double objective) const {
+  return job_.objective.direction == jobs::Direction::maximize ? objective : -objective;
+}
+
+std::vector<std::int64_t> ModelData::usable_trials(const RunState& state, int task) const {
+  std::vector<std::int64_t> ids;
+  for (std::int64_t id : state.task_trials(task)) {
+    if (usable(state.trial(id))) ids.push_back(id);
+  }
+  return ids;
+}
+
+Eigen::MatrixXd ModelData::encoded(const RunState& state, const std::vector<std::int64_t>& ids) const {
+  std::vector<Eigen::VectorXd> x;
+  for (std::int64_t id : ids) x.push_back(encode(state.trial(id).config));
+  return surrogate::stack_rows(x, encoder_.dimension());
+}
+
+Eigen::VectorXd ModelData::values(const RunState& state, const std::vector<std::int64_t>& ids, int step) const {
+  Eigen::VectorXd y(static_cast<Eigen::Index>(ids.size()));
+  for (std::size_t i = 0; i < ids.size(); ++i) y(static_cast<Eigen::Index>(i)) = value_of(state.trial(ids[i]), step);
+  return y;
+}
+
+TaskTrials ModelData::trials_of(const RunState& state, int task, int step) const {
+  return {state, task, [this](const Trial& t) { return encode(t.config); }, [this](const Trial& t) { return usable(t); },
+          [this, step](const Trial& t) { return value_of(t, step); }};
+}
+
+FitRequest ModelData::training_data(const RunState& state) const {
+  FitRequest request;
+  std::size_t total = 0;
+  surrogate::TaskData& data = request.data;
+  for (const surrogate::Observations& w : warm_) {
+    data.tasks.push_back(w);
+    request.trials.emplace_back();
+    total += static_cast<std::size_t>(w.y.size());
+    // An earlier run's finished task: all of it counts as exploration (its proposal sources
+    // are not carried over).
+    data.finished.push_back(true);
+    data.exploration.emplace_back(static_cast<std::size_t>(w.y.size()));
+    std::iota(data.exploration.back().begin(), data.exploration.back().end(), Eigen::Index{0});
+  }
+  const std::vector<TaskIdentity>& tasks = state.job().tasks;
+  for (int task = 0; task < static_cast<int>(tasks.size()); ++task) {
+    // Failed trials never enter a model: no NaN or infinity reaches surrogate/.
+    const std::vector<std::int64_t> ids = usable_trials(state, task);
+    const Eigen::MatrixXd X = encoded(state, ids);
+    // The task's uniform exploration: its random initial design (LiBO's D^exp).
+    std::vector<Eigen::Index> exploration;
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+      if (state.trial(ids[i]).proposed_by == ProposalSource::initial) exploration.push_back(static_cast<Eigen::Index>(i));
+    }
+    const bool finished = state.tasks()[task].finished >= tasks[static_cast<std::size_t>(task)].budget;
+    for (int step = 0; step < steps_; ++step) {
+      total += ids.size();
+      data.tasks.push_back({X, values(state, ids, step)});
+      data.finished.push_back(finished);
+      data.exploration.push_back(exploration);
+      request.trials.push_back(ids);
+    }
+  }
+  request.seed = jobs::trial_seed(job_.seed ^ 0xf17u, static_cast<std::int64_t>(total));
+  return request;
+}
+
+}  // namespace lbo::orchestrator

@@ -1,0 +1,69 @@
+#pragma once
+// ModelData: the run as the models see it. Trials' configurations encoded, their results
+// oriented (larger is better) and, for a stepwise objective, one model task per step; the
+// warm-start tasks first. Every fit's data and every batch's view of a task come from here.
+// Private to policy/.
+
+#include <Eigen/Core>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "fit_service.hpp"
+#include "task_batch.hpp"
+#include "lbo/jobs/encoding.hpp"
+#include "lbo/jobs/job_spec.hpp"
+#include "lbo/orchestrator/policy.hpp"
+#include "lbo/orchestrator/run_state.hpp"
+#include "lbo/surrogate/surrogate.hpp"
+
+namespace lbo::orchestrator {
+
+class ModelData {
+ public:
+  ModelData(const jobs::JobSpec& job, const std::vector<WarmTask>& warm_start);
+
+  const jobs::Encoder& encoder() const { return encoder_; }
+  Eigen::VectorXd encode(const jobs::Config& config) const;
+  /// Model tasks per run task: the objective's steps, or 1.
+  int steps() const { return steps_; }
+  /// Warm-start tasks, each one model task before the run's own.
+  std::size_t warm_tasks() const { return warm_.size(); }
+  const std::vector<std::string>& warm_sources() const { return warm_sources_; }
+
+  /// Run model tasks: `task`'s `step` is slot(task, step) among the run's own (Hedge memories,
+  /// batches, reports), model_task(task, step) among all (the fit's tasks).
+  std::size_t slot(int task, int step) const {
+    return static_cast<std::size_t>(task) * static_cast<std::size_t>(steps_) + static_cast<std::size_t>(step);
+  }
+  std::size_t model_task(int task, int step) const { return warm_.size() + slot(task, step); }
+  /// "task", or "task/step_2" for a stepwise objective.
+  std::string name(const RunState& state, int task, int step) const;
+
+  /// Whether a trial's result can enter the models (a stepwise one must report every step).
+  bool usable(const Trial& t) const;
+  /// What a usable trial says of `step`, larger is better.
+  double value_of(const Trial& t, int step) const;
+  /// `task`'s usable results, ascending ids.
+  std::vector<std::int64_t> usable_trials(const RunState& state, int task) const;
+  /// The trials' configurations, encoded, as rows.
+  Eigen::MatrixXd encoded(const RunState& state, const std::vector<std::int64_t>& ids) const;
+  /// What the trials say of `step`, larger is better.
+  Eigen::VectorXd values(const RunState& state, const std::vector<std::int64_t>& ids, int step) const;
+  /// `task`'s trials as the batch of its `step` sees them.
+  TaskTrials trials_of(const RunState& state, int task, int step) const;
+  /// Every model task's observations for a fit: the warm-start tasks, then each run task's steps.
+  FitRequest training_data(const RunState& state) const;
+
+ private:
+  // Larger is better inside the models: a minimize job negates its objective.
+  double oriented(double objective) const;
+
+  const jobs::JobSpec& job_;
+  jobs::Encoder encoder_;
+  int steps_ = 1;
+  std::vector<surrogate::Observations> warm_;  // encoded, larger is better
+  std::vector<std::string> warm_sources_;
+};
+
+}  // namespace lbo::orchestrator
