@@ -449,6 +449,50 @@ TEST_F(RunnerTest, destroying_the_runner_kills_the_child) {
   EXPECT_FALSE(group_alive(pgid));
 }
 
+// The folder and the spawn happen on the launcher's thread: a stop that comes before the child
+// exists is applied as soon as it does, and a runner that goes away meanwhile leaves nothing.
+TEST_F(RunnerTest, a_cancel_before_the_child_exists_stops_it_once_it_does) {
+  boost::asio::io_context io;
+  Runner runner(io, {});
+  std::optional<Outcome> outcome;
+  runner.start(shell("exec sleep 1000"), [&](Outcome o) { outcome = std::move(o); });
+  runner.cancel();
+  const auto t0 = std::chrono::steady_clock::now();
+  io.run();
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 30.0);
+  ASSERT_TRUE(outcome.has_value());
+  EXPECT_EQ(outcome->status, TrialStatus::cancelled);
+  EXPECT_EQ(kill_leftovers(trial_dir().string()), 0);
+}
+
+TEST_F(RunnerTest, a_kill_before_the_child_exists_does_not_wait_for_the_grace_period) {
+  boost::asio::io_context io;
+  Runner runner(io, {});
+  WorkOrder w = shell("trap '' TERM; sleep 1000 & wait");
+  w.kill_grace_s = 60;
+  std::optional<Outcome> outcome;
+  runner.start(w, [&](Outcome o) { outcome = std::move(o); });
+  runner.kill();
+  const auto t0 = std::chrono::steady_clock::now();
+  io.run();
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 30.0);
+  ASSERT_TRUE(outcome.has_value());
+  EXPECT_EQ(outcome->status, TrialStatus::cancelled);
+  EXPECT_EQ(kill_leftovers(trial_dir().string()), 0);
+}
+
+TEST_F(RunnerTest, a_runner_destroyed_while_its_child_is_launched_leaves_nothing_running) {
+  for (int i = 0; i < 20; ++i) {
+    {
+      boost::asio::io_context io;
+      Runner runner(io, {});
+      runner.start(shell("exec sleep 1000"), [](Outcome) { ADD_FAILURE() << "done after destruction"; });
+    }
+    // What the destroyed runner's attempt left, found by its LBO_WORKDIR: nothing.
+    EXPECT_EQ(kill_leftovers(trial_dir().string()), 0) << "round " << i;
+  }
+}
+
 TEST_F(RunnerTest, kill_does_not_wait_for_the_grace_period) {
   boost::asio::io_context io;
   Runner runner(io, {});

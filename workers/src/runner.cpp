@@ -9,8 +9,10 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <optional>
 #include <utility>
 
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
@@ -20,6 +22,7 @@
 #include "captured_stream.hpp"
 #include "child_process.hpp"
 #include "escaped_sweeper.hpp"
+#include "launcher.hpp"
 #include "trial_folder.hpp"
 
 namespace asio = boost::asio;
@@ -71,30 +74,85 @@ class Runner::Attempt : public std::enable_shared_from_this<Runner::Attempt> {
         kill_timer_(io),
         drain_timer_(io) {}
 
-  ~Attempt() { kill_and_reap(); }
+  ~Attempt() {
+    take_launch_now();
+    kill_and_reap();
+  }
 
+  // The folder, the pipes and the spawn happen on the launcher's thread (launcher.hpp); the
+  // attempt goes on in launched(), on the event loop.
   void start() {
     started_ = Clock::now();
-    UniqueFd stdout_file, stderr_file;
-    if (const auto failure = detail::prepare_trial_folder(order_, stdout_file, stderr_file)) {
-      fail_before_start(failure->reason, failure->error_number, failure->path);
+    std::weak_ptr<Attempt> weak = weak_from_this();
+    launch_work_.emplace(io_.get_executor());  // the event loop waits for the launch
+    launching_ = detail::launch_later(order_, options_, attempt_id_, [weak, &io = io_] {
+      asio::post(io, [weak] {
+        if (auto self = weak.lock()) self->launched();
+      });
+    });
+  }
+
+  void cancel() {
+    if (launching_) {
+      stop_asked_ = Stop::cancel;  // applied once the child exists
       return;
     }
-    stdout_.attach(std::move(stdout_file));
-    stderr_.attach(std::move(stderr_file));
-    std::array<int, 2> out{-1, -1}, err{-1, -1};
-    if (::pipe2(out.data(), O_CLOEXEC) != 0 || ::pipe2(err.data(), O_CLOEXEC) != 0) {
-      const int error_number = errno;
-      ::close(out[0]), ::close(out[1]);
-      fail_before_start(std::string("pipe: ") + std::strerror(error_number), error_number);
+    stop(Stop::cancel);
+  }
+  void kill() {
+    if (launching_) {
+      stop_asked_ = Stop::cancel;
+      kill_asked_ = true;
       return;
     }
-    UniqueFd out_write(out[1]), err_write(err[1]);
-    stdout_pipe_.assign(out[0]);
-    stderr_pipe_.assign(err[0]);
-    if (!spawn(out_write.get(), err_write.get())) return;
-    out_write.reset();  // the child holds the write ends now
-    err_write.reset();
+    stop(Stop::cancel);
+    if (pid_ >= 0 && !reaped_) ::killpg(pid_, SIGKILL);
+  }
+
+  // The owner is going away: end the child now and never call `done`.
+  void abandon() {
+    finished_ = true;
+    done_ = nullptr;
+    take_launch_now();
+    kill_and_reap();
+    boost::system::error_code ignored;
+    for (asio::posix::stream_descriptor* d : {&stdout_pipe_, &stderr_pipe_, &exit_watch_}) d->close(ignored);
+    for (asio::steady_timer* t : {&exit_poll_, &deadline_, &kill_timer_, &drain_timer_}) t->cancel();
+  }
+
+ private:
+  void launched() {
+    if (!launching_) return;
+    std::optional<detail::Launch> made = launching_->take();
+    launching_.reset();
+    launch_work_.reset();
+    if (made) run(std::move(*made));
+  }
+
+  // A launch still under way when the attempt goes away: waited for, and its child (if any)
+  // left for kill_and_reap.
+  void take_launch_now() {
+    if (!launching_) return;
+    if (std::optional<detail::Launch> made = launching_->wait_and_take(); made && made->pid >= 0) pid_ = made->pid;
+    launching_.reset();
+    launch_work_.reset();
+  }
+
+  // The child runs: its streams are read, its exit watched, its timeout and any stop asked for
+  // meanwhile applied.
+  void run(detail::Launch made) {
+    started_ = made.began;
+    if (made.folder_ready) {
+      stdout_.attach(std::move(made.stdout_file));
+      stderr_.attach(std::move(made.stderr_file));
+    }
+    if (made.pid < 0) {
+      fail_before_start(made.error, made.error_number, made.path);
+      return;
+    }
+    pid_ = made.pid;
+    stdout_pipe_.assign(made.stdout_read.release());
+    stderr_pipe_.assign(made.stderr_read.release());
     read_stream(stdout_pipe_, stdout_);
     read_stream(stderr_pipe_, stderr_);
     watch_exit();
@@ -104,42 +162,8 @@ class Runner::Attempt : public std::enable_shared_from_this<Runner::Attempt> {
         if (!ec) self->stop(Stop::timeout);
       });
     }
-  }
-
-  void cancel() { stop(Stop::cancel); }
-  void kill() {
-    stop(Stop::cancel);
-    if (pid_ >= 0 && !reaped_) ::killpg(pid_, SIGKILL);
-  }
-
-  // The owner is going away: end the child now and never call `done`.
-  void abandon() {
-    finished_ = true;
-    done_ = nullptr;
-    kill_and_reap();
-    boost::system::error_code ignored;
-    for (asio::posix::stream_descriptor* d : {&stdout_pipe_, &stderr_pipe_, &exit_watch_}) d->close(ignored);
-    for (asio::steady_timer* t : {&exit_poll_, &deadline_, &kill_timer_, &drain_timer_}) t->cancel();
-  }
-
- private:
-  // posix_spawn of the command, pinned to the slot's cores; false (and the attempt fails) when
-  // it could not start.
-  bool spawn(int stdout_fd, int stderr_fd) {
-    detail::SpawnRequest request;
-    request.argv = order_.argv;
-    request.workdir = order_.workdir;
-    request.stdout_fd = stdout_fd;
-    request.stderr_fd = stderr_fd;
-    request.env = detail::attempt_environment(order_, options_, attempt_id_);
-    request.cores = options_.resources.cores;
-    const detail::SpawnResult spawned = detail::spawn_child(request);
-    if (spawned.pid < 0) {
-      fail_before_start(spawned.error, spawned.host_limit() ? spawned.error_number : 0);
-      return false;
-    }
-    pid_ = spawned.pid;
-    return true;
+    if (stop_asked_ != Stop::none) stop(stop_asked_);
+    if (kill_asked_) ::killpg(pid_, SIGKILL);
   }
 
   // `lbo_error_number`: the errno of lbo's own failure, or 0 when the objective's command is at
@@ -306,6 +330,10 @@ class Runner::Attempt : public std::enable_shared_from_this<Runner::Attempt> {
   asio::posix::stream_descriptor stdout_pipe_, stderr_pipe_, exit_watch_;
   asio::steady_timer exit_poll_, deadline_, kill_timer_, drain_timer_;
 
+  std::shared_ptr<detail::PendingLaunch> launching_;  // while the launcher makes the child
+  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> launch_work_;
+  Stop stop_asked_ = Stop::none;                       // a stop asked for while launching
+  bool kill_asked_ = false;
   pid_t pid_ = -1;
   int wait_status_ = 0;
   bool reaped_ = false;

@@ -19,7 +19,7 @@
 #include "lbo/workers/runner.hpp"
 #include "stop_control.hpp"
 #include "task_arrivals.hpp"
-#include "work_order.hpp"
+#include "trial_orders.hpp"
 
 namespace asio = boost::asio;
 

@@ -1,4 +1,4 @@
-#include "work_order.hpp"
+#include "trial_orders.hpp"
 
 #include "lbo/jobs/protocol.hpp"
 
