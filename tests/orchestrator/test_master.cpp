@@ -13,7 +13,7 @@
 #include <thread>
 
 #include "lbo/orchestrator/recovery.hpp"
-#include "lbo/orchestrator/status.hpp"
+#include "lbo/app/status.hpp"
 #include "run_job.hpp"
 
 using lbo::testing::Row;

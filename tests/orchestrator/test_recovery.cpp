@@ -12,7 +12,7 @@
 #include "lbo/jobs/error.hpp"
 #include "lbo/orchestrator/journal.hpp"
 #include "lbo/orchestrator/run_directory.hpp"
-#include "lbo/orchestrator/status.hpp"
+#include "lbo/app/status.hpp"
 #include "test_support.hpp"
 
 using namespace lbo::orchestrator;

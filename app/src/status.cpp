@@ -1,4 +1,4 @@
-#include "lbo/orchestrator/status.hpp"
+#include "lbo/app/status.hpp"
 
 #include <algorithm>
 #include <chrono>

@@ -12,7 +12,7 @@
 #include "lbo/jobs/job_spec.hpp"
 #include "lbo/orchestrator/master.hpp"
 #include "lbo/orchestrator/run_directory.hpp"
-#include "lbo/orchestrator/status.hpp"
+#include "lbo/app/status.hpp"
 #include "lbo/orchestrator/stop_signals.hpp"
 #include "lbo/orchestrator/version.hpp"
 #include "lbo/report/html.hpp"
