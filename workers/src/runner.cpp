@@ -1,14 +1,11 @@
 #include "lbo/workers/runner.hpp"
 
-#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <array>
 #include <cerrno>
 #include <chrono>
-#include <cstring>
 #include <optional>
 #include <utility>
 
@@ -23,7 +20,6 @@
 #include "child_process.hpp"
 #include "escaped_sweeper.hpp"
 #include "launcher.hpp"
-#include "trial_folder.hpp"
 
 namespace asio = boost::asio;
 
@@ -46,7 +42,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using detail::CapturedStream;
 using detail::Stop;
-using detail::UniqueFd;
 
 Clock::duration seconds(double s) { return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s)); }
 
