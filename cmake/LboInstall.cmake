@@ -4,7 +4,8 @@
 #   P/lib/liblbo_<module>.a            the libraries, static
 #   P/lib/cmake/lbo/                   the CMake package: find_package(lbo), targets lbo::<module>
 #   P/share/lbo/slurm.sbatch, pbs.sh   the cluster scripts, pointing at P/bin/lbo
-#   P/share/lbo/examples/              the quickstart job with its objective and data
+#   P/share/lbo/examples/              the example jobs with their objectives and data
+#   P/share/lbo/python/lbo_trial.py    the objectives' Python helper (on every trial's PYTHONPATH)
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -44,5 +45,6 @@ foreach(script slurm.sbatch pbs.sh)
     include(\"${PROJECT_SOURCE_DIR}/cmake/install_cluster_script.cmake\")")
 endforeach()
 
+install(FILES ${PROJECT_SOURCE_DIR}/python/lbo_trial.py DESTINATION ${CMAKE_INSTALL_DATADIR}/lbo/python)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/jobs/examples/ DESTINATION ${CMAKE_INSTALL_DATADIR}/lbo/examples
         PATTERN __pycache__ EXCLUDE)

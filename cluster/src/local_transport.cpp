@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
 
 namespace lbo::cluster {
 
@@ -41,12 +42,14 @@ LocalTransport::LocalTransport(boost::asio::io_context& io, int slots, Completio
     : slots_(slots),
       resources_{"local: " + std::to_string(slots) + " slot(s)"},
       on_completion_(std::move(on_completion)),
+      io_(io),
       pool_(std::make_unique<workers::LocalPool>(io, slots, options)) {}
 
 LocalTransport::LocalTransport(boost::asio::io_context& io, const workers::SlotPlan& plan,
                                CompletionHandler on_completion, workers::RunnerOptions options)
     : slots_(static_cast<int>(plan.slots.size())),
       on_completion_(std::move(on_completion)),
+      io_(io),
       pool_(std::make_unique<workers::LocalPool>(io, plan.slots, options)) {
   resources_.push_back("local: " + workers::describe(plan));
   resources_.insert(resources_.end(), plan.notes.begin(), plan.notes.end());
@@ -61,10 +64,26 @@ WorkerSlot LocalTransport::submit(workers::WorkOrder order) {
   if (!pool_) throw std::logic_error("LocalTransport::submit after shutdown");
   const std::int64_t trial = order.trial;
   const int attempt = order.attempt;
-  const int slot = pool_->submit(std::move(order), [this, trial, attempt](int s, workers::Outcome outcome) {
-    on_completion_(Completion{trial, attempt, WorkerSlot{0, s}, std::move(outcome)});
-  });
+  const int slot = pool_->submit(
+      std::move(order),
+      [this, trial, attempt](int s, workers::Outcome outcome) {
+        flush_reports();  // a trial's reports reach the master before its completion
+        on_completion_(Completion{trial, attempt, WorkerSlot{0, s}, std::move(outcome)});
+      },
+      [this](workers::TrialReport report) {
+        if (!on_reports_) return;
+        if (reports_.empty()) boost::asio::post(io_, [this] { flush_reports(); });
+        reports_.push_back(std::move(report));
+      });
   return WorkerSlot{0, slot};
+}
+
+void LocalTransport::flush_reports() {
+  if (!pool_) reports_.clear();  // shut down: nothing arrives any more
+  if (reports_.empty() || !on_reports_) return;
+  std::vector<workers::TrialReport> batch;
+  batch.swap(reports_);
+  on_reports_(std::move(batch));
 }
 
 void LocalTransport::cancel(std::int64_t trial) {

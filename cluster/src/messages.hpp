@@ -23,7 +23,21 @@ enum Tag : int {
   kByeTag = 6,       ///< worker → master: empty, the last message a worker sends
   kReadyTag = 7,     ///< worker → master: WorkerReady, the answer to kSetupTag
   kHeartbeatTag = 8, ///< both ways, empty: "still here", every tenth of WorkerSetup::rank_timeout_s
+  kReportsTag = 9,   ///< worker → master: ReportBatch, the intermediate reports read lately
 };
+
+/// A worker rank's intermediate reports, sent together (at most every kReportBatch_ms and
+/// always before the result of their trial), so thousands of reporting trials cost the master
+/// one message per rank and period.
+struct ReportBatch {
+  std::vector<workers::TrialReport> reports;
+
+  template <class Archive>
+  void serialize(Archive& archive, std::uint32_t /*version*/) {
+    archive(reports);
+  }
+};
+inline constexpr int kReportBatch_ms = 20;
 
 /// A worker rank's slots, planned from the setup, its cores and GPUs.
 struct WorkerReady {
@@ -93,3 +107,4 @@ CEREAL_CLASS_VERSION(lbo::cluster::WorkerSetup, 3)
 CEREAL_CLASS_VERSION(lbo::cluster::detail::WorkerReady, 1)
 CEREAL_CLASS_VERSION(lbo::cluster::detail::CancelRequest, 1)
 CEREAL_CLASS_VERSION(lbo::cluster::detail::ResultMessage, 1)
+CEREAL_CLASS_VERSION(lbo::cluster::detail::ReportBatch, 1)

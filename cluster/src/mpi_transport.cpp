@@ -297,6 +297,8 @@ class MpiTransport final : public Transport {
     }
   }
 
+  void on_reports(ReportHandler handler) override { on_reports_ = std::move(handler); }
+
   void shutdown() override {
     if (shut_down_) return;
     shut_down_ = true;
@@ -346,6 +348,10 @@ class MpiTransport final : public Transport {
     // A rank taken for lost that answers after all: its trials already run elsewhere.
     if (lost(r.source)) return;
     heard_at_[r.source] = listening_.at(Clock::now());
+    if (r.tag == detail::kReportsTag) {
+      if (on_reports_) on_reports_(detail::decode<detail::ReportBatch>(r.bytes).reports);
+      return;
+    }
     if (r.tag != detail::kResultTag) return;
     auto result = detail::decode<detail::ResultMessage>(r.bytes);
     --busy_[r.source];
@@ -424,6 +430,7 @@ class MpiTransport final : public Transport {
 
   MpiSession& session_;
   CompletionHandler on_completion_;
+  ReportHandler on_reports_;
   std::function<void(const std::string&)> log_;
   double timeout_s_;
   std::vector<int> capacity_;  // slots per rank; index 0 (the master) unused; 0 once lost
@@ -522,7 +529,8 @@ class MpiWorker {
       : session_(session),
         poller_(io_, 0, [this](Received r) { on_message(std::move(r)); }),
         signals_(io_, SIGTERM, SIGINT, SIGUSR1),
-        heartbeat_timer_(io_) {
+        heartbeat_timer_(io_),
+        report_timer_(io_) {
     signals_.add(SIGHUP);
   }
 
@@ -569,6 +577,7 @@ class MpiWorker {
         poller_.stop();
         signals_.cancel();
         heartbeat_timer_.cancel();
+        report_timer_.cancel();
         try_send("", 0, detail::kByeTag);
         break;
       default: break;
@@ -608,13 +617,36 @@ class MpiWorker {
       send_result(trial, attempt, -1, std::move(refused));
       return;
     }
-    pool_->submit(std::move(order), [this, trial, attempt](int slot, workers::Outcome outcome) {
-      send_result(trial, attempt, slot, std::move(outcome));
-    });
+    pool_->submit(
+        std::move(order),
+        [this, trial, attempt](int slot, workers::Outcome outcome) { send_result(trial, attempt, slot, std::move(outcome)); },
+        [this](workers::TrialReport report) { add_report(std::move(report)); });
   }
 
-  // The master answers a result with the next order at once: be there to take it.
+  // Reports go to the master together, kReportBatch_ms after the first one of a batch.
+  void add_report(workers::TrialReport report) {
+    if (reports_.reports.empty()) {
+      report_timer_.expires_after(std::chrono::milliseconds(detail::kReportBatch_ms));
+      report_timer_.async_wait([this](const boost::system::error_code& ec) {
+        if (!ec) send_reports();
+      });
+    }
+    reports_.reports.push_back(std::move(report));
+  }
+
+  void send_reports() {
+    if (reports_.reports.empty() || master_gone_) return;
+    report_timer_.cancel();
+    const std::string bytes = detail::encode(reports_);
+    reports_.reports.clear();
+    if (!try_send(bytes, 0, detail::kReportsTag)) master_lost("reports could not be sent to it");
+  }
+
+  // The master answers a result with the next order at once: be there to take it. The trial's
+  // reports go first.
   void send_result(std::int64_t trial, int attempt, int slot, workers::Outcome outcome) {
+    send_reports();
+    if (master_gone_) return;
     if (!try_send(detail::encode(detail::ResultMessage{trial, attempt, slot, std::move(outcome)}), 0,
                   detail::kResultTag)) {
       master_lost("a result could not be sent to it");
@@ -658,6 +690,7 @@ class MpiWorker {
     poller_.stop();
     signals_.cancel();
     heartbeat_timer_.cancel();
+    report_timer_.cancel();
     session_.mark_lost(0);
     // 0, not 1: Open MPI's mpirun (with orte_abort_on_non_zero_status 0) ends the job when a
     // rank ends without MPI_Finalize and status 0, and waits on forever after a non-zero one.
@@ -684,6 +717,8 @@ class MpiWorker {
   MpiPoller poller_;
   asio::signal_set signals_;
   asio::steady_timer heartbeat_timer_;
+  asio::steady_timer report_timer_;
+  detail::ReportBatch reports_;  // read since the last batch went out
   double timeout_s_ = 120;
   detail::ListeningClock listening_{listening_gap(timeout_s_), Clock::now()};
   Clock::duration heard_at_{};  // the listening time of the master's last message

@@ -139,4 +139,46 @@ ParsedResult parse_objective_result(std::string_view text) {
   return parsed;
 }
 
+ParsedReport parse_report(std::string_view json_text) {
+  using nlohmann::json;
+  ParsedReport parsed;
+  const json doc = json::parse(json_text, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded()) {
+    const bool non_finite = json_text.find("NaN") != std::string_view::npos ||
+                            json_text.find("Infinity") != std::string_view::npos;
+    parsed.error = non_finite ? "the report holds NaN or Infinity, which is not a finite number"
+                              : "the report is not valid JSON";
+    return parsed;
+  }
+  if (!doc.is_object()) {
+    parsed.error = "the report is not a JSON object";
+    return parsed;
+  }
+  ObjectiveReport report;
+  const auto step = doc.find("step");
+  // 2^53: the largest integer a JSON number (a double in most writers) holds exactly.
+  constexpr double kMaxStep = 9007199254740992.0;
+  if (step == doc.end() || !step->is_number() || !std::isfinite(step->get<double>()) || step->get<double>() < 1 ||
+      step->get<double>() > kMaxStep || std::floor(step->get<double>()) != step->get<double>()) {
+    parsed.error = "the report's \"step\" is not a positive integer";
+    return parsed;
+  }
+  report.step = step->is_number_integer() ? step->get<std::int64_t>() : static_cast<std::int64_t>(step->get<double>());
+  const auto value = doc.find("value");
+  if (value == doc.end() || !value->is_number() || !std::isfinite(value->get<double>())) {
+    parsed.error = "the report's \"value\" is not a finite number";
+    return parsed;
+  }
+  report.value = value->get<double>();
+  if (const auto metrics = doc.find("metrics"); metrics != doc.end() && !metrics->is_null()) {
+    if (!metrics->is_object()) {
+      parsed.error = "the report's \"metrics\" is not an object";
+      return parsed;
+    }
+    report.metrics_json = metrics->dump();
+  }
+  parsed.report = std::move(report);
+  return parsed;
+}
+
 }  // namespace lbo::jobs

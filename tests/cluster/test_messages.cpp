@@ -85,3 +85,27 @@ TEST(MessagesTest, truncated_bytes_throw_instead_of_reading_garbage) {
   const std::string bytes = detail::encode(detail::ResultMessage{});
   EXPECT_THROW(detail::decode<detail::ResultMessage>(bytes.substr(0, bytes.size() / 2)), std::exception);
 }
+
+TEST(MessagesTest, report_batch_round_trip) {
+  detail::ReportBatch batch;
+  lbo::workers::TrialReport good;
+  good.trial = 4;
+  good.attempt = 2;
+  good.step = 7;
+  good.value = -0.125;
+  good.metrics_json = R"({"loss": 3})";
+  good.elapsed_s = 1.5;
+  lbo::workers::TrialReport bad;
+  bad.trial = 5;
+  bad.error = "the report is not valid JSON";
+  batch.reports = {good, bad};
+  const auto back = detail::decode<detail::ReportBatch>(detail::encode(batch));
+  ASSERT_EQ(back.reports.size(), 2u);
+  EXPECT_EQ(back.reports[0].trial, 4);
+  EXPECT_EQ(back.reports[0].attempt, 2);
+  EXPECT_EQ(back.reports[0].step, 7);
+  EXPECT_EQ(back.reports[0].value, -0.125);
+  EXPECT_EQ(back.reports[0].metrics_json, good.metrics_json);
+  EXPECT_EQ(back.reports[0].elapsed_s, 1.5);
+  EXPECT_EQ(back.reports[1].error, bad.error);
+}

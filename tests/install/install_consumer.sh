@@ -35,6 +35,25 @@ done
 [ -f "$prefix/share/lbo/examples/objectives/train.py" ] || fail "the examples' objective is missing"
 "$prefix/bin/lbo" validate "$prefix/share/lbo/examples/quickstart.toml" > /dev/null ||
   fail "the installed quickstart job does not validate"
+# The objectives' Python helper is installed and on the PYTHONPATH of the installed lbo's trials.
+[ -f "$prefix/share/lbo/python/lbo_trial.py" ] || fail "share/lbo/python/lbo_trial.py is missing"
+mkdir -p "$SCRATCH/helper"
+cat > "$SCRATCH/helper/job.toml" <<'JOB'
+name = "helper"
+[objective]
+command = ["python3", "-c", "import lbo_trial; p = lbo_trial.params(); lbo_trial.report(1, p['x']); lbo_trial.result(p['x'])"]
+direction = "maximize"
+[policy]
+surrogate = "random"
+[space]
+x = { type = "float", low = 0, high = 1 }
+[[tasks]]
+name = "a"
+budget = 2
+JOB
+(cd "$SCRATCH/helper" && "$prefix/bin/lbo" run job.toml > run.log 2>&1) || { cat "$SCRATCH/helper/run.log"; fail "a run whose objective imports lbo_trial"; }
+[ "$(grep -c ',ok,' "$SCRATCH/helper/runs/helper/results.csv")" -eq 2 ] || fail "the helper's trials are not ok"
+[ "$(wc -l < "$SCRATCH/helper/runs/helper/reports.csv")" -eq 3 ] || fail "the helper's reports are not in reports.csv"
 # Nothing of the tests or benchmarks.
 if (cd "$prefix" && find . | grep -Ei 'gtest|gmock|test|bench'); then fail "test or benchmark files were installed"; fi
 

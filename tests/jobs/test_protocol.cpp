@@ -68,3 +68,37 @@ TEST(ProtocolTest, json_object_lines_are_recognised) {
   EXPECT_FALSE(looks_like_json_object("fold 1: {auc} 0.9"));
   EXPECT_FALSE(looks_like_json_object(""));
 }
+
+TEST(ProtocolTest, a_report_has_a_positive_integer_step_a_finite_value_and_optional_metrics) {
+  const ParsedReport full = parse_report(R"({"step": 3, "value": -0.25, "metrics": {"loss": 1.5}})");
+  ASSERT_TRUE(full.report) << full.error;
+  EXPECT_EQ(full.report->step, 3);
+  EXPECT_EQ(full.report->value, -0.25);
+  EXPECT_EQ(nlohmann::json::parse(full.report->metrics_json)["loss"], 1.5);
+  const ParsedReport bare = parse_report(R"({"value": 2, "step": 4.0})");  // an integral double is a step
+  ASSERT_TRUE(bare.report) << bare.error;
+  EXPECT_EQ(bare.report->step, 4);
+  EXPECT_EQ(bare.report->metrics_json, "{}");
+}
+
+TEST(ProtocolTest, a_bad_report_says_what_is_wrong_and_never_throws) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"({"step": 1, "value": NaN})", "NaN or Infinity"},
+      {R"({"step": 1, "value": "0.5"})", "\"value\" is not a finite number"},
+      {R"({"step": 1})", "\"value\" is not a finite number"},
+      {R"({"value": 1})", "\"step\" is not a positive integer"},
+      {R"({"step": 0, "value": 1})", "\"step\" is not a positive integer"},
+      {R"({"step": -2, "value": 1})", "\"step\" is not a positive integer"},
+      {R"({"step": 1.5, "value": 1})", "\"step\" is not a positive integer"},
+      {R"({"step": 1e300, "value": 1})", "\"step\" is not a positive integer"},
+      {R"({"step": 1, "value": 1, "metrics": [1]})", "\"metrics\" is not an object"},
+      {R"([1, 2])", "not a JSON object"},
+      {R"({"step": 1, "value": 1)", "not valid JSON"},
+      {"", "not valid JSON"},
+  };
+  for (const auto& [text, why] : cases) {
+    const ParsedReport parsed = parse_report(text);
+    EXPECT_FALSE(parsed.report) << text;
+    EXPECT_NE(parsed.error.find(why), std::string::npos) << text << ": " << parsed.error;
+  }
+}

@@ -1,7 +1,7 @@
 // lbo-test-objective: a fast, scriptable objective for tests and benchmarks.
 //
 //   lbo-test-objective [--function zero|sum|branin|quadratic|steps] [--via stdout|file] [--context FILE]
-//                      [--sleep-ms MS] [--metrics on]
+//                      [--sleep-ms MS] [--metrics on] [--reports N] [--report-ms MS]
 //
 // Reads $LBO_PARAMS_FILE (JSON). The value is a known function of the numeric parameters;
 // `quadratic` takes its task's (a, b, c) from the JSON object in FILE (a task's dataset);
@@ -16,6 +16,9 @@
 //                       "silent" (exit 0, print nothing)
 // The result goes to stdout as the last line, or to $LBO_RESULT_FILE with --via file. With
 // --metrics on, an ok result also carries "metrics": {"twice": 2·value, "function": name}.
+// With --reports N, an ok trial first reports steps 1..N (`lbo:report` lines), step s with value
+// value·s/N and metrics {"s": s}, --report-ms apart; outcome "bad-reports" reports steps 2, 1
+// (backwards), 2 (again), a NaN, a line that is no JSON, then 3.
 
 #include <csignal>
 #include <cmath>
@@ -73,13 +76,16 @@ double evaluate(const std::string& function, const nlohmann::json& params, const
 int main(int argc, char** argv) {
   std::string function = "sum", via = "stdout";
   bool metrics = false;
-  double sleep_ms = -1;
+  double sleep_ms = -1, report_ms = 0;
+  int reports = 0;
   nlohmann::json context = nlohmann::json::object();
   for (int i = 1; i + 1 < argc; i += 2) {
     if (std::strcmp(argv[i], "--function") == 0) function = argv[i + 1];
     if (std::strcmp(argv[i], "--via") == 0) via = argv[i + 1];
     if (std::strcmp(argv[i], "--sleep-ms") == 0) sleep_ms = std::atof(argv[i + 1]);
     if (std::strcmp(argv[i], "--metrics") == 0) metrics = std::strcmp(argv[i + 1], "on") == 0;
+    if (std::strcmp(argv[i], "--reports") == 0) reports = std::atoi(argv[i + 1]);
+    if (std::strcmp(argv[i], "--report-ms") == 0) report_ms = std::atof(argv[i + 1]);
     if (std::strcmp(argv[i], "--context") == 0) {
       std::ifstream file(argv[i + 1]);
       context = nlohmann::json::parse(file, nullptr, false);
@@ -119,6 +125,18 @@ int main(int argc, char** argv) {
     return 0;
   }
   const double value = outcome == "nan" ? std::nan("") : evaluate(function, params, context);
+  if (outcome == "bad-reports") {
+    std::cout << "lbo:report {\"step\": 2, \"value\": 1}\nlbo:report {\"step\": 1, \"value\": 1}\n"
+                 "lbo:report {\"step\": 2, \"value\": 1}\nlbo:report {\"step\": 3, \"value\": NaN}\n"
+                 "lbo:report not json\nlbo:report {\"step\": 3, \"value\": 2}"
+              << std::endl;
+  }
+  std::cout.precision(17);
+  for (int step = 1; step <= reports && std::isfinite(value); ++step) {
+    std::cout << "lbo:report {\"step\": " << step << ", \"value\": " << value * step / reports << ", \"metrics\": {\"s\": "
+              << step << "}}" << std::endl;
+    if (report_ms > 0) std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(report_ms));
+  }
   char line[256];
   if (function == "steps") {
     const double x = number(params, "x");

@@ -49,6 +49,7 @@ Checkpoint sample(std::uint64_t sequence) {
     t.worker = "rank2:1";
     t.proposed_by = i == 0 ? lbo::orchestrator::ProposalSource::initial : lbo::orchestrator::ProposalSource::random_fallback;
     t.proposal_note = i == 0 ? "" : "no model fit has finished yet";
+    for (int step = 1; step <= i; ++step) t.reports.push_back({i, step, 0.25 * step, 1.5 * step});
     c.trials.push_back(t);
   }
   c.retries = {2};
@@ -140,6 +141,13 @@ void expect_same(const Checkpoint& a, const Checkpoint& b) {
     EXPECT_EQ(x.worker, y.worker);
     EXPECT_EQ(x.proposed_by, y.proposed_by);
     EXPECT_EQ(x.proposal_note, y.proposal_note);
+    ASSERT_EQ(x.reports.size(), y.reports.size());
+    for (std::size_t r = 0; r < x.reports.size(); ++r) {
+      EXPECT_EQ(x.reports[r].attempt, y.reports[r].attempt);
+      EXPECT_EQ(x.reports[r].step, y.reports[r].step);
+      EXPECT_EQ(x.reports[r].value, y.reports[r].value);
+      EXPECT_EQ(x.reports[r].elapsed_s, y.reports[r].elapsed_s);
+    }
   }
   EXPECT_EQ(a.retries, b.retries);
   EXPECT_EQ(a.interrupted, b.interrupted);

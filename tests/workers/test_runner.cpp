@@ -581,3 +581,93 @@ TEST_F(RunnerTest, a_live_attempt_is_never_taken_for_exited) {
   EXPECT_EQ(finished, kAttempts);
   EXPECT_TRUE(not_ok.empty()) << not_ok.size() << " attempts not ok, the first: " << not_ok.front();
 }
+
+// Intermediate reports: each `lbo:report` line of stdout reaches the handler as it is read,
+// in order and before the outcome; a line that is no report says why; none is ever the result.
+TEST_F(RunnerTest, report_lines_reach_the_handler_in_order_and_are_never_the_result) {
+  boost::asio::io_context io;
+  Runner runner(io, {});
+  std::vector<TrialReport> reports;
+  std::optional<Outcome> outcome;
+  runner.start(
+      shell("echo 'lbo:report {\"step\": 1, \"value\": 0.5, \"metrics\": {\"loss\": 2}}'; sleep 0.05; "
+            "echo '{\"objective\": 0.7}'; echo 'lbo:report {\"step\": 2, \"value\": 0.6}'; "
+            "echo 'lbo:report {\"step\": 3, \"value\": NaN}'; echo 'lbo:report not json'"),
+      [&](Outcome r) { outcome = std::move(r); },
+      [&](TrialReport r) {
+        EXPECT_FALSE(outcome.has_value()) << "reports come before the outcome";
+        reports.push_back(std::move(r));
+      });
+  io.run();
+  ASSERT_TRUE(outcome);
+  EXPECT_EQ(outcome->status, TrialStatus::ok) << outcome->reason;
+  EXPECT_EQ(outcome->objective, 0.7) << "the last JSON line is the result, not a report after it";
+  ASSERT_EQ(reports.size(), 4u);
+  EXPECT_EQ(reports[0].trial, 3);
+  EXPECT_EQ(reports[0].attempt, 1);
+  EXPECT_EQ(reports[0].step, 1);
+  EXPECT_EQ(reports[0].value, 0.5);
+  EXPECT_EQ(nlohmann::json::parse(reports[0].metrics_json)["loss"], 2);
+  EXPECT_TRUE(reports[0].error.empty());
+  EXPECT_EQ(reports[1].step, 2);
+  EXPECT_GE(reports[1].elapsed_s, reports[0].elapsed_s + 0.04) << "elapsed is taken as each line is read";
+  EXPECT_NE(reports[2].error.find("NaN"), std::string::npos) << reports[2].error;
+  EXPECT_NE(reports[3].error.find("not valid JSON"), std::string::npos) << reports[3].error;
+}
+
+TEST_F(RunnerTest, an_objective_that_only_reports_has_no_result) {
+  const Outcome o = run(shell(R"(echo 'lbo:report {"step": 1, "value": 0.5}')"));
+  EXPECT_EQ(o.status, TrialStatus::failed);
+}
+
+// lbo_trial.py, the objectives' Python helper, is on every trial's PYTHONPATH (found beside the
+// running binary's build tree) and speaks the protocol: reports, the result file, should_stop.
+TEST_F(RunnerTest, the_python_helper_is_importable_in_a_trial_and_speaks_the_protocol) {
+  boost::asio::io_context io;
+  Runner runner(io, {});
+  std::vector<TrialReport> reports;
+  std::optional<Outcome> outcome;
+  const std::string script =
+      "import lbo_trial\n"
+      "p = lbo_trial.params()\n"
+      "for step in (1, 2):\n"
+      "    lbo_trial.report(step, p['x'] * step, tag='a')\n"
+      "for bad in ((0, 1.0), (1.5, 1.0), (3, float('nan'))):\n"
+      "    try:\n"
+      "        lbo_trial.report(*bad)\n"
+      "        raise SystemExit('accepted a bad report %r' % (bad,))\n"
+      "    except ValueError:\n"
+      "        pass\n"
+      "assert not lbo_trial.should_stop()\n"
+      "lbo_trial.result(p['x'] * 2, auc=0.5)\n";
+  runner.start(order({"python3", "-c", script}), [&](Outcome r) { outcome = std::move(r); },
+               [&](TrialReport r) { reports.push_back(std::move(r)); });
+  io.run();
+  ASSERT_TRUE(outcome);
+  EXPECT_EQ(outcome->status, TrialStatus::ok) << outcome->reason;
+  EXPECT_EQ(outcome->objective, 3.0);
+  EXPECT_EQ(nlohmann::json::parse(outcome->metrics_json)["auc"], 0.5);
+  EXPECT_NE(read_file(trial_dir() / "result.json").find("\"objective\": 3.0"), std::string::npos);
+  ASSERT_EQ(reports.size(), 2u);
+  EXPECT_EQ(reports[1].step, 2);
+  EXPECT_EQ(reports[1].value, 3.0);
+  EXPECT_EQ(nlohmann::json::parse(reports[1].metrics_json)["tag"], "a");
+}
+
+// should_stop() turns lbo's SIGTERM (a stop, a timeout, the run stopping) into a flag the
+// objective reads, so it can save its state and return within the grace period.
+TEST_F(RunnerTest, the_python_helpers_should_stop_hears_lbos_sigterm) {
+  WorkOrder o = order({"python3", "-c",
+                       "import lbo_trial, time\n"
+                       "lbo_trial.should_stop()\n"
+                       "print('watching', flush=True)\n"
+                       "while not lbo_trial.should_stop():\n"
+                       "    time.sleep(0.01)\n"
+                       "open('stopped', 'w').write('yes')\n"});
+  o.timeout_s = 1.0;
+  o.kill_grace_s = 30;
+  const Outcome out = run(std::move(o));
+  EXPECT_EQ(out.status, TrialStatus::timeout);
+  EXPECT_EQ(read_file(trial_dir() / "stopped"), "yes");
+  EXPECT_LT(elapsed_s_, 20) << "the objective ended on the flag, not by the SIGKILL after the grace period";
+}

@@ -42,7 +42,11 @@ void CapturedStream::track_json_lines(std::string_view data) {
     const std::string_view piece = data.substr(0, newline);
     if (partial_line_.size() + piece.size() <= kMaxLine) partial_line_.append(piece);
     if (newline == std::string_view::npos) return;
-    if (jobs::looks_like_json_object(partial_line_)) last_json_line_ = partial_line_;
+    if (jobs::looks_like_json_object(partial_line_)) {
+      last_json_line_ = partial_line_;
+    } else if (on_report_line_ && std::string_view(partial_line_).starts_with(jobs::kReportPrefix)) {
+      on_report_line_(std::string_view(partial_line_).substr(jobs::kReportPrefix.size()));
+    }
     partial_line_.clear();
     data.remove_prefix(newline + 1);
   }

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -20,6 +21,11 @@ class CapturedStream {
   };
 
   CapturedStream(std::size_t limit_bytes, Keep keep) : limit_(limit_bytes), keep_(keep) {}
+
+  /// stdout: hears the text after jobs::kReportPrefix of every complete line that starts with it
+  /// (an intermediate report), as the line is read.
+  using ReportLineHandler = std::function<void(std::string_view)>;
+  void on_report_line(ReportLineHandler handler) { on_report_line_ = std::move(handler); }
 
   /// The file the stream goes to (truncated by the caller).
   void attach(UniqueFd file) { file_ = std::move(file); }
@@ -51,6 +57,7 @@ class CapturedStream {
   std::string partial_line_;  // stdout: the line being read
   std::string last_json_line_;
   std::string tail_;
+  ReportLineHandler on_report_line_;
   std::array<char, 65536> buffer_{};
 };
 

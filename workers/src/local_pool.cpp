@@ -32,14 +32,14 @@ int LocalPool::free_slot() const {
   throw std::logic_error("LocalPool: every slot is busy");
 }
 
-int LocalPool::submit(WorkOrder order, DoneHandler done) {
+int LocalPool::submit(WorkOrder order, DoneHandler done, Runner::ReportHandler report) {
   const int i = free_slot();
   Slot& slot = slots_[i];
   slot.trial = order.trial;
   slot.runner->start(std::move(order), [this, i, done = std::move(done)](Outcome outcome) {
     slots_[i].trial = -1;
     done(i, std::move(outcome));
-  });
+  }, std::move(report));
   return i;
 }
 

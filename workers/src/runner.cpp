@@ -20,6 +20,7 @@
 #include "child_process.hpp"
 #include "escaped_sweeper.hpp"
 #include "launcher.hpp"
+#include "lbo/jobs/protocol.hpp"
 
 namespace asio = boost::asio;
 
@@ -45,6 +46,27 @@ using detail::Stop;
 
 Clock::duration seconds(double s) { return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s)); }
 
+// A report line of `order`'s attempt, parsed; a line that is none says why in `error`.
+TrialReport read_report(const WorkOrder& order, std::string_view text, double elapsed_s) {
+  TrialReport report{order.trial, order.attempt};
+  report.elapsed_s = elapsed_s;
+  // A report is a line of a few numbers; a longer one would only fill the journal.
+  constexpr std::size_t kMaxReportBytes = 64u << 10;
+  if (text.size() > kMaxReportBytes) {
+    report.error = "the report line is longer than " + std::to_string(kMaxReportBytes >> 10) + " KiB";
+    return report;
+  }
+  jobs::ParsedReport parsed = jobs::parse_report(text);
+  if (!parsed.report) {
+    report.error = std::move(parsed.error);
+    return report;
+  }
+  report.step = parsed.report->step;
+  report.value = parsed.report->value;
+  report.metrics_json = std::move(parsed.report->metrics_json);
+  return report;
+}
+
 }  // namespace
 
 // One attempt from its spawn to its outcome: the child's streams read into their files, its
@@ -54,7 +76,7 @@ Clock::duration seconds(double s) { return std::chrono::duration_cast<Clock::dur
 // of their own.
 class Runner::Attempt : public std::enable_shared_from_this<Runner::Attempt> {
  public:
-  Attempt(asio::io_context& io, const RunnerOptions& options, WorkOrder order, DoneHandler done)
+  Attempt(asio::io_context& io, const RunnerOptions& options, WorkOrder order, DoneHandler done, ReportHandler report)
       : io_(io),
         options_(options),
         order_(std::move(order)),
@@ -67,7 +89,13 @@ class Runner::Attempt : public std::enable_shared_from_this<Runner::Attempt> {
         exit_poll_(io),
         deadline_(io),
         kill_timer_(io),
-        drain_timer_(io) {}
+        drain_timer_(io) {
+    if (report) {
+      stdout_.on_report_line([this, report = std::move(report)](std::string_view text) {
+        report(read_report(order_, text, std::chrono::duration<double>(Clock::now() - started_).count()));
+      });
+    }
+  }
 
   ~Attempt() {
     take_launch_now();
@@ -347,14 +375,14 @@ Runner::~Runner() {
   if (current_) current_->abandon();
 }
 
-void Runner::start(WorkOrder order, DoneHandler done) {
+void Runner::start(WorkOrder order, DoneHandler done, ReportHandler report) {
   // The attempt drops its own reference from current_ when it is done, before `done` runs,
   // so that `done` may start the next attempt on this runner.
   auto wrapped = [this, done = std::move(done)](Outcome outcome) {
     current_.reset();
     done(std::move(outcome));
   };
-  current_ = std::make_shared<Attempt>(io_, options_, std::move(order), std::move(wrapped));
+  current_ = std::make_shared<Attempt>(io_, options_, std::move(order), std::move(wrapped), std::move(report));
   current_->start();
 }
 

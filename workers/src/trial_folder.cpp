@@ -3,6 +3,7 @@
 #include <fcntl.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 
@@ -59,6 +60,27 @@ std::optional<FolderFailure> prepare_trial_folder(const WorkOrder& order, Unique
   return std::nullopt;
 }
 
+// The folder of lbo's Python helper (python/lbo_trial.py): share/lbo/python beside the lbo
+// that runs, installed (P/bin/lbo → P/share) or built (build/app/lbo, build/tests/x/test_x →
+// build/share, where the build copies it); empty when there is none.
+namespace {
+const std::string& python_helper_dir() {
+  static const std::string dir = [] {
+    std::error_code ec;
+    fs::path at = fs::read_symlink("/proc/self/exe", ec).parent_path();
+    if (ec) return std::string();
+    for (int up = 0; up < 4 && !at.empty(); ++up, at = at.parent_path()) {
+      const fs::path candidate = at / "share" / "lbo" / "python";
+      std::error_code missing;
+      if (fs::is_regular_file(candidate / "lbo_trial.py", missing)) return candidate.string();
+      if (at == at.parent_path()) break;
+    }
+    return std::string();
+  }();
+  return dir;
+}
+}  // namespace
+
 std::vector<std::string> attempt_environment(const WorkOrder& order, const RunnerOptions& options,
                                              const std::string& attempt_id) {
   const auto file = [&](std::string_view name) { return (fs::path(order.workdir) / name).string(); };
@@ -81,6 +103,11 @@ std::vector<std::string> attempt_environment(const WorkOrder& order, const Runne
   if (!r.gpus.empty()) {
     vars.push_back({"CUDA_VISIBLE_DEVICES", device_list(r.gpus)});
     vars.push_back({"ROCR_VISIBLE_DEVICES", device_list(r.gpus)});
+  }
+  // `import lbo_trial` works in every trial; the user's own PYTHONPATH comes after it.
+  if (const std::string& helper = python_helper_dir(); !helper.empty()) {
+    const char* inherited = std::getenv("PYTHONPATH");
+    vars.push_back({"PYTHONPATH", inherited != nullptr && *inherited != '\0' ? helper + ":" + inherited : helper});
   }
   std::vector<std::string> names;
   for (const EnvVar& v : vars) names.push_back(v.name);

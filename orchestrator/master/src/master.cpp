@@ -20,6 +20,7 @@
 #include "stop_control.hpp"
 #include "task_arrivals.hpp"
 #include "trial_orders.hpp"
+#include "trial_reports.hpp"
 
 namespace asio = boost::asio;
 
@@ -108,6 +109,7 @@ class Master::Loop {
       saved_policy_ = std::move(recovered->policy);
     }
     transport_ = make_transport(io_, [this](cluster::Completion c) { on_completion(std::move(c)); });
+    transport_->on_reports([this](std::vector<workers::TrialReport> batch) { on_reports(std::move(batch)); });
   }
 
   int run() {
@@ -142,6 +144,7 @@ class Master::Loop {
     outputs_.write_status("running");
     if (resumed_) {
       outputs_.rewrite_results(state_);
+      outputs_.rewrite_reports(state_);
       // An anchor: later recoveries start here, whatever the journal held before.
       checkpoints_.write(true);
     }
@@ -265,17 +268,14 @@ class Master::Loop {
   // one that lbo itself could not run (its own I/O failed), which also stops the run.
   void on_completion(cluster::Completion c) {
     check_steps(job_.objective.stepwise, c.outcome);
-    const workers::TrialStatus status = c.outcome.status;
-    const bool runs_again_first = status == workers::TrialStatus::cancelled || status == workers::TrialStatus::lbo_error;
     const Trial& trial = state_.trial(c.trial);
-    const bool final = status == workers::TrialStatus::ok || (!runs_again_first && trial.failed_attempts >= job_.objective.retries);
-    const TrialFinished finished{c.trial,    c.attempt,    final, c.outcome, cluster::to_string(c.worker), options_.clock(),
-                                 trial.task, trial.config, trial.proposed_by, trial.proposal_note};
+    const TrialFinished finished = finished_record(trial, c.attempt, c.outcome, cluster::to_string(c.worker),
+                                                   options_.clock(), job_.objective.retries);
     // Applied even when the journal cannot take it: the final checkpoint may still keep it.
     journal(finished);
     state_.apply(finished);
     if (deadline_) deadline_->record(trial.task, c.outcome);
-    if (status == workers::TrialStatus::lbo_error) {
+    if (c.outcome.status == workers::TrialStatus::lbo_error) {
       const std::string where = c.outcome.path.empty() ? "" : " (" + c.outcome.path + ")";
       stops_.halt("trial " + std::to_string(c.trial) + " could not be started on " + finished.worker + ": " +
                       c.outcome.reason + where + " (it runs again when the run resumes, without using a retry)",
@@ -289,6 +289,16 @@ class Master::Loop {
     // Refill before the fsync: a proposal does not wait on the disk. (--sync waits for the
     // round to end and the refit.)
     if (!options_.sync) fill_slots();
+  }
+
+  // Reports are journaled as they come (one record per batch), not fsynced: the next commit
+  // or checkpoint makes them durable, and the page cache outlives an lbo killed outright.
+  void on_reports(std::vector<workers::TrialReport> batch) {
+    if (finished_) return;
+    std::optional<TrialsReported> record = intake_.accept(state_, std::move(batch), options_.clock());
+    if (!record || !journal(*record)) return;
+    state_.apply(*record);
+    outputs_.reported(state_, *record);
   }
 
   // One fdatasync commits every result that arrived in this turn of the event loop.
@@ -355,6 +365,7 @@ class Master::Loop {
   StopControl stops_;
   Checkpointing checkpoints_;
   TaskArrivals arrivals_;
+  ReportIntake intake_{[this](const std::string& line) { console_.log(line); }};
   Periodic progress_, tick_;  // the progress line; every second: lost slots, the lock file, new tasks
 
   std::vector<EndedAttempt> uncommitted_;  // attempts that ended in this turn

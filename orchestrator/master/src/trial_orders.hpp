@@ -2,7 +2,10 @@
 // The work order of a trial's next attempt, and what the master checks of its outcome (private
 // to master/).
 
+#include <string>
+
 #include "lbo/jobs/job_spec.hpp"
+#include "lbo/orchestrator/journal.hpp"
 #include "lbo/orchestrator/run_directory.hpp"
 #include "lbo/orchestrator/run_state.hpp"
 #include "lbo/workers/work_order.hpp"
@@ -17,5 +20,10 @@ workers::WorkOrder work_order(const jobs::JobSpec& job, const jobs::TaskSpec& ta
 /// A stepwise objective's ok result that does not report `stepwise` step values becomes a
 /// failure, with the reason (0: not stepwise, nothing to check).
 void check_steps(int stepwise, workers::Outcome& outcome);
+
+/// The record of `trial`'s attempt that ended with `outcome` on `worker`: final when ok or out
+/// of `retries`; a cancelled attempt and lbo's own error run again first and are never final.
+TrialFinished finished_record(const Trial& trial, int attempt, const workers::Outcome& outcome, const std::string& worker,
+                              double unix_time, int retries);
 
 }  // namespace lbo::orchestrator

@@ -21,7 +21,8 @@ RunOutputs::RunOutputs(const RunPaths& run, const jobs::JobSpec& job, Console& c
       console_(console),
       options_(std::move(options)),
       csv_(run.results_csv(), job),
-      hedge_csv_(run.hedge_csv()) {}
+      hedge_csv_(run.hedge_csv()),
+      reports_csv_(run.reports_csv()) {}
 
 void RunOutputs::committed(const RunState& state, const std::vector<EndedAttempt>& ended) {
   for (const EndedAttempt& e : ended) {
@@ -34,6 +35,14 @@ void RunOutputs::committed(const RunState& state, const std::vector<EndedAttempt
 
 void RunOutputs::rewrite_results(const RunState& state) {
   guard([&] { csv_.rewrite(state); });
+}
+
+void RunOutputs::reported(const RunState& state, const TrialsReported& record) {
+  guard([&] { reports_csv_.append(state, record); });
+}
+
+void RunOutputs::rewrite_reports(const RunState& state) {
+  guard([&] { reports_csv_.rewrite(state, run_.journal()); });
 }
 
 void RunOutputs::hedge_draw(const HedgeDraw& draw) {

@@ -168,6 +168,32 @@ void RunState::on(const TrialFinished& r) {
   }
 }
 
+// The master journals only reports it checked (the trial runs that attempt, the step is past
+// the attempt's last); a record that breaks that (damage, a foreign journal) is noted and the
+// reports it can place are kept.
+void RunState::on(const TrialsReported& r) {
+  for (const ReportedStep& report : r.reports) {
+    if (report.trial < 0 || report.trial >= next_trial_id()) {
+      note(trial_name(report.trial) + ": a report (step " + std::to_string(report.step) + ") for a trial no intact record started; ignored");
+      continue;
+    }
+    Trial& t = trials_[static_cast<std::size_t>(report.trial)];
+    if (report.step <= t.last_step(report.attempt)) {
+      note(trial_name(report.trial) + ": attempt " + std::to_string(report.attempt) + " reports step " +
+           std::to_string(report.step) + " again or after a later one; ignored");
+      continue;
+    }
+    t.reports.push_back({report.attempt, report.step, report.value, report.elapsed_s});
+  }
+}
+
+std::int64_t Trial::last_step(int attempt) const {
+  for (auto it = reports.rbegin(); it != reports.rend(); ++it) {
+    if (it->attempt == attempt) return it->step;
+  }
+  return 0;
+}
+
 void RunState::record_proposal(Trial& t, ProposalSource source, const std::string& note) {
   if (t.proposed_by != ProposalSource::unrecorded || source == ProposalSource::unrecorded) return;
   if (!t.lost()) {

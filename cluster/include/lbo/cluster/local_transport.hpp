@@ -2,6 +2,7 @@
 // Local slots: the embedded default when lbo is started without mpirun.
 
 #include <memory>
+#include <vector>
 
 #include "lbo/cluster/transport.hpp"
 #include "lbo/workers/local_pool.hpp"
@@ -24,13 +25,20 @@ class LocalTransport final : public Transport {
   WorkerSlot submit(workers::WorkOrder order) override;
   void cancel(std::int64_t trial) override;
   void cancel_all() override;
+  void on_reports(ReportHandler handler) override { on_reports_ = std::move(handler); }
   /// Destroying the runners kills and reaps their children without calling back.
   void shutdown() override { pool_.reset(); }
 
  private:
+  void flush_reports();
+
   int slots_;
   std::vector<std::string> resources_;
   CompletionHandler on_completion_;
+  ReportHandler on_reports_;
+  boost::asio::io_context& io_;
+  /// Reports read in this turn of the event loop, handed on together at its end.
+  std::vector<workers::TrialReport> reports_;
   std::unique_ptr<workers::LocalPool> pool_;  ///< null after shutdown()
 };
 

@@ -35,6 +35,9 @@ struct Completion {
 class Transport {
  public:
   using CompletionHandler = std::function<void(Completion)>;
+  /// Intermediate reports of running attempts, in the order they were read, a batch at a time
+  /// (at most one call per turn of the master's event loop locally, one per message under MPI).
+  using ReportHandler = std::function<void(std::vector<workers::TrialReport>)>;
 
   virtual ~Transport() = default;
 
@@ -56,6 +59,9 @@ class Transport {
   virtual void cancel_all() = 0;
   /// Releases the workers: running attempts are killed and no completion arrives after this.
   virtual void shutdown() = 0;
+  /// Where reports go from now on; without a handler they are dropped (as by a transport that
+  /// does not read them).
+  virtual void on_reports(ReportHandler handler) { (void)handler; }
   /// Whether the slots live in other processes (MPI worker ranks), which a launcher signals
   /// too: a stop signal may reach them as well as this one.
   virtual bool remote() const { return false; }

@@ -3,6 +3,7 @@
 // is read back (README, "Objective protocol").
 
 #include <array>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -41,6 +42,27 @@ struct ParsedResult {
 
 /// Parses one JSON object per the protocol. NaN or infinite values are errors.
 ParsedResult parse_objective_result(std::string_view text);
+
+/// An intermediate report: while it runs, an objective prints a line
+/// `lbo:report {"step": 3, "value": 0.81, "metrics": {...}}` on stdout (flushed). The prefix
+/// keeps it from ever being taken for the final result (the last line that is a JSON object).
+inline constexpr std::string_view kReportPrefix = "lbo:report ";
+
+/// What one report line says. `step`: how far the trial has come, in the job's unit of
+/// resource (epochs, boosting rounds), a positive integer.
+struct ObjectiveReport {
+  std::int64_t step = 0;
+  double value = 0.0;
+  std::string metrics_json = "{}";  ///< the "metrics" object as JSON text
+};
+
+struct ParsedReport {
+  std::optional<ObjectiveReport> report;
+  std::string error;  ///< why the line is not a report ("\"step\" is not a positive integer")
+};
+
+/// Parses the JSON after kReportPrefix. Never throws.
+ParsedReport parse_report(std::string_view json_text);
 
 /// Whether a line of output is a candidate result: after trimming blanks, it starts with '{'
 /// and ends with '}'.

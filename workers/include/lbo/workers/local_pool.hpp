@@ -28,7 +28,8 @@ class LocalPool {
   int free_slot() const;
   /// Starts `order` on free_slot() and returns that slot; `done` runs on the io_context when
   /// the attempt ends. Precondition: busy_count() < slot_count().
-  int submit(WorkOrder order, DoneHandler done);
+  /// `report` (optional) hears the attempt's intermediate reports (Runner::ReportHandler).
+  int submit(WorkOrder order, DoneHandler done, Runner::ReportHandler report = {});
   /// Cancels the attempt of `trial` if one runs here.
   void cancel(std::int64_t trial);
   void cancel_all();

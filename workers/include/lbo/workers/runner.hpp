@@ -55,6 +55,9 @@ std::size_t finish_escaped_sweeps(double timeout_s);
 class Runner {
  public:
   using DoneHandler = std::function<void(Outcome)>;
+  /// Hears each intermediate report (a `lbo:report` line of stdout) as it is read, on the
+  /// io_context, before `done`.
+  using ReportHandler = std::function<void(TrialReport)>;
 
   Runner(boost::asio::io_context& io, RunnerOptions options);
   /// Kills a running child's process group and reaps it.
@@ -64,7 +67,7 @@ class Runner {
 
   /// Starts `order`. `done` runs exactly once, on the io_context, never inside start().
   /// Precondition: !busy().
-  void start(WorkOrder order, DoneHandler done);
+  void start(WorkOrder order, DoneHandler done, ReportHandler report = {});
   /// Stops the running attempt: SIGTERM to its group, SIGKILL after its grace period.
   /// Its outcome is `cancelled`. No effect when idle.
   void cancel();

@@ -11,3 +11,4 @@
 CEREAL_CLASS_VERSION(lbo::workers::EnvVar, 1)
 CEREAL_CLASS_VERSION(lbo::workers::WorkOrder, 1)
 CEREAL_CLASS_VERSION(lbo::workers::Outcome, 4)
+CEREAL_CLASS_VERSION(lbo::workers::TrialReport, 1)

@@ -78,4 +78,21 @@ struct Outcome {
   }
 };
 
+/// One intermediate report of a running attempt (a `lbo:report` line of its stdout), as the
+/// worker read it; the master checks it against the trial and journals it.
+struct TrialReport {
+  std::int64_t trial = 0;
+  int attempt = 1;
+  std::int64_t step = 0;
+  double value = 0;
+  std::string metrics_json = "{}";
+  double elapsed_s = 0;  ///< since the attempt started, when the line was read
+  std::string error;     ///< non-empty: the line is no report (why); step and value are unset
+
+  template <class Archive>
+  void serialize(Archive& archive, std::uint32_t /*version*/) {
+    archive(trial, attempt, step, value, metrics_json, elapsed_s, error);
+  }
+};
+
 }  // namespace lbo::workers

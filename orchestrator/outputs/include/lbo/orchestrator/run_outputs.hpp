@@ -17,6 +17,7 @@
 #include "lbo/orchestrator/console.hpp"
 #include "lbo/orchestrator/hedge_csv.hpp"
 #include "lbo/orchestrator/policy.hpp"
+#include "lbo/orchestrator/reports_csv.hpp"
 #include "lbo/orchestrator/results_csv.hpp"
 #include "lbo/orchestrator/run_directory.hpp"
 #include "lbo/orchestrator/run_state.hpp"
@@ -65,6 +66,10 @@ class RunOutputs {
   void committed(const RunState& state, const std::vector<EndedAttempt>& ended);
   /// results.csv from the state, whole (on resume and at the end).
   void rewrite_results(const RunState& state);
+  /// Intermediate reports were journaled (reports.csv).
+  void reported(const RunState& state, const TrialsReported& record);
+  /// reports.csv from the whole journal (on resume: rows a killed lbo had not written).
+  void rewrite_reports(const RunState& state);
   /// One Hedge draw of a proposal handed out (hedge.csv).
   void hedge_draw(const HedgeDraw& draw);
   /// tasks.csv (best, trials to 95%, the model's view of each task) and hedge.csv's buffer.
@@ -107,6 +112,7 @@ class RunOutputs {
   Options options_;
   ResultsCsv csv_;
   HedgeCsv hedge_csv_;
+  ReportsCsv reports_csv_;
   std::chrono::steady_clock::time_point next_report_{};  // no periodic report before
   bool report_failed_ = false;
   int failures_ = 0;

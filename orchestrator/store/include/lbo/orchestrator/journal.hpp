@@ -86,8 +86,35 @@ struct TaskAdded {
   }
 };
 
+/// One intermediate report of a running attempt, as the master accepted it.
+struct ReportedStep {
+  std::int64_t trial = 0;
+  int attempt = 1;
+  std::int64_t step = 0;
+  double value = 0;
+  std::string metrics_json = "{}";
+  double elapsed_s = 0;  ///< since the attempt started, on its worker
+
+  template <class Archive>
+  void serialize(Archive& archive, std::uint32_t /*version*/) {
+    archive(trial, attempt, step, value, metrics_json, elapsed_s);
+  }
+};
+
+/// Intermediate reports that arrived together (one batch of a transport), each checked against
+/// its trial: running that attempt, a finite value, a step past the attempt's last one.
+struct TrialsReported {
+  std::vector<ReportedStep> reports;
+  double unix_time = 0;
+
+  template <class Archive>
+  void serialize(Archive& archive, std::uint32_t /*version*/) {
+    archive(reports, unix_time);
+  }
+};
+
 // New record types go at the end: a record's type is its index here.
-using JournalRecord = std::variant<RunStarted, TrialStarted, TrialFinished, TaskAdded>;
+using JournalRecord = std::variant<RunStarted, TrialStarted, TrialFinished, TaskAdded, TrialsReported>;
 
 /// A stretch of the journal that holds no intact record: read past, never cut off.
 struct JournalGap {

@@ -33,6 +33,7 @@ class RunPaths {
   std::filesystem::path results_csv() const { return dir_ / "results.csv"; }
   std::filesystem::path tasks_csv() const { return dir_ / "tasks.csv"; }
   std::filesystem::path hedge_csv() const { return dir_ / "hedge.csv"; }
+  std::filesystem::path reports_csv() const { return dir_ / "reports.csv"; }
   std::filesystem::path report_html() const { return dir_ / "report.html"; }
   std::filesystem::path trials() const { return dir_ / "trials"; }
   std::filesystem::path trial_dir(std::int64_t trial) const { return trials() / std::to_string(trial); }

@@ -17,6 +17,20 @@
 
 namespace lbo::orchestrator {
 
+/// An intermediate report of one of a trial's attempts (its metrics are in the journal and
+/// reports.csv only).
+struct StepReport {
+  int attempt = 1;
+  std::int64_t step = 0;
+  double value = 0;
+  double elapsed_s = 0;
+
+  template <class Archive>
+  void serialize(Archive& archive, std::uint32_t /*version*/) {
+    archive(attempt, step, value, elapsed_s);
+  }
+};
+
 struct Trial {
   std::int64_t id = 0;
   int task = 0;  ///< index into the job's tasks; -1 when every record naming it is lost
@@ -33,6 +47,11 @@ struct Trial {
   /// (its record is lost, or it has not ended).
   double started_unix = 0;
   double finished_unix = 0;
+  /// Its intermediate reports, every attempt's, in the order they were accepted.
+  std::vector<StepReport> reports;
+
+  /// The last step attempt `attempt` reported (0: none).
+  std::int64_t last_step(int attempt) const;
 
   /// Damage destroyed every record that named its task and configuration: the id stays taken
   /// (never reused), and the trial belongs to no task.
@@ -43,6 +62,7 @@ struct Trial {
     archive(id, task, config, attempts, failed_attempts, finished, running, outcome, worker);
     if (version >= 2) archive(proposed_by, proposal_note);
     if (version >= 3) archive(started_unix, finished_unix);
+    if (version >= 4) archive(reports);
   }
 };
 
@@ -116,6 +136,7 @@ class RunState {
   void on(const TaskAdded& r);
   void on(const TrialStarted& r);
   void on(const TrialFinished& r);
+  void on(const TrialsReported& r);
 
   void track_tasks();
   /// Trial `id` with its task and configuration known: created, or a lost one filled in.

@@ -1,0 +1,99 @@
+"""lbo_trial: the objective's side of lbo's protocol, in the standard library only.
+
+lbo puts this file's folder on the PYTHONPATH of every trial it starts, so an objective
+written in Python can say::
+
+    import lbo_trial
+
+    params = lbo_trial.params()                 # this trial's configuration
+    for epoch in range(1, epochs + 1):
+        score = train_one_epoch(params)
+        lbo_trial.report(epoch, score, loss=loss)   # an intermediate report
+        if lbo_trial.should_stop():             # lbo stopped the trial (or the run stops)
+            break
+    lbo_trial.result(score, loss=loss)          # the final result
+
+Nothing here is needed: an objective in any language prints the same lines (README,
+"Objective protocol"). Outside lbo (no LBO_PARAMS_FILE) params() reads the file it is given,
+and report() and result() print as they would under lbo.
+"""
+
+import json
+import math
+import os
+import signal
+import sys
+import tempfile
+
+__all__ = ["params", "report", "should_stop", "result"]
+
+REPORT_PREFIX = "lbo:report "
+
+_stop_asked = False
+_watching = False
+
+
+def params(path=None):
+    """The trial's configuration: the JSON object of LBO_PARAMS_FILE (or of `path`)."""
+    path = path or os.environ.get("LBO_PARAMS_FILE")
+    if not path:
+        raise RuntimeError("no params file: LBO_PARAMS_FILE is unset (run under lbo, or give a path)")
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def _finite(name, value):
+    value = float(value)
+    if not math.isfinite(value):
+        raise ValueError(f"lbo_trial: {name} must be a finite number, not {value!r}")
+    return value
+
+
+def report(step, value, **metrics):
+    """Reports `value` (in the job's direction) after `step` units of resource (epochs,
+    boosting rounds: a positive integer that grows with each report). lbo journals it, writes it
+    to reports.csv and may stop the trial on it (its early-stopping table)."""
+    if isinstance(step, bool) or int(step) != step or step < 1:
+        raise ValueError(f"lbo_trial: step must be a positive integer, not {step!r}")
+    line = {"step": int(step), "value": _finite("value", value)}
+    if metrics:
+        line["metrics"] = {k: v for k, v in metrics.items()}
+    sys.stdout.write(REPORT_PREFIX + json.dumps(line, allow_nan=False) + "\n")
+    sys.stdout.flush()  # a pipe is block-buffered: lbo must see the line now
+
+
+def _on_term(signum, frame):
+    global _stop_asked
+    _stop_asked = True
+
+
+def should_stop():
+    """Whether lbo has asked this trial to stop (SIGTERM: the trial was stopped early, timed
+    out, or the run is stopping). From the first call on, SIGTERM no longer ends the process
+    at once: the objective saves what it needs and returns; lbo kills it after [objective]
+    kill_grace_s otherwise."""
+    global _watching
+    if not _watching:
+        _watching = True
+        signal.signal(signal.SIGTERM, _on_term)
+    return _stop_asked
+
+
+def result(objective, steps=None, **metrics):
+    """The final result: written to LBO_RESULT_FILE (atomically) when lbo runs the trial, and
+    printed as the last JSON line of stdout."""
+    doc = {"objective": _finite("objective", objective)}
+    if steps is not None:
+        doc["steps"] = [_finite("steps", s) for s in steps]
+    if metrics:
+        doc["metrics"] = metrics
+    text = json.dumps(doc, allow_nan=False)
+    target = os.environ.get("LBO_RESULT_FILE")
+    if target:
+        folder = os.path.dirname(target) or "."
+        fd, temporary = tempfile.mkstemp(dir=folder, prefix=".result.")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text + "\n")
+        os.replace(temporary, target)
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
