@@ -121,6 +121,14 @@ void write_task_table(std::ostream& out, const RecoveredRun& run, const LockHold
                                                "networks", "proposed by",
                                                "best (" + std::string(jobs::to_string(job.direction)) + ")"}};
   std::vector<std::size_t> widths{name_width(job) + 2, 10, 13, 6, 8, 10, 8, 12, 13, 0};
+  // Trials stopped early ([early_stopping]) are neither ok nor failed: a column of their own
+  // in runs that have any.
+  const bool any_stopped = std::any_of(state.tasks().begin(), state.tasks().end(),
+                                       [](const TaskProgress& p) { return p.stopped > 0; });
+  if (any_stopped) {
+    table[0].insert(table[0].begin() + 5, "stopped");
+    widths.insert(widths.begin() + 5, 9);
+  }
   for (std::size_t i = 0; i < state.tasks().size(); ++i) {
     const TaskProgress& p = state.tasks()[i];
     const TaskSummary summary = summarize_task(state, static_cast<int>(i));
@@ -129,6 +137,7 @@ void write_task_table(std::ostream& out, const RecoveredRun& run, const LockHold
                      std::to_string(p.failed()), std::to_string(running[i]),
                      summary.trials_to_95 ? std::to_string(*summary.trials_to_95) : "-", networks_of(i), proposed_by(p),
                      summary.best ? number(*summary.best) + " (trial " + std::to_string(summary.best_trial) + ")" : "-"});
+    if (any_stopped) table.back().insert(table.back().begin() + 5, std::to_string(p.stopped));
   }
   for (const std::vector<std::string>& row : table) {
     for (std::size_t c = 0; c + 1 < row.size(); ++c) widths[c] = std::max(widths[c], row[c].size() + 2);
@@ -143,7 +152,8 @@ void write_task_table(std::ostream& out, const RecoveredRun& run, const LockHold
 void write_failures(std::ostream& out, const RunState& state) {
   std::map<std::string, int> reasons;
   for (const Trial& t : state.trials()) {
-    if (!t.finished || t.lost() || t.outcome.status == workers::TrialStatus::ok) continue;
+    const bool failed = t.outcome.status != workers::TrialStatus::ok && t.outcome.status != workers::TrialStatus::stopped;
+    if (!t.finished || t.lost() || !failed) continue;
     std::string reason = std::string(workers::to_string(t.outcome.status)) + ": " + t.outcome.reason;
     if (reason.size() > 120) reason = reason.substr(0, 117) + "...";
     ++reasons[reason];

@@ -114,7 +114,7 @@ JobSpec read_job(Reader& r) {
   job.job_file = fs::absolute(r.path(), ec);
   job.source_text = std::string(r.text());
   r.check_keys(root, "", {"name", "seed", "checkpoint_every_s", "grace_s", "objective", "policy", "workers", "schedule",
-                          "space", "tasks"});
+                          "early_stopping", "space", "tasks"});
   job_file::read_top(r, root, job);
   if (const toml::table* t = r.require_table(root, "objective", "")) job_file::read_objective(r, *t, job);
   if (const toml::table* t = r.optional_table(root, "policy", "")) job_file::read_policy(r, *t, job);
@@ -123,6 +123,7 @@ JobSpec read_job(Reader& r) {
     job.workers.local_slots = std::max(usable_cores() / job.workers.threads_per_trial.value_or(1), 1);
   }
   if (const toml::table* t = r.optional_table(root, "schedule", "")) job_file::read_schedule(r, *t, job);
+  if (const toml::table* t = r.optional_table(root, "early_stopping", "")) job_file::read_early_stopping(r, *t, job);
   if (const toml::table* t = r.require_table(root, "space", "")) job_file::read_space(r, *t, job);
   job_file::read_tasks(r, root, job);
   return job;
@@ -165,6 +166,23 @@ std::optional<std::string> interpreter_problem(const std::string& program) {
     if (!job_file::find_on_path(name)) return "its #! line runs " + name + " through env, and no " + name + " is on PATH";
   }
   return std::nullopt;
+}
+
+std::string_view to_string(StoppingRule rule) {
+  switch (rule) {
+    case StoppingRule::asha: return "asha";
+    case StoppingRule::hyperband: return "hyperband";
+    case StoppingRule::median: return "median";
+  }
+  return "?";
+}
+
+std::vector<std::int64_t> EarlyStoppingSpec::rungs(int bracket) const {
+  std::vector<std::int64_t> steps;
+  std::int64_t step = min_step;
+  for (int b = 0; b < bracket && step < max_step; ++b) step *= eta;
+  for (; step < max_step; step *= eta) steps.push_back(step);
+  return steps;
 }
 
 std::string checkpoint_every_problem(double seconds) {

@@ -331,7 +331,7 @@ json tasks_json(const RunState& state, int stepwise) {
   json tasks = json::array();
   for (int i = 0; i < static_cast<int>(state.tasks().size()); ++i) {
     const orchestrator::TaskSummary s = orchestrator::summarize_task(state, i, stepwise > 0 ? stepwise - 1 : -1);
-    json item{{"name", state.job().tasks[static_cast<std::size_t>(i)].name}, {"ok", s.ok}};
+    json item{{"name", state.job().tasks[static_cast<std::size_t>(i)].name}, {"ok", s.ok}, {"stopped", s.stopped}};
     if (s.best) item["best"] = *s.best;
     if (s.best_trial >= 0) item["best_trial"] = s.best_trial;
     if (s.trials_to_95) item["trials_to_95"] = *s.trials_to_95;

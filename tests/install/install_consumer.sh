@@ -35,6 +35,8 @@ done
 [ -f "$prefix/share/lbo/examples/objectives/train.py" ] || fail "the examples' objective is missing"
 "$prefix/bin/lbo" validate "$prefix/share/lbo/examples/quickstart.toml" > /dev/null ||
   fail "the installed quickstart job does not validate"
+"$prefix/bin/lbo" validate "$prefix/share/lbo/examples/early_stopping.toml" > /dev/null ||
+  fail "the installed early-stopping job does not validate"
 # The objectives' Python helper is installed and on the PYTHONPATH of the installed lbo's trials.
 [ -f "$prefix/share/lbo/python/lbo_trial.py" ] || fail "share/lbo/python/lbo_trial.py is missing"
 mkdir -p "$SCRATCH/helper"

@@ -24,4 +24,37 @@ assert ok and set(steps) == ok, (sorted(ok), sorted(steps))
 assert all(s == [1, 2, 3] for s in steps.values()), steps
 PY
 grep -q "on 4 slot(s)" "$SCRATCH/log" || { cat "$SCRATCH/log"; fail "expected 2 ranks x 2 slots"; }
+
+# Early stopping through the ranks: stops decided by the master reach the trial on its rank,
+# which ends it; the stopped trials' slots take new trials.
+cat > "$SCRATCH/asha.toml" <<JOB
+name = "asha"
+seed = 4
+[objective]
+command = ["$LBO_TEST_OBJECTIVE", "--reports", "9", "--report-ms", "30"]
+direction = "maximize"
+[policy]
+surrogate = "random"
+[workers]
+slots_per_rank = 2
+[early_stopping]
+step_name = "epoch"
+max_step = 9
+[space]
+x = { type = "float", low = 0, high = 1 }
+[[tasks]]
+name = "a"
+budget = 16
+JOB
+"${mpirun[@]}" -n 3 "$LBO_BIN" run "$SCRATCH/asha.toml" --run-root "$SCRATCH/runs" 2> "$SCRATCH/asha.log" \
+  || { cat "$SCRATCH/asha.log"; fail "mpirun lbo run (early stopping) exited $?"; }
+python3 - "$SCRATCH/runs/asha/results.csv" <<'PY' || { cat "$SCRATCH/asha.log"; fail "early stopping under mpirun"; }
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert len(rows) == 16, len(rows)
+stopped = [r for r in rows if r["status"] == "stopped"]
+assert stopped and all(r["last_step"] in ("1", "3") and r["objective"] for r in stopped), stopped
+assert all(r["status"] in ("ok", "stopped") for r in rows), [r["status"] for r in rows]
+assert all(r["worker"].startswith("rank") for r in rows)
+PY
 echo "mpi run ok"

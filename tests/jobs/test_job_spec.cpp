@@ -687,3 +687,49 @@ TEST_F(JobSpecTest, watch_pattern_defaults_to_csv_and_is_checked) {
   const std::string alone = error_of(valid_with("[workers]", schedule("watch_pattern = \"*.txt\"")));
   EXPECT_NE(alone.find("schedule.watch_pattern: needs watch, the folder to watch; add it"), std::string::npos) << alone;
 }
+
+TEST_F(JobSpecTest, early_stopping_reads_its_rule_and_rungs) {
+  const JobSpec none = parse(kValid);
+  EXPECT_FALSE(none.early_stopping);
+  const JobSpec asha = parse(valid_with("[space]", "[early_stopping]\nstep_name = \"epoch\"\nmax_step = 27\n\n[space]"));
+  ASSERT_TRUE(asha.early_stopping);
+  EXPECT_EQ(asha.early_stopping->rule, StoppingRule::asha);
+  EXPECT_EQ(asha.early_stopping->step_name, "epoch");
+  EXPECT_EQ(asha.early_stopping->min_step, 1);
+  EXPECT_EQ(asha.early_stopping->eta, 3);
+  EXPECT_EQ(asha.early_stopping->brackets, 1);
+  EXPECT_EQ(asha.early_stopping->rungs(0), (std::vector<std::int64_t>{1, 3, 9}));
+  // Hyperband's brackets default to every first rung below max_step and the full bracket.
+  const JobSpec hyperband =
+      parse(valid_with("[space]", "[early_stopping]\nrule = \"hyperband\"\nmin_step = 2\nmax_step = 50\neta = 2\n\n[space]"));
+  ASSERT_TRUE(hyperband.early_stopping);
+  EXPECT_EQ(hyperband.early_stopping->brackets, 6);  // 2, 4, 8, 16, 32 below 50, and the full run
+  EXPECT_EQ(hyperband.early_stopping->rungs(0), (std::vector<std::int64_t>{2, 4, 8, 16, 32}));
+  EXPECT_EQ(hyperband.early_stopping->rungs(3), (std::vector<std::int64_t>{16, 32}));
+  EXPECT_TRUE(hyperband.early_stopping->rungs(5).empty());
+  const JobSpec median = parse(valid_with("[space]", "[early_stopping]\nrule = \"median\"\nmax_step = 10\nmin_trials = 3\n\n[space]"));
+  ASSERT_TRUE(median.early_stopping);
+  EXPECT_EQ(median.early_stopping->min_trials, 3);
+}
+
+TEST_F(JobSpecTest, early_stopping_errors_name_the_key_and_the_fix) {
+  const auto table = [&](const std::string& body) { return error_of(valid_with("[space]", "[early_stopping]\n" + body + "\n[space]")); };
+  EXPECT_NE(table("rule = \"bohb\"\nmax_step = 9").find("early_stopping.rule: must be \"asha\", \"hyperband\" or \"median\""),
+            std::string::npos);
+  EXPECT_NE(table("min_step = 3").find("early_stopping.max_step: missing; add it"), std::string::npos);
+  EXPECT_NE(table("min_step = 9\nmax_step = 9").find("early_stopping.max_step: must be greater than min_step (9)"),
+            std::string::npos);
+  EXPECT_NE(table("max_step = 9\neta = 1").find("early_stopping.eta: must be an integer between 2 and 100 (got 1)"),
+            std::string::npos);
+  EXPECT_NE(table("max_step = 9\nbrackets = 2").find("early_stopping.brackets: is for rule = \"hyperband\""), std::string::npos);
+  EXPECT_NE(table("rule = \"hyperband\"\nmax_step = 9\nbrackets = 4").find("early_stopping.brackets: must be between 1 and 3"),
+            std::string::npos);
+  EXPECT_NE(table("max_step = 9\nmin_trials = 2").find("early_stopping.min_trials: is for rule = \"median\""),
+            std::string::npos);
+  EXPECT_NE(table("max_step = 9\nmode = \"promotion\"").find("early_stopping.mode: \"promotion\""), std::string::npos);
+  EXPECT_NE(table("max_step = 9\ngrace = 1").find("early_stopping.grace"), std::string::npos);
+  const std::string stepwise =
+      error_of(with(valid_with("retries = 1", "retries = 1\nstepwise = 2"), "[space]", "[early_stopping]\nmax_step = 9\n[space]"));
+  EXPECT_NE(stepwise.find("early_stopping: cannot be combined with [objective] stepwise"), std::string::npos) << stepwise;
+  EXPECT_NE(stepwise.find("job.toml:"), std::string::npos) << stepwise;
+}

@@ -191,3 +191,26 @@ TEST(ReportIntakeTest, the_state_notes_reports_it_cannot_place) {
   EXPECT_NE(state.anomalies()[0].find("trial 0: attempt 1 reports step 2 again"), std::string::npos);
   EXPECT_NE(state.anomalies()[1].find("trial 9: a report (step 1) for a trial no intact record started"), std::string::npos);
 }
+
+// An objective reports on until the stop reaches it: those reports are ignored, and only the
+// first three of the run are logged.
+TEST(ReportIntakeTest, reports_after_a_stop_are_ignored_and_the_first_three_logged) {
+  lbo::testing::ScratchDir dir;
+  const lbo::jobs::JobSpec job = lbo::testing::job_from(lbo::testing::test_job(), dir.path());
+  RunState state = lbo::testing::started_state(job);
+  std::vector<std::int64_t> ids;
+  for (int i = 0; i < 5; ++i) {
+    ids.push_back(lbo::testing::start_trial(state, 0, {{0.1 * i}}));
+    lbo::workers::Outcome stopped;
+    stopped.status = lbo::workers::TrialStatus::stopped;
+    stopped.last_step = 1;
+    lbo::testing::end_attempt(state, ids.back(), stopped);
+  }
+  std::vector<std::string> log;
+  ReportIntake intake([&](const std::string& line) { log.push_back(line); });
+  for (const std::int64_t id : ids) EXPECT_FALSE(intake.accept(state, {report_of(id, 1, 2, 0.5)}, 1.0));
+  ASSERT_EQ(log.size(), 3u);
+  EXPECT_EQ(log[0], "trial 0: a report (step 2) is ignored: it arrived after the trial was stopped");
+  EXPECT_EQ(log[2], "trial 2: a report (step 2) is ignored: it arrived after the trial was stopped (further such reports are "
+                    "not logged)");
+}

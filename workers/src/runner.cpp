@@ -34,6 +34,7 @@ std::string_view to_string(TrialStatus status) {
     case TrialStatus::crashed: return "crashed";
     case TrialStatus::cancelled: return "cancelled";
     case TrialStatus::lbo_error: return "lbo-error";
+    case TrialStatus::stopped: return "stopped";
   }
   return "?";
 }

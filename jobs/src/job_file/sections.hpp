@@ -18,6 +18,8 @@ void read_policy(Reader& r, const toml::table& t, JobSpec& job);
 void read_workers(Reader& r, const toml::table& t, JobSpec& job);
 /// [schedule]: watched folder, default budget, concurrent tasks, idle timeout.
 void read_schedule(Reader& r, const toml::table& t, JobSpec& job);
+/// [early_stopping]: the rule, its steps and rungs (after [objective]: not with stepwise).
+void read_early_stopping(Reader& r, const toml::table& t, JobSpec& job);
 /// [space]: parameters in the file's order, with their conditions.
 void read_space(Reader& r, const toml::table& space, JobSpec& job);
 /// [[tasks]] (after [objective] and [schedule], which decide what a task needs).

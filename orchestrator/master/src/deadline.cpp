@@ -384,6 +384,7 @@ bool TrialDurations::counts(workers::TrialStatus status) {
       return true;
     case workers::TrialStatus::cancelled:
     case workers::TrialStatus::lbo_error:
+    case workers::TrialStatus::stopped:  // cut short: no measure of a whole trial
       return false;
   }
   return false;

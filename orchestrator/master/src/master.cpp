@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "checkpointing.hpp"
+#include "fidelity.hpp"
 #include "periodic.hpp"
 #include "lbo/jobs/error.hpp"
 #include "lbo/orchestrator/journal.hpp"
@@ -20,7 +21,6 @@
 #include "stop_control.hpp"
 #include "task_arrivals.hpp"
 #include "trial_orders.hpp"
-#include "trial_reports.hpp"
 
 namespace asio = boost::asio;
 
@@ -109,7 +109,9 @@ class Master::Loop {
       saved_policy_ = std::move(recovered->policy);
     }
     transport_ = make_transport(io_, [this](cluster::Completion c) { on_completion(std::move(c)); });
-    transport_->on_reports([this](std::vector<workers::TrialReport> batch) { on_reports(std::move(batch)); });
+    transport_->on_reports([this](std::vector<workers::TrialReport> batch) {
+      if (!finished_) fidelity_.on_reports(std::move(batch), options_.clock());
+    });
   }
 
   int run() {
@@ -191,10 +193,12 @@ class Master::Loop {
     return exit_code;
   }
 
-  // Appends `record` to the journal; false when lbo's own I/O failed (the run then halts).
-  bool journal(const JournalRecord& record) {
+  // Appends `record` to the journal (and fsyncs it when `sync`); false when lbo's own I/O failed
+  // (the run then halts).
+  bool journal(const JournalRecord& record, bool sync = false) {
     try {
       journal_.append(record);
+      if (sync) journal_.sync();
       return true;
     } catch (const IoError& e) {
       stops_.halt(e.what(), e.error_number());
@@ -205,13 +209,7 @@ class Master::Loop {
   // Journaled and fsynced before it counts; then the run opens it as its tasks are spent.
   bool add_task(const jobs::TaskSpec& task) {
     const TaskAdded added{TaskIdentity::of(task), options_.clock()};
-    if (!journal(added)) return false;
-    try {
-      journal_.sync();
-    } catch (const IoError& e) {
-      stops_.halt(e.what(), e.error_number());
-      return false;
-    }
+    if (!journal(added, true)) return false;
     state_.apply(added);
     stops_.new_task();
     console_.log("task " + task.name + " added (" + std::string(jobs::to_string(task.origin)) + "), budget " +
@@ -267,38 +265,32 @@ class Master::Loop {
   // worker rank terminated under it) runs again first without using up a retry, and so does
   // one that lbo itself could not run (its own I/O failed), which also stops the run.
   void on_completion(cluster::Completion c) {
-    check_steps(job_.objective.stepwise, c.outcome);
     const Trial& trial = state_.trial(c.trial);
+    if (trial.finished) {  // stopped early: its result is committed, its slot is free now
+      post_commit();
+      if (!options_.sync) fill_slots();
+      return;
+    }
+    check_steps(job_.objective.stepwise, c.outcome);
+    c.outcome.last_step = trial.last_step(c.attempt);
     const TrialFinished finished = finished_record(trial, c.attempt, c.outcome, cluster::to_string(c.worker),
                                                    options_.clock(), job_.objective.retries);
     // Applied even when the journal cannot take it: the final checkpoint may still keep it.
     journal(finished);
     state_.apply(finished);
     if (deadline_) deadline_->record(trial.task, c.outcome);
-    if (c.outcome.status == workers::TrialStatus::lbo_error) {
-      const std::string where = c.outcome.path.empty() ? "" : " (" + c.outcome.path + ")";
-      stops_.halt("trial " + std::to_string(c.trial) + " could not be started on " + finished.worker + ": " +
-                      c.outcome.reason + where + " (it runs again when the run resumes, without using a retry)",
-                  c.outcome.error_number);
-    }
+    if (c.outcome.status == workers::TrialStatus::lbo_error) stops_.halt(lbo_error_message(finished), c.outcome.error_number);
+    fidelity_.on_end(options_.clock());
     uncommitted_.push_back({c.trial, c.attempt});
-    if (!commit_posted_) {
-      commit_posted_ = true;
-      asio::post(io_, [this] { commit(); });
-    }
+    post_commit();
     // Refill before the fsync: a proposal does not wait on the disk. (--sync waits for the
     // round to end and the refit.)
     if (!options_.sync) fill_slots();
   }
 
-  // Reports are journaled as they come (one record per batch), not fsynced: the next commit
-  // or checkpoint makes them durable, and the page cache outlives an lbo killed outright.
-  void on_reports(std::vector<workers::TrialReport> batch) {
-    if (finished_) return;
-    std::optional<TrialsReported> record = intake_.accept(state_, std::move(batch), options_.clock());
-    if (!record || !journal(*record)) return;
-    state_.apply(*record);
-    outputs_.reported(state_, *record);
+  void post_commit() {
+    if (!commit_posted_) asio::post(io_, [this] { commit(); });
+    commit_posted_ = true;
   }
 
   // One fdatasync commits every result that arrived in this turn of the event loop.
@@ -365,7 +357,16 @@ class Master::Loop {
   StopControl stops_;
   Checkpointing checkpoints_;
   TaskArrivals arrivals_;
-  ReportIntake intake_{[this](const std::string& line) { console_.log(line); }};
+  // Reports are journaled as they come (a record per batch), fsynced with the next commit.
+  Fidelity fidelity_{job_, options_.sync, state_,
+                     {[this](const JournalRecord& r) { return journal(r); },
+                      [this](const TrialsReported& r) { outputs_.reported(state_, r); },
+                      [this](std::int64_t trial, int attempt) {
+                        transport_->cancel(trial);
+                        uncommitted_.push_back({trial, attempt});
+                        post_commit();
+                      },
+                      [this](const std::string& line) { console_.log(line); }}};
   Periodic progress_, tick_;  // the progress line; every second: lost slots, the lock file, new tasks
 
   std::vector<EndedAttempt> uncommitted_;  // attempts that ended in this turn

@@ -29,6 +29,12 @@ void check_steps(int stepwise, workers::Outcome& outcome) {
                    std::to_string(stepwise) + " expects " + std::to_string(stepwise);
 }
 
+std::string lbo_error_message(const TrialFinished& finished) {
+  const workers::Outcome& o = finished.outcome;
+  return "trial " + std::to_string(finished.trial) + " could not be started on " + finished.worker + ": " + o.reason +
+         (o.path.empty() ? "" : " (" + o.path + ")") + " (it runs again when the run resumes, without using a retry)";
+}
+
 TrialFinished finished_record(const Trial& trial, int attempt, const workers::Outcome& outcome, const std::string& worker,
                               double unix_time, int retries) {
   const workers::TrialStatus status = outcome.status;

@@ -23,6 +23,9 @@ void check_steps(int stepwise, workers::Outcome& outcome);
 
 /// The record of `trial`'s attempt that ended with `outcome` on `worker`: final when ok or out
 /// of `retries`; a cancelled attempt and lbo's own error run again first and are never final.
+/// Why the run halts when lbo could not start the attempt `finished` records (lbo_error).
+std::string lbo_error_message(const TrialFinished& finished);
+
 TrialFinished finished_record(const Trial& trial, int attempt, const workers::Outcome& outcome, const std::string& worker,
                               double unix_time, int retries);
 

@@ -14,6 +14,16 @@ std::optional<TrialsReported> ReportIntake::accept(const RunState& state, std::v
     }
     const bool known = report.trial >= 0 && report.trial < state.next_trial_id();
     const Trial* trial = known ? &state.trial(report.trial) : nullptr;
+    if (trial != nullptr && trial->finished && trial->outcome.status == workers::TrialStatus::stopped &&
+        trial->attempts == report.attempt) {
+      // The objective reports on until the stop reaches it: expected, said for the first few.
+      if (++late_after_stop_ <= kLoggedPerAttempt) {
+        log_("trial " + std::to_string(report.trial) + ": a report (step " + std::to_string(report.step) +
+             ") is ignored: it arrived after the trial was stopped" +
+             (late_after_stop_ == kLoggedPerAttempt ? " (further such reports are not logged)" : ""));
+      }
+      continue;
+    }
     if (trial == nullptr || !trial->running || trial->attempts != report.attempt) {
       ignore(report, "it arrived after the attempt ended");
       continue;
@@ -24,6 +34,11 @@ std::optional<TrialsReported> ReportIntake::accept(const RunState& state, std::v
     if (report.step <= last) {
       ignore(report, "step " + std::to_string(report.step) + " is not past the last one reported (" +
                          std::to_string(last) + ")");
+      continue;
+    }
+    if (max_step_ > 0 && report.step > max_step_) {
+      ignore(report, "step " + std::to_string(report.step) + " is past [early_stopping] max_step (" +
+                         std::to_string(max_step_) + ")");
       continue;
     }
     batch_last[key] = report.step;

@@ -20,12 +20,15 @@ namespace lbo::orchestrator {
 class ReportIntake {
  public:
   using Log = std::function<void(const std::string&)>;
-  explicit ReportIntake(Log log) : log_(std::move(log)) {}
+  /// `max_step`: a report past it is ignored (0: no limit).
+  explicit ReportIntake(Log log, std::int64_t max_step = 0) : log_(std::move(log)), max_step_(max_step) {}
 
   /// The record of the reports of `batch` that `state` accepts, in their order; nothing when
   /// none is. A report is ignored (and logged) when the line was no report, its trial does not
   /// run that attempt any more (it ended, or was stopped), or its step is not past the
-  /// attempt's last one. At most kLoggedPerAttempt lines are logged for one attempt.
+  /// attempt's last one, or past max_step. At most kLoggedPerAttempt lines are logged for one
+  /// attempt, and as many in all for reports that came after their trial was stopped (an
+  /// objective reports on until the stop reaches it).
   std::optional<TrialsReported> accept(const RunState& state, std::vector<workers::TrialReport> batch, double unix_time);
 
   static constexpr int kLoggedPerAttempt = 3;
@@ -34,6 +37,8 @@ class ReportIntake {
   void ignore(const workers::TrialReport& report, const std::string& why);
 
   Log log_;
+  std::int64_t max_step_ = 0;
+  int late_after_stop_ = 0;  // reports of stopped trials, over the run
   std::map<std::pair<std::int64_t, int>, int> ignored_;  // per (trial, attempt): reports ignored
 };
 

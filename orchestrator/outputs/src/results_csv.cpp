@@ -81,7 +81,7 @@ std::string ResultsCsv::header(const jobs::JobSpec& job, const MetricNames& metr
   std::string line = "trial,task,status,objective,attempts,duration_s,worker";
   for (int s = 1; s <= job.objective.stepwise; ++s) line += ",step_" + std::to_string(s);
   for (const jobs::ParamSpec& p : job.space.params()) line += "," + csv_field(p.name);
-  line += ",proposed_by,proposal_note,started,finished,rank,slot,reason,cores,gpus";
+  line += ",proposed_by,proposal_note,started,finished,rank,slot,reason,cores,gpus,last_step";
   for (const std::string& name : metrics) line += "," + csv_field("metric:" + name);
   return line + "\n";
 }
@@ -92,7 +92,9 @@ std::string ResultsCsv::row(const jobs::JobSpec& job, const RunState& state, con
   std::snprintf(duration, sizeof duration, "%.3f", o.duration_s);
   std::string line = std::to_string(trial.id) + "," + csv_field(state.job().tasks[static_cast<std::size_t>(trial.task)].name) + "," +
                      std::string(workers::to_string(o.status)) + "," +
-                     (o.status == workers::TrialStatus::ok ? shortest(o.objective) : "") + "," +
+                     (o.status == workers::TrialStatus::ok || o.status == workers::TrialStatus::stopped ? shortest(o.objective)
+                                                                                                        : "") +
+                     "," +
                      std::to_string(trial.attempts) + "," + duration + "," + csv_field(trial.worker);
   for (int s = 0; s < job.objective.stepwise; ++s) {
     line += ",";
@@ -110,7 +112,7 @@ std::string ResultsCsv::row(const jobs::JobSpec& job, const RunState& state, con
     line += ",";
   }
   line += "," + (o.status == workers::TrialStatus::ok ? std::string() : csv_field(o.reason));
-  line += "," + csv_field(o.cores) + "," + csv_field(o.gpus);
+  line += "," + csv_field(o.cores) + "," + csv_field(o.gpus) + "," + (o.last_step > 0 ? std::to_string(o.last_step) : "");
   if (!metrics.empty()) {
     const nlohmann::json values = metrics_of(trial);
     for (const std::string& name : metrics) {

@@ -54,7 +54,9 @@ void RunOutputs::hedge_draw(const HedgeDraw& draw) {
 void RunOutputs::report_attempt(const RunState& state, const Trial& t, int attempt) {
   const TaskIdentity& task = state.job().tasks[static_cast<std::size_t>(t.task)];
   if (t.outcome.status == workers::TrialStatus::cancelled || t.outcome.status == workers::TrialStatus::lbo_error) return;
-  if (t.outcome.status != workers::TrialStatus::ok && ++failures_ <= options_.failures_logged) {
+  // A stop is no failure: Fidelity logs the first ones.
+  const bool failed = t.outcome.status != workers::TrialStatus::ok && t.outcome.status != workers::TrialStatus::stopped;
+  if (failed && ++failures_ <= options_.failures_logged) {
     std::string what = "trial " + std::to_string(t.id) + " (" + task.name + ") attempt " + std::to_string(attempt) + " " +
                        std::string(workers::to_string(t.outcome.status)) + ": " + t.outcome.reason;
     what += t.finished ? "" : "; retrying";
@@ -70,6 +72,7 @@ void RunOutputs::report_attempt(const RunState& state, const Trial& t, int attem
     write_task_report(state);
     const auto best = state.best_objective(t.task);
     console_.log("task " + task.name + " done: " + std::to_string(progress.ok) + "/" + std::to_string(task.budget) + " ok" +
+                 (progress.stopped > 0 ? ", " + std::to_string(progress.stopped) + " stopped early" : std::string()) +
                  (best ? ", best " + format_objective(*best) + " (trial " + std::to_string(*progress.best_trial) + ")"
                        : std::string(", no successful trial")));
   }
@@ -146,10 +149,12 @@ std::string RunOutputs::progress_line(const RunState& state, SlotCounts slots, i
   std::ostringstream line;
   int tasks_done = 0;
   int finished = 0;
+  int stopped = 0;
   const std::vector<TaskIdentity>& tasks = state.job().tasks;
   for (std::size_t i = 0; i < tasks.size(); ++i) {
     const TaskProgress& p = state.tasks()[i];
     finished += p.finished;
+    stopped += p.stopped;
     if (p.finished >= tasks[i].budget) {
       ++tasks_done;
       continue;
@@ -161,6 +166,7 @@ std::string RunOutputs::progress_line(const RunState& state, SlotCounts slots, i
   }
   if (tasks.size() > 1) line << "tasks done " << tasks_done << "/" << tasks.size() << " | ";
   if (failures_ > 0) line << "failed attempts " << failures_ << " | ";
+  if (stopped > 0) line << "stopped early " << stopped << " | ";
   if (job_.policy.surrogate != jobs::SurrogateKind::random) {
     if (const std::string share = model_share(state); !share.empty()) line << share << " | ";
   }

@@ -28,6 +28,7 @@ TaskSummary summarize_task(const RunState& state, int task, int step) {
   for (const std::int64_t id : state.task_trials(task)) {
     const Trial& t = state.trial(id);
     ++created;
+    if (t.finished && t.outcome.status == workers::TrialStatus::stopped) ++summary.stopped;
     if (!t.finished || t.outcome.status != workers::TrialStatus::ok) continue;
     if (step >= 0 && step >= static_cast<int>(t.outcome.steps.size())) continue;
     const double value = step >= 0 ? t.outcome.steps[static_cast<std::size_t>(step)] : t.outcome.objective;

@@ -33,7 +33,10 @@ std::string ModelData::name(const RunState& state, int task, int step) const {
 }
 
 bool ModelData::usable(const Trial& t) const {
-  return t.finished && t.outcome.status == workers::TrialStatus::ok &&
+  // A trial stopped early enters with its value at the step it was stopped on, as a searcher hears a
+  // stopped trial's last result in Ray Tune or Optuna: below what it would have reached.
+  const bool counted = t.outcome.status == workers::TrialStatus::ok || t.outcome.status == workers::TrialStatus::stopped;
+  return t.finished && counted &&
          (job_.objective.stepwise == 0 || static_cast<int>(t.outcome.steps.size()) == job_.objective.stepwise);
 }
 

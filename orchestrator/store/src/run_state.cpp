@@ -178,6 +178,11 @@ void RunState::on(const TrialsReported& r) {
       continue;
     }
     Trial& t = trials_[static_cast<std::size_t>(report.trial)];
+    if (!t.reports.empty() && report.attempt < t.reports.back().attempt) {
+      note(trial_name(report.trial) + ": a report of attempt " + std::to_string(report.attempt) + " after one of attempt " +
+           std::to_string(t.reports.back().attempt) + "; ignored");
+      continue;
+    }
     if (report.step <= t.last_step(report.attempt)) {
       note(trial_name(report.trial) + ": attempt " + std::to_string(report.attempt) + " reports step " +
            std::to_string(report.step) + " again or after a later one; ignored");
@@ -208,6 +213,7 @@ void RunState::count_final(const Trial& t) {
   if (t.lost()) return;
   TaskProgress& task = tasks_[t.task];
   ++task.finished;
+  if (t.outcome.status == workers::TrialStatus::stopped) ++task.stopped;
   if (t.outcome.status != workers::TrialStatus::ok) return;
   ++task.ok;
   if (!task.best_trial || better(t.outcome.objective, trial(*task.best_trial).outcome.objective)) task.best_trial = t.id;

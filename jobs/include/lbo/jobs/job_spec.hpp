@@ -129,6 +129,29 @@ struct WorkersSpec {
   double rank_timeout_s = 120;
 };
 
+/// How trials are stopped early on their intermediate reports (`[early_stopping]`).
+enum class StoppingRule : std::uint8_t {
+  asha,       ///< asynchronous successive halving (Li et al., MLSys 2020): one bracket
+  hyperband,  ///< ASHA in `brackets` brackets of growing first rungs (Li et al., JMLR 2018)
+  median,     ///< the median stopping rule (Golovin et al., KDD 2017), checked at the rungs
+};
+std::string_view to_string(StoppingRule rule);
+
+struct EarlyStoppingSpec {
+  StoppingRule rule = StoppingRule::asha;
+  std::string step_name = "step";  ///< what a step is ("epoch"), for the log and the report
+  std::int64_t min_step = 1;       ///< r: the first rung
+  std::int64_t max_step = 1;       ///< R: a trial's full run; a report past it is ignored
+  int eta = 3;                     ///< η: each rung keeps the best 1/η
+  /// hyperband: brackets 0..brackets-1, bracket b's first rung r·η^b; asha and median: 1.
+  int brackets = 1;
+  /// median: the trials of the task that must have reached a rung before it stops any there.
+  int min_trials = 5;
+
+  /// The rung steps of `bracket`: r·η^(bracket+k) for k = 0, 1, ... while below max_step.
+  std::vector<std::int64_t> rungs(int bracket) const;
+};
+
 /// Where a task came from: the job file, `lbo add-task`, or a file in the watched folder.
 enum class TaskOrigin : std::uint8_t { job_file, added, watched };
 std::string_view to_string(TaskOrigin origin);
@@ -166,6 +189,8 @@ struct JobSpec {
   ScheduleSpec schedule;
   Space space;
   std::vector<TaskSpec> tasks;
+  /// `[early_stopping]`; none: every trial runs to its end.
+  std::optional<EarlyStoppingSpec> early_stopping;
 
   int total_budget() const;
 };

@@ -10,5 +10,5 @@
 
 CEREAL_CLASS_VERSION(lbo::workers::EnvVar, 1)
 CEREAL_CLASS_VERSION(lbo::workers::WorkOrder, 1)
-CEREAL_CLASS_VERSION(lbo::workers::Outcome, 4)
+CEREAL_CLASS_VERSION(lbo::workers::Outcome, 5)
 CEREAL_CLASS_VERSION(lbo::workers::TrialReport, 1)

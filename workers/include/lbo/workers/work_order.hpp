@@ -19,6 +19,9 @@ enum class TrialStatus : std::uint8_t {
   /// a process limit). Not a result and not the objective's fault: the trial runs again
   /// without using a retry, and the run stops until the condition is fixed.
   lbo_error,
+  /// Stopped early by the job's [early_stopping] rule on its intermediate reports: not a
+  /// failure and never retried; its objective is its value at the step it was stopped on.
+  stopped,
 };
 std::string_view to_string(TrialStatus status);
 
@@ -68,6 +71,9 @@ struct Outcome {
   /// out of `reason`, which names the file only by its name in the trial folder, so that the
   /// same failure of many trials reads the same and groups ("failures by reason").
   std::string path;
+  /// The last step its attempt reported (intermediate reports; 0: none), for a stopped trial
+  /// the step it was stopped on.
+  std::int64_t last_step = 0;
 
   template <class Archive>
   void serialize(Archive& archive, std::uint32_t version) {
@@ -75,6 +81,7 @@ struct Outcome {
     if (version >= 2) archive(error_number);
     if (version >= 3) archive(cores, gpus);
     if (version >= 4) archive(path);
+    if (version >= 5) archive(last_step);
   }
 };
 

@@ -5,8 +5,9 @@
 // proposal_note (how the configuration was chosen; why, for a random fallback), then started
 // and finished (the last attempt's, ISO-8601 UTC with milliseconds), rank and slot (where it
 // ran; slot empty when unknown), reason (why it is not ok; empty when ok), cores and gpus (the
-// CPUs its slot was pinned to, the devices it was given; empty when none), then
-// metric:<name> for every key of the objectives' "metrics" objects seen so far, in name order
+// CPUs its slot was pinned to, the devices it was given; empty when none), last_step (the last
+// step its final attempt reported, or the step a stopped trial was stopped on; empty without
+// intermediate reports), then metric:<name> for every key of the objectives' "metrics" objects seen so far, in name order
 // (a new name rewrites the file with the new column). RFC 4180 quoting.
 
 #include <cstdio>

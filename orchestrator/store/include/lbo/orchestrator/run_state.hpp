@@ -70,11 +70,12 @@ struct TaskProgress {
   int created = 0;   ///< trials handed out (each counts once, however many attempts)
   int finished = 0;  ///< trials with a committed final outcome
   int ok = 0;        ///< finished ok
+  int stopped = 0;   ///< stopped early ([early_stopping]): neither ok nor failed
   std::optional<std::int64_t> best_trial;  ///< by the job's direction
   /// Trials created, by how they were proposed (index: ProposalSource).
   std::array<int, kProposalSources> proposed{};
 
-  int failed() const { return finished - ok; }
+  int failed() const { return finished - ok - stopped; }
   int proposed_by(ProposalSource source) const { return proposed[static_cast<std::size_t>(source)]; }
 };
 

@@ -1,0 +1,91 @@
+#include "sections.hpp"
+
+namespace lbo::jobs::job_file {
+
+namespace {
+
+// The largest step a job file may give: a rung table of η^k steps stays far from overflow.
+constexpr std::int64_t kMaxStep = 1'000'000'000;
+
+std::optional<StoppingRule> rule_named(std::string_view name) {
+  for (const StoppingRule rule : {StoppingRule::asha, StoppingRule::hyperband, StoppingRule::median}) {
+    if (to_string(rule) == name) return rule;
+  }
+  return std::nullopt;
+}
+
+// How many brackets have a rung below max_step, plus the one that runs every trial to the end.
+int most_brackets(const EarlyStoppingSpec& e) {
+  int brackets = 1;
+  for (std::int64_t first = e.min_step; first < e.max_step; first *= e.eta) ++brackets;
+  return brackets;
+}
+
+}  // namespace
+
+void read_early_stopping(Reader& r, const toml::table& t, JobSpec& job) {
+  const std::string prefix = "early_stopping";
+  r.check_keys(t, prefix, {"rule", "step_name", "min_step", "max_step", "eta", "brackets", "min_trials", "mode"});
+  EarlyStoppingSpec e;
+  bool valid = true;
+  if (const auto rule = r.get_string(t, "rule", prefix, false)) {
+    if (const auto known = rule_named(*rule)) {
+      e.rule = *known;
+    } else {
+      r.error(*t.get("rule"), "early_stopping.rule", "must be \"asha\", \"hyperband\" or \"median\", not " + in_quotes(*rule));
+      valid = false;
+    }
+  }
+  if (const auto mode = r.get_string(t, "mode", prefix, false); mode && *mode != "stop") {
+    r.error(*t.get("mode"), "early_stopping.mode",
+            *mode == "promotion" ? "\"promotion\" (pausing trials and resuming them from their checkpoints) is not in this "
+                                   "lbo yet; use \"stop\""
+                                 : "must be \"stop\", not " + in_quotes(*mode));
+  }
+  if (const auto name = r.get_string(t, "step_name", prefix, false)) {
+    if (name->empty() || name->size() > 40) {
+      r.error(*t.get("step_name"), "early_stopping.step_name", "must be a short name of the unit, such as \"epoch\"");
+    } else {
+      e.step_name = *name;
+    }
+  }
+  const std::string step_rule = "must be an integer between 1 and " + std::to_string(kMaxStep);
+  if (const auto n = r.get_int_in(t, "min_step", prefix, false, 1, kMaxStep, step_rule)) e.min_step = *n;
+  if (const auto n = r.get_int_in(t, "max_step", prefix, true, 1, kMaxStep, step_rule)) {
+    e.max_step = *n;
+    if (e.max_step <= e.min_step) {
+      r.error(*t.get("max_step"), "early_stopping.max_step",
+              "must be greater than min_step (" + std::to_string(e.min_step) + ")");
+    }
+  } else {
+    valid = false;
+  }
+  if (const auto n = r.get_int_in(t, "eta", prefix, false, 2, 100, "must be an integer between 2 and 100")) e.eta = *n;
+  if (const toml::node* node = t.get("brackets")) {
+    const int most = valid ? most_brackets(e) : 100;
+    if (e.rule != StoppingRule::hyperband) {
+      r.error(*node, "early_stopping.brackets", "is for rule = \"hyperband\"; asha and median have one bracket");
+    } else if (const auto n = r.get_int_in(t, "brackets", prefix, false, 1, most,
+                                           "must be between 1 and " + std::to_string(most) +
+                                               " (the brackets whose first rung r·η^b is below max_step, and one "
+                                               "that runs every trial to max_step)")) {
+      e.brackets = *n;
+    }
+  } else if (e.rule == StoppingRule::hyperband && valid) {
+    e.brackets = most_brackets(e);
+  }
+  if (const toml::node* node = t.get("min_trials")) {
+    if (e.rule != StoppingRule::median) {
+      r.error(*node, "early_stopping.min_trials", "is for rule = \"median\"");
+    } else if (const auto n = r.get_int_in(t, "min_trials", prefix, false, 1, 100'000, "must be in 1..100000")) {
+      e.min_trials = *n;
+    }
+  }
+  if (job.objective.stepwise > 0) {
+    r.error(t.source(), "early_stopping", "cannot be combined with [objective] stepwise (a stepwise result has no "
+                                          "intermediate steps to stop on); remove one");
+  }
+  job.early_stopping = e;
+}
+
+}  // namespace lbo::jobs::job_file

@@ -1,0 +1,92 @@
+#pragma once
+// Early stopping (private to master/): which running trials to stop on their intermediate
+// reports, by the job's [early_stopping] rule. Every decision is a function of the run state
+// (the journal): the rung values of a task's trials, their brackets (a function of the trial id
+// and the seed), and, without --sync, the order in which reports were journaled.
+//
+// Rungs: bracket b's rung steps are r·η^(b+k) below max_step (jobs::EarlyStoppingSpec::rungs).
+// A trial's value at a rung is its first report at or past the rung's step, of its newest
+// attempt (a stopped trial's only up to the step it was stopped on).
+// - asha (Li et al., "A System for Massively Parallel Hyperparameter Tuning", MLSys 2020, in
+//   its stopping form as Ray Tune runs it): a trial reaching a rung is stopped when its value
+//   is worse than the (1 − 1/η) quantile (linear interpolation) of the values the bracket's
+//   other trials of its task have there; the first to reach a rung always goes on.
+// - hyperband (Li et al., JMLR 2018): ASHA in each bracket, a trial's bracket drawn with
+//   Hyperband's weights, η^(B−1−b)/(B−b) for bracket b of B, from the golden-ratio sequence of
+//   its id and the seed (no hash, so the same on every rank count and after a resume).
+// - median (Golovin et al., "Google Vizier", KDD 2017): at a rung, a trial whose best value so
+//   far is worse than the median of the running averages (up to the rung) of the other trials
+//   of its task that reached it is stopped, once min_trials others have.
+// With --sync the decisions at a rung wait until every running trial of the task and bracket
+// has reached it, and are then made together (a synchronous successive halving per round), so
+// neither the order of reports nor a resume changes them.
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "lbo/jobs/job_spec.hpp"
+#include "lbo/orchestrator/run_state.hpp"
+
+namespace lbo::orchestrator {
+
+struct StopDecision {
+  std::int64_t trial = 0;
+  int attempt = 1;
+  std::int64_t step = 0;  ///< the step of its report at or past the rung
+  double value = 0;       ///< its value there: the stopped trial's objective
+  double elapsed_s = 0;   ///< when it reported it, since the attempt started
+  std::string reason;     ///< "asha at epoch 9 (rung 2 of 3): 0.41 is below the cutoff 0.52 of 7 trials"
+};
+
+class EarlyStopping {
+ public:
+  EarlyStopping(const jobs::EarlyStoppingSpec& spec, jobs::Direction direction, std::uint64_t seed, bool sync);
+
+  /// The bracket of trial `id` (0 but under hyperband).
+  int bracket_of(std::int64_t id) const;
+  /// The trials to stop now that the reports of `reported` (trial ids, in the order their
+  /// reports came) are applied to `state`. Without --sync: each one's rungs up to its newest
+  /// step, in order; with --sync: every rung whose wait ended.
+  std::vector<StopDecision> after_reports(const RunState& state, const std::vector<std::int64_t>& reported);
+  /// With --sync, an attempt that ended may end a rung's wait: the trials to stop now. With
+  /// --sync, ask again (after_end) once the stops are applied, until none comes.
+  std::vector<StopDecision> after_end(const RunState& state);
+
+  /// The rung table as it stands, for tests: the value at `rung` (a step) of each trial of
+  /// `task` in `bracket` that has one.
+  std::vector<std::pair<std::int64_t, double>> rung_values(const RunState& state, int task, int bracket,
+                                                            std::int64_t rung) const;
+
+ private:
+  struct AtRung {
+    std::int64_t step = 0;
+    double value = 0;
+    double elapsed_s = 0;
+  };
+  /// Trial `t`'s first report at or past `rung` in its newest attempt, if it counts.
+  static std::optional<AtRung> at_rung(const Trial& t, std::int64_t rung);
+  /// The decision on `t` at rung `k` of its bracket: a stop, or nothing.
+  std::optional<StopDecision> decide(const RunState& state, const Trial& t, std::size_t k) const;
+  std::optional<StopDecision> decide_asha(const RunState& state, const Trial& t, std::size_t k, const AtRung& mine) const;
+  std::optional<StopDecision> decide_median(const RunState& state, const Trial& t, std::size_t k,
+                                            const AtRung& mine) const;
+  /// The rungs of `t`'s newest attempt it has reached and that are not decided yet, in order,
+  /// deciding each until one stops it (into `out`).
+  void decide_reached(const RunState& state, const Trial& t, std::vector<StopDecision>& out);
+  std::vector<StopDecision> decide_waiting(const RunState& state);
+  std::string describe(const Trial& t, std::size_t k, const AtRung& mine) const;
+  double oriented(double v) const { return maximize_ ? v : -v; }
+
+  jobs::EarlyStoppingSpec spec_;
+  bool maximize_;
+  std::uint64_t seed_;
+  bool sync_;
+  std::vector<std::vector<std::int64_t>> rungs_;  // per bracket
+  std::vector<double> bracket_cdf_;               // hyperband's cumulative weights
+  std::map<std::pair<std::int64_t, int>, std::size_t> decided_;  // (trial, attempt) → rungs decided
+};
+
+}  // namespace lbo::orchestrator

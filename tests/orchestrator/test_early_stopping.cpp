@@ -1,0 +1,334 @@
+// Early stopping: the rules against rung tables worked by hand, and runs that stop trials.
+
+#include <gtest/gtest.h>
+
+#include <signal.h>
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+#include <map>
+#include <string>
+#include <thread>
+
+#include "early_stopping.hpp"
+#include "lbo/app/status.hpp"
+#include "lbo/orchestrator/recovery.hpp"
+#include "run_job.hpp"
+
+namespace fs = std::filesystem;
+using namespace lbo::orchestrator;
+using lbo::jobs::EarlyStoppingSpec;
+using lbo::jobs::StoppingRule;
+using lbo::testing::Row;
+using lbo::testing::RunOutput;
+using lbo::testing::run_job;
+
+namespace {
+
+EarlyStoppingSpec spec(StoppingRule rule, std::int64_t min_step, std::int64_t max_step, int eta) {
+  EarlyStoppingSpec s;
+  s.rule = rule;
+  s.step_name = "epoch";
+  s.min_step = min_step;
+  s.max_step = max_step;
+  s.eta = eta;
+  return s;
+}
+
+// A run state of one task with `n` running trials.
+class RungTable {
+ public:
+  explicit RungTable(int n) {
+    job_ = lbo::testing::job_from(lbo::testing::test_job(), dir_.path());
+    state = lbo::testing::started_state(job_);
+    for (int i = 0; i < n; ++i) lbo::testing::start_trial(state, 0, {{0.1 * i}});
+  }
+  // Trial `id`'s current attempt reports `value` at `step`.
+  void report(std::int64_t id, std::int64_t step, double value) {
+    state.apply(TrialsReported{{{id, state.trial(id).attempts, step, value, "{}", 0.5 * static_cast<double>(step)}}, 0});
+  }
+  // As the master applies a stop.
+  void apply(const std::vector<StopDecision>& stops) {
+    for (const StopDecision& d : stops) {
+      lbo::workers::Outcome o;
+      o.status = lbo::workers::TrialStatus::stopped;
+      o.objective = d.value;
+      o.last_step = d.step;
+      lbo::testing::end_attempt(state, d.trial, o);
+    }
+  }
+  std::vector<StopDecision> report_and_decide(EarlyStopping& rule, std::int64_t id, std::int64_t step, double value) {
+    report(id, step, value);
+    std::vector<StopDecision> stops = rule.after_reports(state, {id});
+    apply(stops);
+    return stops;
+  }
+
+  RunState state;
+
+ private:
+  lbo::testing::ScratchDir dir_;
+  lbo::jobs::JobSpec job_;
+};
+
+}  // namespace
+
+// Rungs 1 and 3 (r = 1, R = 9, η = 3). At rung 1: trial 0 (0.9) is first and goes on; trial 1
+// (0.5) is below the one other value, 0.9; trial 2 (0.1) is below the 2/3 quantile of
+// [0.5, 0.9], 0.5 + (2/3)(0.4) = 0.7667; trial 3 (0.6) below that of [0.1, 0.5, 0.9],
+// 0.5 + (1/3)(0.4) = 0.6333; trial 4 (0.65) is above it and goes on.
+TEST(EarlyStoppingTest, asha_stops_a_trial_below_the_best_third_of_its_rung) {
+  RungTable table(5);
+  EarlyStopping rule(spec(StoppingRule::asha, 1, 9, 3), lbo::jobs::Direction::maximize, 1, false);
+  EXPECT_TRUE(table.report_and_decide(rule, 0, 1, 0.9).empty());
+  const std::vector<StopDecision> one = table.report_and_decide(rule, 1, 1, 0.5);
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(one[0].trial, 1);
+  EXPECT_EQ(one[0].step, 1);
+  EXPECT_EQ(one[0].value, 0.5);
+  EXPECT_EQ(one[0].elapsed_s, 0.5);
+  EXPECT_EQ(one[0].reason, "asha at epoch 1 (rung 1 of 2): 0.5 is worse than 0.9, the cutoff of the best 1/3 of 1 other trial(s) there");
+  const std::vector<StopDecision> two = table.report_and_decide(rule, 2, 1, 0.1);
+  ASSERT_EQ(two.size(), 1u);
+  EXPECT_NE(two[0].reason.find("worse than 0.766667"), std::string::npos) << two[0].reason;
+  const std::vector<StopDecision> three = table.report_and_decide(rule, 3, 1, 0.6);
+  ASSERT_EQ(three.size(), 1u);
+  EXPECT_NE(three[0].reason.find("worse than 0.633333, the cutoff of the best 1/3 of 3 other"), std::string::npos)
+      << three[0].reason;
+  EXPECT_TRUE(table.report_and_decide(rule, 4, 1, 0.65).empty());
+  // Steps between rungs decide nothing; rung 3 compares trials 0 and 4 only.
+  EXPECT_TRUE(table.report_and_decide(rule, 0, 2, 0.1).empty());
+  EXPECT_TRUE(table.report_and_decide(rule, 0, 3, 0.95).empty());
+  const std::vector<StopDecision> late = table.report_and_decide(rule, 4, 4, 0.7);  // past rung 3 at step 4
+  ASSERT_EQ(late.size(), 1u);
+  EXPECT_EQ(late[0].step, 4);
+  EXPECT_NE(late[0].reason.find("asha at epoch 4 (rung 2 of 2)"), std::string::npos) << late[0].reason;
+}
+
+TEST(EarlyStoppingTest, asha_minimizing_keeps_the_smallest_values) {
+  RungTable table(2);
+  EarlyStopping rule(spec(StoppingRule::asha, 1, 9, 3), lbo::jobs::Direction::minimize, 1, false);
+  EXPECT_TRUE(table.report_and_decide(rule, 0, 1, 0.5).empty());
+  EXPECT_TRUE(table.report_and_decide(rule, 1, 1, 0.2).empty()) << "0.2 beats 0.5 when minimizing";
+  RungTable worse(2);
+  EarlyStopping rule2(spec(StoppingRule::asha, 1, 9, 3), lbo::jobs::Direction::minimize, 1, false);
+  EXPECT_TRUE(worse.report_and_decide(rule2, 0, 1, 0.2).empty());
+  EXPECT_EQ(worse.report_and_decide(rule2, 1, 1, 0.5).size(), 1u);
+}
+
+// What a trial reported after the step it was stopped on (before SIGTERM reached it) depends on
+// timing: it counts at no later rung.
+TEST(EarlyStoppingTest, a_stopped_trial_counts_at_rungs_up_to_its_stop_step_only) {
+  RungTable table(2);
+  EarlyStopping rule(spec(StoppingRule::asha, 1, 9, 3), lbo::jobs::Direction::maximize, 1, false);
+  table.report(0, 1, 0.9);
+  table.report(1, 1, 0.2);
+  table.report(1, 3, 0.3);  // in the same batch, before the stop
+  table.apply(rule.after_reports(table.state, {0, 1, 1}));
+  ASSERT_EQ(table.state.trial(1).outcome.status, lbo::workers::TrialStatus::stopped);
+  EXPECT_EQ(table.state.trial(1).outcome.last_step, 1);
+  EXPECT_EQ(rule.rung_values(table.state, 0, 0, 1).size(), 2u);
+  const auto at_3 = rule.rung_values(table.state, 0, 0, 3);
+  EXPECT_TRUE(at_3.empty());
+}
+
+// Median (min_trials = 2), rungs 2 and 4 (r = 2, R = 8, η = 2): running averages up to the
+// rung of the other trials that reached it; the trial's best so far against their median.
+TEST(EarlyStoppingTest, median_waits_for_min_trials_then_stops_below_the_median_of_running_averages) {
+  RungTable table(4);
+  EarlyStoppingSpec s = spec(StoppingRule::median, 2, 8, 2);
+  s.min_trials = 2;
+  EarlyStopping rule(s, lbo::jobs::Direction::maximize, 1, false);
+  table.report(0, 1, 0.2);
+  EXPECT_TRUE(table.report_and_decide(rule, 0, 2, 0.6).empty());  // average 0.4
+  table.report(1, 1, 0.0);
+  EXPECT_TRUE(table.report_and_decide(rule, 1, 2, 0.2).empty()) << "one other trial: fewer than min_trials";
+  table.report(2, 1, 0.5);
+  // Others' averages 0.4 and 0.1: median 0.25; trial 2's best 0.5 goes on even though its
+  // value at the rung, 0.1, is below.
+  EXPECT_TRUE(table.report_and_decide(rule, 2, 2, 0.1).empty());
+  table.report(3, 1, 0.2);
+  // Others' averages 0.4, 0.1, 0.3: median 0.3; trial 3's best 0.25 is below.
+  const std::vector<StopDecision> stop = table.report_and_decide(rule, 3, 2, 0.25);
+  ASSERT_EQ(stop.size(), 1u);
+  EXPECT_EQ(stop[0].reason, "median at epoch 2 (rung 1 of 2): its best 0.25 is worse than 0.3, the median of 3 other "
+                            "trial(s)' running averages there");
+}
+
+// Hyperband with 3 brackets (η = 3): weights 9/3, 3/2, 1/1 of 5.5, and bracket b's rungs start
+// at r·η^b: bracket 0 {1, 3}, bracket 1 {3}, bracket 2 none (every trial runs to max_step).
+TEST(EarlyStoppingTest, hyperband_brackets_follow_their_weights_by_trial_id_alone) {
+  EarlyStoppingSpec s = spec(StoppingRule::hyperband, 1, 9, 3);
+  s.brackets = 3;
+  EarlyStopping rule(s, lbo::jobs::Direction::maximize, 42, false);
+  EarlyStopping again(s, lbo::jobs::Direction::maximize, 42, true);
+  std::map<int, int> count;
+  for (std::int64_t id = 0; id < 11000; ++id) {
+    const int b = rule.bracket_of(id);
+    ++count[b];
+    ASSERT_EQ(b, again.bracket_of(id)) << "the same for the same id and seed";
+  }
+  EXPECT_NEAR(count[0] / 11000.0, 3.0 / 5.5, 0.01);
+  EXPECT_NEAR(count[1] / 11000.0, 1.5 / 5.5, 0.01);
+  EXPECT_NEAR(count[2] / 11000.0, 1.0 / 5.5, 0.01);
+  EXPECT_EQ(s.rungs(0), (std::vector<std::int64_t>{1, 3}));
+  EXPECT_EQ(s.rungs(1), (std::vector<std::int64_t>{3}));
+  EXPECT_TRUE(s.rungs(2).empty());
+}
+
+// --sync: no decision at a rung until every running trial reached it; then the same decisions
+// whatever the order the reports came in.
+TEST(EarlyStoppingTest, sync_decides_a_rung_once_every_running_trial_reached_it_in_any_order) {
+  const std::vector<std::pair<std::int64_t, double>> rung_1 = {{0, 0.9}, {1, 0.2}, {2, 0.5}, {3, 0.7}};
+  std::vector<std::int64_t> order = {0, 1, 2, 3};
+  std::vector<std::int64_t> first_stopped;
+  do {
+    RungTable table(4);
+    EarlyStopping rule(spec(StoppingRule::asha, 1, 9, 3), lbo::jobs::Direction::maximize, 1, true);
+    std::vector<StopDecision> stops;
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      stops = table.report_and_decide(rule, order[i], 1, rung_1[static_cast<std::size_t>(order[i])].second);
+      if (i + 1 < order.size()) ASSERT_TRUE(stops.empty()) << "decided before every trial reached the rung";
+    }
+    std::vector<std::int64_t> stopped;
+    for (const StopDecision& d : stops) stopped.push_back(d.trial);
+    // Each against the three others: 0.2 < q(0.5, 0.7, 0.9) = 0.7667, 0.5 < q(0.2, 0.7, 0.9) = 0.7667,
+    // 0.7 < q(0.2, 0.5, 0.9) = 0.6333 is false, 0.9 goes on.
+    EXPECT_EQ(stopped, (std::vector<std::int64_t>{1, 2}));
+    if (first_stopped.empty()) first_stopped = stopped;
+    EXPECT_EQ(stopped, first_stopped);
+  } while (std::next_permutation(order.begin(), order.end()));
+}
+
+namespace {
+
+// The test objective reporting 9 steps (value·s/9, `report_ms` apart) on x in [0, 1], under ASHA
+// with rungs 1 and 3 and max_step 8 (its step 9 is past it).
+std::string asha_job(int budget, int report_ms, int seed = 3) {
+  return "grace_s = 0\nname = \"es\"\nseed = " + std::to_string(seed) + "\n[objective]\ncommand = [\"" +
+         std::string(LBO_TEST_OBJECTIVE) + "\", \"--reports\", \"9\", \"--report-ms\", \"" + std::to_string(report_ms) +
+         "\"]\ndirection = \"maximize\"\nretries = 2\n[policy]\nsurrogate = \"gp\"\ninitial_random = 4\n"
+         "[early_stopping]\nstep_name = \"epoch\"\nmin_step = 1\nmax_step = 8\neta = 3\n"
+         "[space]\nx = { type = \"float\", low = 0, high = 1 }\ny = { type = \"float\", low = 0, high = 1 }\n"
+         "[[tasks]]\nname = \"a\"\nbudget = " + std::to_string(budget) + "\n";
+}
+
+std::map<std::string, std::map<std::string, double>> reported_values(const fs::path& run_dir) {
+  std::map<std::string, std::map<std::string, double>> values;  // trial → step → value
+  for (const Row& r : lbo::testing::read_csv(run_dir / "reports.csv")) values[r.at("trial")][r.at("step")] = std::stod(r.at("value"));
+  return values;
+}
+
+}  // namespace
+
+// A run stops trials at its rungs: each stopped trial's result is its value at the step it was
+// stopped on, it is neither ok nor failed, never retried, and the model still proposes.
+TEST(EarlyStoppingRunTest, asha_stops_trials_at_their_rungs_and_counts_them_apart) {
+  lbo::testing::ScratchDir dir;
+  const RunOutput out = run_job(asha_job(16, 20), dir, 2);
+  ASSERT_EQ(out.exit_code, kExitDone) << out.log;
+  ASSERT_EQ(out.rows.size(), 16u);
+  const auto values = reported_values(out.run_dir);
+  int stopped = 0, ok = 0;
+  for (const Row& row : out.rows) {
+    const std::string& trial = row.at("trial");
+    EXPECT_EQ(row.at("attempts"), "1") << "a stop is never retried";
+    if (row.at("status") == "stopped") {
+      ++stopped;
+      EXPECT_TRUE(row.at("last_step") == "1" || row.at("last_step") == "3") << row.at("last_step");
+      EXPECT_EQ(std::stod(row.at("objective")), values.at(trial).at(row.at("last_step"))) << trial;
+      EXPECT_EQ(row.at("reason").rfind("stopped early: asha at epoch " + row.at("last_step") + " (rung ", 0), 0u)
+          << row.at("reason");
+    } else {
+      ++ok;
+      EXPECT_EQ(row.at("status"), "ok") << row.at("reason");
+      EXPECT_EQ(row.at("last_step"), "8") << "step 9 is past max_step and ignored";
+    }
+  }
+  EXPECT_GT(stopped, 0);
+  EXPECT_GT(ok, 0);
+  EXPECT_NE(out.log.find("task a done: " + std::to_string(ok) + "/16 ok, " + std::to_string(stopped) + " stopped early"),
+            std::string::npos)
+      << out.log;
+  EXPECT_NE(out.log.find("a report is ignored: step 9 is past [early_stopping] max_step (8)"), std::string::npos);
+  const RecoveredRun recovered = recover_run(out.run_dir);
+  EXPECT_EQ(recovered.state.tasks()[0].stopped, stopped);
+  EXPECT_EQ(recovered.state.tasks()[0].ok, ok);
+  EXPECT_EQ(recovered.state.tasks()[0].failed(), 0);
+  EXPECT_EQ(out.rows[static_cast<std::size_t>(*recovered.state.tasks()[0].best_trial)].at("status"), "ok");
+  // lbo status counts them in a column of their own.
+  const std::string status = status_report(out.run_dir);
+  std::istringstream lines(status);
+  std::vector<std::vector<std::string>> table;
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.starts_with("task ") && !line.starts_with("a ")) continue;
+    std::istringstream words(line);
+    table.emplace_back(std::istream_iterator<std::string>(words), std::istream_iterator<std::string>());
+  }
+  ASSERT_EQ(table.size(), 2u) << status;
+  EXPECT_EQ(std::vector<std::string>(table[0].begin() + 3, table[0].begin() + 6),
+            (std::vector<std::string>{"ok", "failed", "stopped"}));
+  EXPECT_EQ(std::vector<std::string>(table[1].begin() + 4, table[1].begin() + 7),
+            (std::vector<std::string>{std::to_string(ok), "0", std::to_string(stopped)}));  // "a", "job", "file", "16/16"
+  EXPECT_EQ(status.find("failures by reason"), std::string::npos) << "a stop is no failure";
+  int model = 0;
+  for (const Row& row : out.rows) model += row.at("proposed_by") == "model" ? 1 : 0;
+  EXPECT_GT(model, 0) << "stopped trials feed the model as other results do";
+}
+
+namespace {
+
+std::thread signal_after_rows(int signal_number, fs::path results, std::size_t rows) {
+  return std::thread([=] {
+    for (int i = 0; i < 6000; ++i) {
+      std::ifstream in(results);
+      const auto lines = static_cast<std::size_t>(std::count(std::istreambuf_iterator<char>(in), {}, '\n'));
+      if (lines >= rows + 1) {
+        ::kill(::getpid(), signal_number);
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  });
+}
+
+void expect_same_trials(const RunOutput& a, const RunOutput& b, const std::string& what) {
+  ASSERT_EQ(a.rows.size(), b.rows.size()) << what;
+  for (std::size_t i = 0; i < a.rows.size(); ++i) {
+    for (const char* column : {"trial", "x", "y", "status", "objective", "last_step", "reason"}) {
+      EXPECT_EQ(a.rows[i].at(column), b.rows[i].at(column)) << what << ": trial " << i << " " << column;
+    }
+  }
+}
+
+}  // namespace
+
+// --sync with early stopping: two runs give the same trials, statuses, steps and results, and a
+// run stopped mid-round and resumed ends as the uninterrupted one (a machine under load makes
+// the reports of a round arrive in any order).
+TEST(EarlyStoppingRunTest, a_sync_run_is_reproducible_and_resumes_to_the_same_trials_and_stops) {
+  lbo::testing::ScratchDir dir;
+  MasterOptions sync;
+  sync.sync = true;
+  const std::string job = asha_job(15, 15, 5);
+  const RunOutput whole = run_job(job, dir, 3, sync, dir.path() / "whole");
+  ASSERT_EQ(whole.exit_code, kExitDone) << whole.log;
+  const RunOutput again = run_job(job, dir, 3, sync, dir.path() / "again");
+  ASSERT_EQ(again.exit_code, kExitDone) << again.log;
+  expect_same_trials(whole, again, "a second --sync run");
+  int stopped = 0;
+  for (const Row& row : whole.rows) stopped += row.at("status") == "stopped" ? 1 : 0;
+  EXPECT_GT(stopped, 0) << whole.log;
+
+  std::thread stopper = signal_after_rows(SIGINT, dir.path() / "stopped" / "es" / "results.csv", 7);
+  const RunOutput part = run_job(job, dir, 3, sync, dir.path() / "stopped");
+  stopper.join();
+  EXPECT_EQ(part.exit_code, kExitResumable) << part.log;
+  EXPECT_LT(part.rows.size(), whole.rows.size());
+  const RunOutput rest = run_job(job, dir, 3, sync, dir.path() / "stopped");
+  ASSERT_EQ(rest.exit_code, kExitDone) << rest.log;
+  expect_same_trials(whole, rest, "stopped and resumed");
+}
