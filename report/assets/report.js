@@ -844,6 +844,67 @@
     caption(box, 'A metric the objective reported next to its result, against the objective of successful trials; one colour per task.');
   }
 
+  // Intermediate reports: each trial's curve by step, the stops, and the resource over time.
+  const hasCurve = t => Array.isArray(t.curve) && t.curve.length > 0;
+  const CURVES_SHOWN = 400;  // lines per task; more make the chart slow to draw
+  function curvesOption(P, ti) {
+    const trials = P.byTask[ti].filter(hasCurve).slice(-CURVES_SHOWN);
+    const series = trials.map(t => {
+      const stopped = t.status === 'stopped';
+      const data = t.curve.filter(c => Array.isArray(c) && isNum(c[0]) && isNum(c[1]) && (!stopped || !isNum(t.last_step) || c[0] <= t.last_step))
+        .map(c => [c[0], c[1], t.id]);
+      const name = stopped ? 'stopped early' : t.status === 'ok' ? 'ran to its end' : 'running or failed';
+      return { type: 'line', name: name, data: data, showSymbol: false, silent: false,
+        color: stopped ? '#9e9e9e' : t.status === 'ok' ? '#1f77b4' : '#ff7f0e', lineStyle: { width: 1, opacity: stopped ? 0.6 : 0.9 } };
+    });
+    const stops = trials.filter(t => t.status === 'stopped' && isNum(t.last_step) && isNum(t.stopped_value)).map(t => [t.last_step, t.stopped_value, t.id]);
+    if (stops.length) series.push({ type: 'scatter', name: 'where it was stopped', data: stops, symbol: 'diamond', symbolSize: 7, color: '#d62728' });
+    return {
+      legend: legend(), grid: { left: 70, right: 30, top: 40, bottom: 50 },
+      tooltip: { trigger: 'item', confine: true, formatter: q => 'trial ' + q.data[2] + ' (' + esc(q.seriesName) + ')<br>step ' + q.data[0] + ': ' + fmt(q.data[1]) },
+      xAxis: Object.assign(axisName('step', { nameGap: 28 }), { type: 'value', min: 0 }),
+      yAxis: Object.assign(axisName('reported value', { nameGap: 50 }), { type: 'value', scale: true }),
+      series: series,
+    };
+  }
+  function resourceOption(P) {
+    const events = [];
+    P.trials.filter(hasCurve).forEach(t => {
+      if (!isNum(t.started)) return;
+      let last = 0;
+      t.curve.forEach(c => {
+        if (!Array.isArray(c) || !isNum(c[0]) || !isNum(c[2]) || c[0] <= last) return;
+        events.push([(t.started + c[2] - P.t0) / 60, c[0] - last, t.status === 'stopped']);
+        last = c[0];
+      });
+    });
+    events.sort((a, b) => a[0] - b[0]);
+    let all = 0;
+    const data = events.map(e => [e[0], all += e[1]]);
+    return {
+      grid: { left: 70, right: 30, top: 30, bottom: 50 },
+      tooltip: { trigger: 'axis', confine: true, formatter: q => fmt(q[0].data[0]) + ' min: ' + q[0].data[1] + ' steps' },
+      xAxis: Object.assign(axisName('minutes since the run started', { nameGap: 28 }), { type: 'value', min: 0 }),
+      yAxis: Object.assign(axisName('steps reported, all trials', { nameGap: 50 }), { type: 'value' }),
+      series: [{ type: 'line', data: data, showSymbol: false, step: 'end', color: '#1f77b4' }],
+    };
+  }
+  function figCurves(P, box) {
+    const names = P.names.filter((n, i) => P.byTask[i] && P.byTask[i].some(hasCurve));
+    if (!names.length) return note(box, 'The trials made no intermediate reports (lbo:report lines; see the README, Objective protocol).');
+    const stopped = P.trials.filter(t => t.status === 'stopped').length;
+    const controls = el('div', { class: 'controls' });
+    box.append(controls);
+    const redraw = chart(box, 'curves', P, 380, curvesOption(P, P.names.indexOf(names[0])));
+    controls.append(select('task', names.map(n => [n, n]), names[0], v => redraw(curvesOption(P, P.names.indexOf(v)), 'curves')));
+    caption(box, 'Each trial\'s intermediate reports by step (its newest attempt; at most ' + CURVES_SHOWN + ' trials per task, the newest): ' +
+      'blue ran to its end, grey was stopped early by the job\'s [early_stopping] rule (' + stopped + ' in this run), a red diamond where it was stopped.');
+    if (isNum(P.t0)) {
+      chart(box, 'resource', P, 260, resourceOption(P));
+      caption(box, 'The resource the run spent: steps reported by all trials, against the time they were reported.');
+    }
+  }
+
   // ---------------------------------------------------------------- the page
 
   const SECTIONS = [
@@ -857,6 +918,7 @@
     { id: 'failures', title: 'Failures', lead: 'Trials and attempts that did not succeed, and why.', build: figFailures },
     { id: 'hedge', title: 'Hedge', lead: 'How GP-Hedge weighed acquisition functions and open tasks.', build: figHedge },
     { id: 'metrics', title: 'Metrics', lead: 'Extra numbers the objective reported.', build: figMetrics },
+    { id: 'curves', title: 'Learning curves', lead: 'What trials reported as they ran, which were stopped early, and the resource spent.', build: figCurves },
   ];
 
   function main() {

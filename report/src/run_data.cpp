@@ -311,12 +311,22 @@ json trials_json(const RunState& state, bool running, const std::map<std::int64_
         item["reason"] = t.outcome.reason;
         if (!t.outcome.path.empty()) item["path"] = t.outcome.path;
       }
+      if (t.outcome.status == workers::TrialStatus::stopped) item["stopped_value"] = t.outcome.objective;
+      if (t.outcome.last_step > 0) item["last_step"] = t.outcome.last_step;
       json metrics = json::parse(t.outcome.metrics_json, nullptr, false);
       if (metrics.is_object() && !metrics.empty()) item["metrics"] = std::move(metrics);
       if (!t.outcome.cores.empty()) item["cores"] = t.outcome.cores;
       if (!t.outcome.gpus.empty()) item["gpus"] = t.outcome.gpus;
     } else {
       item["status"] = running && a != nullptr && a->status.empty() ? "running" : "queued";
+    }
+    // The newest attempt's intermediate reports: [step, value, seconds since it started].
+    if (!t.reports.empty()) {
+      json curve = json::array();
+      for (const orchestrator::StepReport& r : t.reports) {
+        if (r.attempt == t.reports.back().attempt) curve.push_back(json::array({r.step, r.value, r.elapsed_s}));
+      }
+      item["curve"] = std::move(curve);
     }
     item["config"] = config_json(identity.space, t.config);
     add_place(item, a != nullptr ? a->worker : t.worker);

@@ -100,13 +100,13 @@ fi
 
 # A lifelong job with every figure's data: two open tasks (Hedge across tasks), GP-Hedge,
 # failures (the test objective exits 3 when outcome = "fail") with a retry, metrics,
-# conditional parameters, two slots.
+# conditional parameters, two slots, intermediate reports (4 steps) with ASHA stopping some.
 write_job() {  # write_job FILE SURROGATE
   cat > "$1" <<JOB
 name = "browser-$2"
 seed = 4
 [objective]
-command = ["$LBO_TEST_OBJECTIVE", "--metrics", "on", "--sleep-ms", "20"]
+command = ["$LBO_TEST_OBJECTIVE", "--metrics", "on", "--sleep-ms", "20", "--reports", "4", "--report-ms", "5"]
 direction = "maximize"
 retries = 1
 [policy]
@@ -118,6 +118,8 @@ candidates = 256
 local_slots = 2
 [schedule]
 concurrent_tasks = 2
+[early_stopping]
+max_step = 4
 [space]
 x = { type = "float", low = 0, high = 1 }
 outcome = { type = "categorical", choices = ["ok", "fail"] }
@@ -142,6 +144,10 @@ for s in lbo gp; do
   [ -s "$SCRATCH/runs/browser-$s/report.html" ] || fail "the $s run wrote no report.html"
 done
 check "$SCRATCH/runs/browser-lbo/report.html" report
+for figure in curves resource; do
+  grep -q "data-figure=\"$figure\"" "$SCRATCH/report.dom" || fail "report: no $figure figure"
+done
+grep -q ',stopped,' "$SCRATCH/runs/browser-lbo/results.csv" || fail "no trial of the browser run was stopped early"
 "$LBO_BIN" report "$SCRATCH/runs/browser-lbo" "$SCRATCH/runs/browser-gp" -o "$SCRATCH/compare.html" > /dev/null \
   || fail "lbo report of two runs failed"
 check "$SCRATCH/compare.html" compare

@@ -234,3 +234,39 @@ TEST(RunDataTest, a_run_whose_lock_cannot_tell_is_in_an_unknown_state) {
   EXPECT_EQ(data["state_note"], "running or stopped: the last lbo, pid 12345 on elsewhere, ran with --no-lock, so lbo "
                                 "cannot tell whether a live lbo uses it");
 }
+
+// A trial's intermediate reports are its curve (newest attempt: step, value, seconds), and a
+// trial stopped early keeps its value and step apart from an objective.
+TEST(RunDataTest, curves_and_stopped_trials) {
+  ScratchDir dir;
+  std::string job = report_job("surrogate = \"random\"", "", "[[tasks]]\nname = \"a\"\nbudget = 12\n");
+  job.replace(job.find("\"--metrics\", \"on\""), 17, "\"--reports\", \"9\", \"--report-ms\", \"2\"");
+  job.replace(job.find("[space]"), 7, "[early_stopping]\nmax_step = 9\n[space]");
+  const RunOutput out = lbo::testing::run_job(job, dir, 2);
+  ASSERT_EQ(out.exit_code, lbo::orchestrator::kExitDone) << out.log;
+  const nlohmann::json data = lbo::report::run_data(out.run_dir);
+  const auto rows = by_trial(out);
+  int stopped = 0, curves = 0;
+  for (const nlohmann::json& t : data["trials"]) {
+    const lbo::testing::Row& row = rows.at(std::to_string(t["id"].get<int>()));
+    ASSERT_EQ(t["status"], row.at("status"));
+    if (row.at("status") == "failed") {
+      EXPECT_FALSE(t.contains("curve")) << "the test objective fails before it reports";
+      continue;
+    }
+    ASSERT_TRUE(t.contains("curve")) << t.dump();
+    ++curves;
+    const nlohmann::json& curve = t["curve"];
+    ASSERT_GE(curve.size(), 1u);
+    EXPECT_EQ(curve[0][0], 1);
+    EXPECT_GT(curve[0][2].get<double>(), 0);
+    EXPECT_EQ(t["last_step"].get<std::int64_t>(), std::stoll(row.at("last_step")));
+    if (row.at("status") == "stopped") {
+      ++stopped;
+      EXPECT_FALSE(t.contains("objective"));
+      EXPECT_EQ(t["stopped_value"].get<double>(), std::stod(row.at("objective")));
+    }
+  }
+  EXPECT_GT(stopped, 0);
+  EXPECT_GT(curves, stopped);
+}

@@ -1,0 +1,130 @@
+"""bench/fidelity's objective: XGBoost trained round by round, the held-out ROC AUC reported
+after every round (a learning curve), on one task's CSV of bench/real/data.
+
+    curves.py serve --socket PATH                          # the evaluation server
+    python3 -S -E curves.py ask --socket PATH --data PATH --params PATH --rounds R
+
+`ask` is the lbo objective: it imports only the standard library, sends the request to the
+server, and copies what comes back to stdout line by line: one `lbo:report {"step": r,
+"value": auc}` per boosting round, then the result `{"objective": auc after the last round}`.
+The server forks a child per request that reads the data and trains from scratch, so nothing
+a trial's cost or result depends on is cached; a child whose client is gone (lbo stopped the
+trial) ends at its next line. `evaluate` is the same curve for the Optuna peer.
+
+Data: the CSV's last column is the 0/1 target; a stratified 30% (random_state=0) is held out.
+Parameters: lr, depth, min_child_weight, subsample, colsample, lambda (suite.py's space).
+"""
+
+import json
+import os
+import signal
+import socket
+import sys
+
+
+def _train_curve(data_path, params, rounds, emit):
+    """Trains `rounds` boosting rounds, calling emit(round, auc) after each; the last AUC."""
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(var, "1")
+    import numpy as np
+    import xgboost as xgb
+    from sklearn.metrics import roc_auc_score
+    from sklearn.model_selection import train_test_split
+
+    data = np.genfromtxt(data_path, delimiter=",", skip_header=1)
+    x, y = data[:, :-1], data[:, -1].astype(int)
+    x_train, x_test, y_train, y_test = train_test_split(x, y, test_size=0.3, stratify=y, random_state=0)
+    train = xgb.DMatrix(x_train, label=y_train)
+    test = xgb.DMatrix(x_test)
+    booster_params = {"objective": "binary:logistic", "eta": float(params["lr"]), "max_depth": int(params["depth"]),
+                      "min_child_weight": float(params["min_child_weight"]), "subsample": float(params["subsample"]),
+                      "colsample_bytree": float(params["colsample"]), "lambda": float(params["lambda"]),
+                      "nthread": 1, "seed": 0, "verbosity": 0}
+    booster = None
+    auc = 0.5
+    for r in range(1, rounds + 1):
+        booster = xgb.train(booster_params, train, num_boost_round=1, xgb_model=booster)
+        auc = float(roc_auc_score(y_test, booster.predict(test)))
+        if emit(r, auc) is False:
+            break
+    return auc
+
+
+def evaluate(data_path, params, rounds, emit):
+    return _train_curve(data_path, params, rounds, emit)
+
+
+def serve(socket_path):
+    import numpy  # noqa: F401  (imported once, before the forks)
+    import sklearn.metrics  # noqa: F401
+    import sklearn.model_selection  # noqa: F401
+    import xgboost  # noqa: F401
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    if os.path.exists(socket_path):
+        os.unlink(socket_path)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(socket_path)
+    listener.listen(64)
+    print(f"curves.py: serving on {socket_path} (pid {os.getpid()})", flush=True)
+    try:
+        while True:
+            connection, _ = listener.accept()
+            if os.fork() == 0:
+                listener.close()
+                signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # a gone client ends the child
+                with connection, connection.makefile("rw") as stream:
+                    request = json.loads(stream.readline())
+
+                    def emit(r, auc):
+                        stream.write("lbo:report " + json.dumps({"step": r, "value": auc}) + "\n")
+                        stream.flush()
+
+                    try:
+                        auc = evaluate(request["data"], request["params"], int(request["rounds"]), emit)
+                        stream.write(json.dumps({"objective": auc}) + "\n")
+                    except (BrokenPipeError, ConnectionResetError):
+                        os._exit(0)
+                    except Exception as e:  # noqa: BLE001 (a failed trial with its reason)
+                        stream.write(json.dumps({"error": f"{type(e).__name__}: {e}"}) + "\n")
+                os._exit(0)
+            connection.close()
+    finally:
+        listener.close()
+        if os.path.exists(socket_path):
+            os.unlink(socket_path)
+
+
+def ask(argv):
+    import argparse
+    parser = argparse.ArgumentParser()
+    parser.add_argument("ask")
+    parser.add_argument("--socket", required=True)
+    parser.add_argument("--data", required=True)
+    parser.add_argument("--params", required=True)
+    parser.add_argument("--rounds", type=int, required=True)
+    args = parser.parse_args(argv)
+    with open(args.params) as f:
+        params = json.load(f)
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
+        connection.connect(args.socket)
+        with connection.makefile("rw") as stream:
+            stream.write(json.dumps({"data": args.data, "params": params, "rounds": args.rounds}) + "\n")
+            stream.flush()
+            for line in stream:
+                if line.startswith("{\"error\""):
+                    print(json.loads(line)["error"], file=sys.stderr)
+                    return 1
+                sys.stdout.write(line)
+                sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "serve":
+        serve(sys.argv[sys.argv.index("--socket") + 1])
+    elif len(sys.argv) > 1 and sys.argv[1] == "ask":
+        sys.exit(ask(sys.argv[1:]))
+    else:
+        print(__doc__, file=sys.stderr)
+        sys.exit(2)

@@ -1,0 +1,274 @@
+"""bench/fidelity: early stopping on learning curves, lbo's rules against Optuna's pruners.
+
+    suite.py --lbo build/lbo --out DIR [--seeds 3] [--trials 20] [--methods ...]
+
+The objective (curves.py) trains XGBoost round by round on each task of bench/real's rotterdam
+problem (7 windows by year of surgery; bench/real/data/README.md) and reports the held-out AUC
+after every round, up to R = 81 rounds. Every method sees the same tasks in the same order, the
+same trial budget per task and 2 trials at a time:
+
+- lbo methods run one lbo job per seed over all tasks (a later task learns from the earlier
+  ones): `lbo` runs every trial to R; `lbo+asha`, `lbo+hyperband`, `lbo+median`, `gp+asha`,
+  `random+asha` add an [early_stopping] table with rungs 1, 3, 9, 27 (r = 1, eta = 3).
+- Optuna 3.1 (one study per task, n_jobs = 2), reporting each round through trial.report and
+  pruning on should_prune: `optuna-tpe` (no pruner), `optuna-tpe-hyperband`
+  (HyperbandPruner(1, 81, 3)), `optuna-tpe-median` (MedianPruner()), `optuna-random-sha`
+  (RandomSampler + SuccessiveHalvingPruner(1, 3)).
+
+Resource is counted in rounds: a full trial costs 81, a stopped or pruned one the last round it
+reported. A task's best is the best value of a trial run to R (a stopped trial's partial value
+is no result a user would deploy). Printed per method, over tasks 2+ and seeds: the resource
+used (share of the 20 × 81 of full fidelity), the best found within 25%, 50% and 100% of that
+resource, and the resource at which the best reached lbo's final best (no early stopping, same
+seed and task).
+"""
+
+import argparse
+import csv
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import warnings
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+DATA = os.path.join(REPO, "bench", "real", "data")
+TASKS = [os.path.join(DATA, f"rotterdam-{y}.csv") for y in
+         ("1978-1985", "1986-1987", "1988", "1989", "1990", "1991", "1992-1993")]
+ROUNDS = 81
+SLOTS = 2
+SPACE = [("lr", "float", 0.01, 0.5, True), ("depth", "int", 1, 8, False),
+         ("min_child_weight", "float", 0.5, 20.0, True), ("subsample", "float", 0.5, 1.0, False),
+         ("colsample", "float", 0.5, 1.0, False), ("lambda", "float", 1e-3, 10.0, True)]
+EARLY = {"asha": 'rule = "asha"', "hyperband": 'rule = "hyperband"', "median": 'rule = "median"'}
+LBO_METHODS = ("lbo", "lbo+asha", "lbo+hyperband", "lbo+median", "gp+asha", "random+asha")
+OPTUNA_METHODS = ("optuna-tpe", "optuna-tpe-hyperband", "optuna-tpe-median", "optuna-random-sha")
+
+
+def task_name(path):
+    return os.path.splitext(os.path.basename(path))[0]
+
+
+def command(socket_path, dataset, params_file):
+    return ["/usr/bin/python3", "-S", "-E", os.path.join(HERE, "curves.py"), "ask", "--socket", socket_path,
+            "--data", dataset, "--params", params_file, "--rounds", str(ROUNDS)]
+
+
+def job_toml(method, seed, trials, socket_path):
+    surrogate, _, rule = method.partition("+")
+    lines = [f'name = "{method.replace("+", "_")}-seed{seed}"', f"seed = {seed}", "", "[objective]",
+             f"command = {json.dumps(command(socket_path, '{dataset}', '{params_file}'))}",
+             'direction = "maximize"', "timeout_s = 120", "", "[policy]", f'surrogate = "{surrogate}"', "",
+             "[workers]", f"local_slots = {SLOTS}", ""]
+    if rule:
+        lines += ["[early_stopping]", EARLY[rule], 'step_name = "round"', "min_step = 1", f"max_step = {ROUNDS}",
+                  "eta = 3", ""]
+    lines.append("[space]")
+    for name, kind, low, high, log in SPACE:
+        lines.append(f'{name} = {{ type = "{kind}", low = {low!r}, high = {high!r}{", log = true" if log else ""} }}')
+    for path in TASKS:
+        lines += ["", "[[tasks]]", f'name = "{task_name(path)}"', f'dataset = "{path}"', f"budget = {trials}"]
+    return "\n".join(lines) + "\n"
+
+
+def run_lbo(method, seed, trials, socket_path, work, lbo):
+    """Per task: [(resource, full-fidelity value or None)] in the order the trials ended."""
+    job = os.path.join(work, "job.toml")
+    with open(job, "w") as f:
+        f.write(job_toml(method, seed, trials, socket_path))
+    with open(os.path.join(work, "lbo.log"), "w") as log:
+        status = subprocess.run([lbo, "run", job, "--run-root", work, "--fresh"], stdout=log,
+                                stderr=subprocess.STDOUT).returncode
+    if status != 0:
+        raise RuntimeError(f"lbo exited {status}; see {work}/lbo.log")
+    run_dir = os.path.join(work, f'{method.replace("+", "_")}-seed{seed}')
+    with open(os.path.join(run_dir, "results.csv")) as f:
+        results = sorted(csv.DictReader(f), key=lambda r: r["finished"])
+    steps = {}
+    if os.path.exists(os.path.join(run_dir, "reports.csv")):
+        with open(os.path.join(run_dir, "reports.csv")) as f:
+            for r in csv.DictReader(f):
+                steps[r["trial"]] = max(steps.get(r["trial"], 0), int(r["step"]))
+    curves = {task_name(p): [] for p in TASKS}
+    for r in results:
+        full = r["status"] == "ok"
+        resource = ROUNDS if full else int(r["last_step"] or steps.get(r["trial"], 0))
+        curves[r["task"]].append((resource, float(r["objective"]) if full else None))
+    return [curves[task_name(p)] for p in TASKS]
+
+
+def stream_evaluate(socket_path, path, params, on_report):
+    """Runs one trial through the server as lbo does; on_report(step, value) -> False stops it."""
+    import socket
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
+        connection.connect(socket_path)
+        with connection.makefile("rw") as stream:
+            stream.write(json.dumps({"data": path, "params": params, "rounds": ROUNDS}) + "\n")
+            stream.flush()
+            for line in stream:
+                if line.startswith("lbo:report "):
+                    report = json.loads(line[len("lbo:report "):])
+                    if on_report(report["step"], report["value"]) is False:
+                        return None  # the socket closes: the server's child ends
+                else:
+                    doc = json.loads(line)
+                    if "error" in doc:
+                        raise RuntimeError(doc["error"])
+                    return doc["objective"]
+    raise RuntimeError("the server's child ended without a result")
+
+
+def run_optuna(method, seed, trials, socket_path):
+    import optuna
+    optuna.logging.set_verbosity(optuna.logging.ERROR)
+    warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
+    tasks = []
+    for index, path in enumerate(TASKS):
+        sampler_seed = seed * 1000 + index
+        sampler = (optuna.samplers.RandomSampler(seed=sampler_seed) if method == "optuna-random-sha"
+                   else optuna.samplers.TPESampler(seed=sampler_seed))
+        pruner = {"optuna-tpe": optuna.pruners.NopPruner(),
+                  "optuna-tpe-hyperband": optuna.pruners.HyperbandPruner(min_resource=1, max_resource=ROUNDS,
+                                                                         reduction_factor=3),
+                  "optuna-tpe-median": optuna.pruners.MedianPruner(),
+                  "optuna-random-sha": optuna.pruners.SuccessiveHalvingPruner(min_resource=1, reduction_factor=3)}[method]
+        ended, lock = [], threading.Lock()
+
+        def objective(trial):
+            params = {}
+            for name, kind, low, high, log in SPACE:
+                params[name] = (trial.suggest_int(name, low, high, log=log) if kind == "int"
+                                else trial.suggest_float(name, low, high, log=log))
+            last = [0]
+
+            def on_report(step, value):
+                last[0] = step
+                trial.report(value, step)
+                return not trial.should_prune()
+
+            value = stream_evaluate(socket_path, path, params, on_report)
+            with lock:
+                ended.append((ROUNDS if value is not None else last[0], value))
+            if value is None:
+                raise optuna.TrialPruned()
+            return value
+
+        study = optuna.create_study(direction="maximize", sampler=sampler, pruner=pruner)
+        study.optimize(objective, n_trials=trials, n_jobs=SLOTS)
+        tasks.append(ended)
+    return tasks
+
+
+def best_within(curve, budget):
+    """The best full-fidelity value among the trials that ended within `budget` rounds in all."""
+    spent, best = 0, None
+    for resource, value in curve:
+        spent += resource
+        if spent > budget:
+            break
+        if value is not None and (best is None or value > best):
+            best = value
+    return best
+
+
+def resource_to_reach(curve, target):
+    spent = 0
+    for resource, value in curve:
+        spent += resource
+        if value is not None and value >= target - 1e-12:
+            return spent
+    return None
+
+
+def mean(xs):
+    xs = [x for x in xs if x is not None]
+    return sum(xs) / len(xs) if xs else float("nan")
+
+
+def report(results, methods, trials, seeds):
+    full = trials * ROUNDS
+    print(f"bench/fidelity: rotterdam, {len(TASKS)} tasks, {trials} trials per task, R = {ROUNDS} rounds, "
+          f"{SLOTS} slots, seeds {', '.join(map(str, seeds))}; figures over tasks 2+ and seeds")
+    print(f"{'method':24s} {'resource':>9s} {'best@25%':>9s} {'best@50%':>9s} {'best@100%':>10s} {'final':>8s} "
+          f"{'to lbo final':>13s} {'reached':>8s}")
+    for method in methods:
+        used, at25, at50, at100, final, to_target, reached, total = [], [], [], [], [], [], 0, 0
+        for seed in seeds:
+            tasks = results.get((method, seed))
+            baseline = results.get(("lbo", seed))
+            if tasks is None:
+                continue
+            for t in range(1, len(TASKS)):
+                curve = tasks[t]
+                used.append(sum(r for r, _ in curve) / full)
+                at25.append(best_within(curve, 0.25 * full))
+                at50.append(best_within(curve, 0.5 * full))
+                at100.append(best_within(curve, full))
+                final.append(best_within(curve, math.inf))
+                if baseline is not None:
+                    target = best_within(baseline[t], math.inf)
+                    spent = resource_to_reach(curve, target) if target is not None else None
+                    total += 1
+                    if spent is not None:
+                        reached += 1
+                        to_target.append(spent / full)
+        print(f"{method:24s} {mean(used):9.3f} {mean(at25):9.4f} {mean(at50):9.4f} {mean(at100):10.4f} "
+              f"{mean(final):8.4f} {mean(to_target):13.3f} {reached:>3d}/{total:<3d}")
+    print("resource: rounds used / (trials × 81); best@x: best full-fidelity AUC within x of trials × 81 rounds; "
+          "to lbo final: rounds (share of trials × 81) until the best reached lbo's final best, over the tasks that did")
+
+
+def start_server(out):
+    socket_path = os.path.join(tempfile.mkdtemp(prefix="lbo-fidelity-"), "curves.sock")
+    server = subprocess.Popen(["/usr/bin/python3", os.path.join(HERE, "curves.py"), "serve", "--socket", socket_path],
+                              stdout=open(os.path.join(out, "server.log"), "a"), stderr=subprocess.STDOUT)
+    for _ in range(600):
+        if os.path.exists(socket_path):
+            return server, socket_path
+        time.sleep(0.1)
+    server.kill()
+    raise SystemExit("suite.py: curves.py serve did not start")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--lbo", required=True)
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--trials", type=int, default=20)
+    parser.add_argument("--methods", nargs="+", default=list(LBO_METHODS + OPTUNA_METHODS))
+    args = parser.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    server, socket_path = start_server(args.out)
+    results = {}
+    seeds = list(range(1, args.seeds + 1))
+    try:
+        for seed in seeds:
+            for method in args.methods:
+                raw = os.path.join(args.out, f"{method}-seed{seed}.json")
+                if os.path.exists(raw):
+                    with open(raw) as f:
+                        results[(method, seed)] = json.load(f)
+                    continue
+                start = time.time()
+                if method.startswith("optuna"):
+                    tasks = run_optuna(method, seed, args.trials, socket_path)
+                else:
+                    work = tempfile.mkdtemp(prefix=f"{method}-{seed}-", dir=args.out)
+                    tasks = run_lbo(method, seed, args.trials, socket_path, work, args.lbo)
+                with open(raw, "w") as f:
+                    json.dump(tasks, f)
+                results[(method, seed)] = tasks
+                print(f"{method} seed {seed}: {time.time() - start:.0f} s", file=sys.stderr, flush=True)
+    finally:
+        server.terminate()
+    report(results, args.methods, args.trials, seeds)
+
+
+if __name__ == "__main__":
+    main()
