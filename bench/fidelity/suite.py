@@ -9,7 +9,9 @@ same trial budget per task and 2 trials at a time:
 
 - lbo methods run one lbo job per seed over all tasks (a later task learns from the earlier
   ones): `lbo` runs every trial to R; `lbo+asha`, `lbo+hyperband`, `lbo+median`, `gp+asha`,
-  `random+asha` add an [early_stopping] table with rungs 1, 3, 9, 27 (r = 1, eta = 3).
+  `random+asha` add an [early_stopping] table with rungs 1, 3, 9, 27 (r = 1, eta = 3), where
+  a later task's first trials are earlier tasks' bests whose values at each rung are hurdles
+  (RUSH); `lbo+asha+notransfer` turns the hurdles off.
 - Optuna 3.1 (one study per task, n_jobs = 2), reporting each round through trial.report and
   pruning on should_prune: `optuna-tpe` (no pruner), `optuna-tpe-hyperband`
   (HyperbandPruner(1, 81, 3)), `optuna-tpe-median` (MedianPruner()), `optuna-random-sha`
@@ -46,7 +48,7 @@ SPACE = [("lr", "float", 0.01, 0.5, True), ("depth", "int", 1, 8, False),
          ("min_child_weight", "float", 0.5, 20.0, True), ("subsample", "float", 0.5, 1.0, False),
          ("colsample", "float", 0.5, 1.0, False), ("lambda", "float", 1e-3, 10.0, True)]
 EARLY = {"asha": 'rule = "asha"', "hyperband": 'rule = "hyperband"', "median": 'rule = "median"'}
-LBO_METHODS = ("lbo", "lbo+asha", "lbo+hyperband", "lbo+median", "gp+asha", "random+asha")
+LBO_METHODS = ("lbo", "lbo+asha", "lbo+asha+notransfer", "lbo+hyperband", "lbo+median", "gp+asha", "random+asha")
 OPTUNA_METHODS = ("optuna-tpe", "optuna-tpe-hyperband", "optuna-tpe-median", "optuna-random-sha")
 
 
@@ -61,13 +63,14 @@ def command(socket_path, dataset, params_file):
 
 def job_toml(method, seed, trials, socket_path):
     surrogate, _, rule = method.partition("+")
+    rule, _, variant = rule.partition("+")
     lines = [f'name = "{method.replace("+", "_")}-seed{seed}"', f"seed = {seed}", "", "[objective]",
              f"command = {json.dumps(command(socket_path, '{dataset}', '{params_file}'))}",
              'direction = "maximize"', "timeout_s = 120", "", "[policy]", f'surrogate = "{surrogate}"', "",
              "[workers]", f"local_slots = {SLOTS}", ""]
     if rule:
         lines += ["[early_stopping]", EARLY[rule], 'step_name = "round"', "min_step = 1", f"max_step = {ROUNDS}",
-                  "eta = 3", ""]
+                  "eta = 3"] + (["transfer = false"] if variant == "notransfer" else []) + [""]
     lines.append("[space]")
     for name, kind, low, high, log in SPACE:
         lines.append(f'{name} = {{ type = "{kind}", low = {low!r}, high = {high!r}{", log = true" if log else ""} }}')

@@ -733,3 +733,14 @@ TEST_F(JobSpecTest, early_stopping_errors_name_the_key_and_the_fix) {
   EXPECT_NE(stepwise.find("early_stopping: cannot be combined with [objective] stepwise"), std::string::npos) << stepwise;
   EXPECT_NE(stepwise.find("job.toml:"), std::string::npos) << stepwise;
 }
+
+TEST_F(JobSpecTest, early_stopping_transfer_is_on_by_default_and_only_for_successive_halving) {
+  const JobSpec on = parse(valid_with("[space]", "[early_stopping]\nmax_step = 9\n\n[space]"));
+  ASSERT_TRUE(on.early_stopping);
+  EXPECT_TRUE(on.early_stopping->transfer);
+  const JobSpec off = parse(valid_with("[space]", "[early_stopping]\nmax_step = 9\ntransfer = false\n\n[space]"));
+  EXPECT_FALSE(off.early_stopping->transfer);
+  EXPECT_NE(error_of(valid_with("[space]", "[early_stopping]\nrule = \"median\"\nmax_step = 9\ntransfer = true\n\n[space]"))
+                .find("early_stopping.transfer: is for rule = \"asha\" or \"hyperband\""),
+            std::string::npos);
+}

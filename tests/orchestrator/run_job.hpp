@@ -1,8 +1,16 @@
 #pragma once
 // Runs a job in this process (Master + local slots) and reads back what it wrote.
 
+#include <signal.h>
+#include <unistd.h>
+
 #include <boost/asio/io_context.hpp>
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <thread>
 #include <map>
 #include <sstream>
 
@@ -96,6 +104,22 @@ inline RunOutput run_job(const std::string& text, const ScratchDir& dir, int slo
   out.journal = orchestrator::read_journal(run_dir.journal());
   out.run_dir = run_dir.path();
   return out;
+}
+
+/// A thread that sends this process `signal_number` once `results` (a results.csv) has `rows`
+/// rows, looking every 10 ms for up to a minute.
+inline std::thread signal_after_rows(int signal_number, std::filesystem::path results, std::size_t rows) {
+  return std::thread([=] {
+    for (int i = 0; i < 6000; ++i) {
+      std::ifstream in(results);
+      const auto lines = static_cast<std::size_t>(std::count(std::istreambuf_iterator<char>(in), {}, '\n'));
+      if (lines >= rows + 1) {
+        ::kill(::getpid(), signal_number);
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  });
 }
 
 }  // namespace lbo::testing

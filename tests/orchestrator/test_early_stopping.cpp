@@ -158,6 +158,31 @@ TEST(EarlyStoppingTest, median_waits_for_min_trials_then_stops_below_the_median_
                             "trial(s)' running averages there");
 }
 
+// RUSH's hurdle: trial 0 is an earlier task's best configuration, run first in the new task;
+// its 0.8 at rung 1 stops trial 1 (0.75), which ASHA alone lets go on (above the 2/3 quantile
+// of [0.6, 0.8], 0.7333); without transfer ASHA's cutoff decides alone.
+TEST(EarlyStoppingTest, an_earlier_tasks_best_sets_the_hurdle_at_each_rung_unless_transfer_is_off) {
+  for (const bool transfer : {true, false}) {
+    RungTable table(0);
+    lbo::testing::start_trial(table.state, 0, {{0.5}}, "local:0", ProposalSource::earlier_best);
+    lbo::testing::start_trial(table.state, 0, {{0.6}});
+    lbo::testing::start_trial(table.state, 0, {{0.7}});
+    EarlyStoppingSpec s = spec(StoppingRule::asha, 1, 9, 3);
+    s.transfer = transfer;
+    EarlyStopping rule(s, lbo::jobs::Direction::maximize, 1, false);
+    EXPECT_TRUE(table.report_and_decide(rule, 2, 1, 0.6).empty()) << "the first at the rung, before the hurdle is set";
+    EXPECT_TRUE(table.report_and_decide(rule, 0, 1, 0.8).empty()) << "an earlier best meets no hurdle of its own";
+    const std::vector<StopDecision> stops = table.report_and_decide(rule, 1, 1, 0.75);
+    if (transfer) {
+      ASSERT_EQ(stops.size(), 1u);
+      EXPECT_EQ(stops[0].reason, "asha at epoch 1 (rung 1 of 2): 0.75 is worse than 0.8, the hurdle trial 0 (an earlier "
+                                 "task's best configuration) set there");
+    } else {
+      EXPECT_TRUE(stops.empty()) << "0.75 is above ASHA's cutoff 0.7333";
+    }
+  }
+}
+
 // Hyperband with 3 brackets (η = 3): weights 9/3, 3/2, 1/1 of 5.5, and bracket b's rungs start
 // at r·η^b: bracket 0 {1, 3}, bracket 1 {3}, bracket 2 none (every trial runs to max_step).
 TEST(EarlyStoppingTest, hyperband_brackets_follow_their_weights_by_trial_id_alone) {
@@ -281,20 +306,6 @@ TEST(EarlyStoppingRunTest, asha_stops_trials_at_their_rungs_and_counts_them_apar
 
 namespace {
 
-std::thread signal_after_rows(int signal_number, fs::path results, std::size_t rows) {
-  return std::thread([=] {
-    for (int i = 0; i < 6000; ++i) {
-      std::ifstream in(results);
-      const auto lines = static_cast<std::size_t>(std::count(std::istreambuf_iterator<char>(in), {}, '\n'));
-      if (lines >= rows + 1) {
-        ::kill(::getpid(), signal_number);
-        return;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-  });
-}
-
 void expect_same_trials(const RunOutput& a, const RunOutput& b, const std::string& what) {
   ASSERT_EQ(a.rows.size(), b.rows.size()) << what;
   for (std::size_t i = 0; i < a.rows.size(); ++i) {
@@ -323,7 +334,7 @@ TEST(EarlyStoppingRunTest, a_sync_run_is_reproducible_and_resumes_to_the_same_tr
   for (const Row& row : whole.rows) stopped += row.at("status") == "stopped" ? 1 : 0;
   EXPECT_GT(stopped, 0) << whole.log;
 
-  std::thread stopper = signal_after_rows(SIGINT, dir.path() / "stopped" / "es" / "results.csv", 7);
+  std::thread stopper = lbo::testing::signal_after_rows(SIGINT, dir.path() / "stopped" / "es" / "results.csv", 7);
   const RunOutput part = run_job(job, dir, 3, sync, dir.path() / "stopped");
   stopper.join();
   EXPECT_EQ(part.exit_code, kExitResumable) << part.log;

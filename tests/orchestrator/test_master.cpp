@@ -224,19 +224,6 @@ std::thread signal_later(int signal_number, std::chrono::milliseconds delay) {
 }
 
 // Sends `signal_number` to this process once `results` lists `rows` trials (at most 60 s).
-std::thread signal_after_rows(int signal_number, fs::path results, std::size_t rows) {
-  return std::thread([=] {
-    for (int i = 0; i < 6000; ++i) {
-      std::ifstream in(results);
-      const auto lines = static_cast<std::size_t>(std::count(std::istreambuf_iterator<char>(in), {}, '\n'));
-      if (lines >= rows + 1) {
-        ::kill(::getpid(), signal_number);
-        return;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-  });
-}
 
 TEST(MasterTest, a_stop_signal_cancels_after_the_grace_period_checkpoints_and_exits_75) {
   lbo::testing::ScratchDir dir;
@@ -278,7 +265,7 @@ TEST(MasterTest, a_stopped_run_resumes_to_exactly_its_budgets) {
   const std::string job = "grace_s = 0\n" + lbo::testing::test_job("sleep_ms = { type = \"int\", low = 50, high = 150 }",
                                                                      "[[tasks]]\nname = \"a\"\nbudget = 20\n[[tasks]]\nname = \"b\"\nbudget = 10\n",
                                                                      "", "surrogate = \"gp\"\ninitial_random = 3");
-  std::thread stopper = signal_after_rows(SIGTERM, dir.path() / "runs" / "t" / "results.csv", 8);
+  std::thread stopper = lbo::testing::signal_after_rows(SIGTERM, dir.path() / "runs" / "t" / "results.csv", 8);
   const RunOutput first = run_job(job, dir, 3);
   stopper.join();
   ASSERT_EQ(first.exit_code, kExitResumable);
@@ -340,7 +327,7 @@ RunOutput expect_exact_resume(const std::string& job, const lbo::testing::Scratc
   sync.sync = true;
   RunOutput whole = run_job(job, dir, 3, sync, dir.path() / "whole");
   EXPECT_EQ(whole.exit_code, kExitDone) << whole.log;
-  std::thread stopper = signal_after_rows(SIGINT, dir.path() / "stopped" / "exact" / "results.csv", stop_after);
+  std::thread stopper = lbo::testing::signal_after_rows(SIGINT, dir.path() / "stopped" / "exact" / "results.csv", stop_after);
   const RunOutput part = run_job(job, dir, 3, sync, dir.path() / "stopped");
   stopper.join();
   EXPECT_EQ(part.exit_code, kExitResumable) << part.log;

@@ -25,7 +25,8 @@ int most_brackets(const EarlyStoppingSpec& e) {
 
 void read_early_stopping(Reader& r, const toml::table& t, JobSpec& job) {
   const std::string prefix = "early_stopping";
-  r.check_keys(t, prefix, {"rule", "step_name", "min_step", "max_step", "eta", "brackets", "min_trials", "mode"});
+  r.check_keys(t, prefix, {"rule", "step_name", "min_step", "max_step", "eta", "brackets", "min_trials", "mode",
+                           "transfer"});
   EarlyStoppingSpec e;
   bool valid = true;
   if (const auto rule = r.get_string(t, "rule", prefix, false)) {
@@ -79,6 +80,13 @@ void read_early_stopping(Reader& r, const toml::table& t, JobSpec& job) {
       r.error(*node, "early_stopping.min_trials", "is for rule = \"median\"");
     } else if (const auto n = r.get_int_in(t, "min_trials", prefix, false, 1, 100'000, "must be in 1..100000")) {
       e.min_trials = *n;
+    }
+  }
+  if (const auto transfer = r.get_bool(t, "transfer", prefix)) {
+    if (e.rule == StoppingRule::median) {
+      r.error(*t.get("transfer"), "early_stopping.transfer", "is for rule = \"asha\" or \"hyperband\"");
+    } else {
+      e.transfer = *transfer;
     }
   }
   if (job.objective.stepwise > 0) {

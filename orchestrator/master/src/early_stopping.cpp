@@ -91,8 +91,31 @@ std::optional<StopDecision> EarlyStopping::decide(const RunState& state, const T
   return spec_.rule == jobs::StoppingRule::median ? decide_median(state, t, k, *mine) : decide_asha(state, t, k, *mine);
 }
 
+std::optional<StopDecision> EarlyStopping::decide_hurdle(const RunState& state, const Trial& t, std::size_t k,
+                                                         const AtRung& mine) const {
+  if (!spec_.transfer || t.proposed_by == ProposalSource::earlier_best) return std::nullopt;
+  const std::int64_t rung = rungs_[static_cast<std::size_t>(bracket_of(t.id))][k];
+  std::optional<double> hurdle;
+  std::int64_t setter = -1;
+  for (const std::int64_t id : state.task_trials(t.task)) {
+    const Trial& other = state.trial(id);
+    if (other.proposed_by != ProposalSource::earlier_best) continue;
+    const std::optional<AtRung> at = at_rung(other, rung);
+    if (at && (!hurdle || oriented(at->value) > *hurdle)) {
+      hurdle = oriented(at->value);
+      setter = id;
+    }
+  }
+  if (!hurdle || oriented(mine.value) >= *hurdle) return std::nullopt;
+  return StopDecision{t.id, t.attempts, mine.step, mine.value, mine.elapsed_s,
+                      describe(t, k, mine) + number(mine.value) + " is worse than " + number(oriented(*hurdle)) +
+                          ", the hurdle trial " + std::to_string(setter) +
+                          " (an earlier task's best configuration) set there"};
+}
+
 std::optional<StopDecision> EarlyStopping::decide_asha(const RunState& state, const Trial& t, std::size_t k,
                                                        const AtRung& mine) const {
+  if (std::optional<StopDecision> stop = decide_hurdle(state, t, k, mine)) return stop;
   const int bracket = bracket_of(t.id);
   const std::int64_t rung = rungs_[static_cast<std::size_t>(bracket)][k];
   std::vector<double> others;

@@ -17,6 +17,10 @@
 // - median (Golovin et al., "Google Vizier", KDD 2017): at a rung, a trial whose best value so
 //   far is worse than the median of the running averages (up to the rung) of the other trials
 //   of its task that reached it is stopped, once min_trials others have.
+// - transfer (asha, hyperband; RUSH, Zappella et al., "Resource-Aware Asynchronous Online
+//   Hyperparameter Optimization", 2021): a new task starts with earlier tasks' best
+//   configurations ([policy] transfer_best, proposed_by earlier-best); the best value they have
+//   at a rung is a hurdle there, and a trial below it is stopped whatever ASHA's cutoff says.
 // With --sync the decisions at a rung wait until every running trial of the task and bracket
 // has reached it, and are then made together (a synchronous successive halving per round), so
 // neither the order of reports nor a resume changes them.
@@ -71,6 +75,9 @@ class EarlyStopping {
   /// The decision on `t` at rung `k` of its bracket: a stop, or nothing.
   std::optional<StopDecision> decide(const RunState& state, const Trial& t, std::size_t k) const;
   std::optional<StopDecision> decide_asha(const RunState& state, const Trial& t, std::size_t k, const AtRung& mine) const;
+  /// RUSH's hurdle (Zappella et al., 2021): the best value the task's trials of earlier tasks'
+  /// best configurations have at the rung; a trial below it is stopped (they are not).
+  std::optional<StopDecision> decide_hurdle(const RunState& state, const Trial& t, std::size_t k, const AtRung& mine) const;
   std::optional<StopDecision> decide_median(const RunState& state, const Trial& t, std::size_t k,
                                             const AtRung& mine) const;
   /// The rungs of `t`'s newest attempt it has reached and that are not decided yet, in order,

@@ -147,6 +147,9 @@ struct EarlyStoppingSpec {
   int brackets = 1;
   /// median: the trials of the task that must have reached a rung before it stops any there.
   int min_trials = 5;
+  /// asha, hyperband: the best value that the task's trials of earlier tasks' best
+  /// configurations ([policy] transfer_best) have at a rung is a hurdle there (RUSH).
+  bool transfer = true;
 
   /// The rung steps of `bracket`: r·η^(bracket+k) for k = 0, 1, ... while below max_step.
   std::vector<std::int64_t> rungs(int bracket) const;
