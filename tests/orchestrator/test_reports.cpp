@@ -214,3 +214,24 @@ TEST(ReportIntakeTest, reports_after_a_stop_are_ignored_and_the_first_three_logg
   EXPECT_EQ(log[2], "trial 2: a report (step 2) is ignored: it arrived after the trial was stopped (further such reports are "
                     "not logged)");
 }
+
+TEST(ReportIntakeTest, a_trial_keeps_at_most_ten_thousand_reports) {
+  lbo::testing::ScratchDir dir;
+  const lbo::jobs::JobSpec job = lbo::testing::job_from(lbo::testing::test_job(), dir.path());
+  RunState state = lbo::testing::started_state(job);
+  const std::int64_t id = lbo::testing::start_trial(state, 0, {{0.1}});
+  TrialsReported many;
+  for (std::int64_t step = 1; step < static_cast<std::int64_t>(ReportIntake::kMaxReportsPerTrial); ++step) {
+    many.reports.push_back({id, 1, step, 0.5, "{}", 0});
+  }
+  state.apply(many);
+  std::vector<std::string> log;
+  ReportIntake intake([&](const std::string& line) { log.push_back(line); });
+  const std::optional<TrialsReported> record =
+      intake.accept(state, {report_of(id, 1, 10'000, 0.6), report_of(id, 1, 10'001, 0.7)}, 1.0);
+  ASSERT_TRUE(record);
+  ASSERT_EQ(record->reports.size(), 1u);
+  EXPECT_EQ(record->reports[0].step, 10'000);
+  ASSERT_EQ(log.size(), 1u);
+  EXPECT_NE(log[0].find("the trial has made 10000 reports, the most lbo keeps for one trial"), std::string::npos) << log[0];
+}

@@ -7,6 +7,7 @@ std::optional<TrialsReported> ReportIntake::accept(const RunState& state, std::v
   TrialsReported record;
   record.unix_time = unix_time;
   std::map<std::pair<std::int64_t, int>, std::int64_t> batch_last;  // steps accepted in this batch
+  std::map<std::int64_t, std::size_t> batch_count;                     // reports accepted in this batch
   for (workers::TrialReport& report : batch) {
     if (!report.error.empty()) {
       ignore(report, report.error);
@@ -41,6 +42,12 @@ std::optional<TrialsReported> ReportIntake::accept(const RunState& state, std::v
                          std::to_string(max_step_) + ")");
       continue;
     }
+    if (trial->reports.size() + batch_count[report.trial] >= kMaxReportsPerTrial) {
+      ignore(report, "the trial has made " + std::to_string(kMaxReportsPerTrial) +
+                         " reports, the most lbo keeps for one trial; report every k-th step");
+      continue;
+    }
+    ++batch_count[report.trial];
     batch_last[key] = report.step;
     record.reports.push_back(
         {report.trial, report.attempt, report.step, report.value, std::move(report.metrics_json), report.elapsed_s});

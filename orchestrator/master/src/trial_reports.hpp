@@ -26,12 +26,16 @@ class ReportIntake {
   /// The record of the reports of `batch` that `state` accepts, in their order; nothing when
   /// none is. A report is ignored (and logged) when the line was no report, its trial does not
   /// run that attempt any more (it ended, or was stopped), or its step is not past the
-  /// attempt's last one, or past max_step. At most kLoggedPerAttempt lines are logged for one
+  /// attempt's last one, past max_step, or beyond kMaxReportsPerTrial. At most kLoggedPerAttempt lines are logged for one
   /// attempt, and as many in all for reports that came after their trial was stopped (an
   /// objective reports on until the stop reaches it).
   std::optional<TrialsReported> accept(const RunState& state, std::vector<workers::TrialReport> batch, double unix_time);
 
   static constexpr int kLoggedPerAttempt = 3;
+  /// Reports kept for one trial (over its attempts): each is a journal record's part and 32
+  /// bytes of every checkpoint; an objective that reports more often (a step per batch of a
+  /// long run) should report every k-th step.
+  static constexpr std::size_t kMaxReportsPerTrial = 10'000;
 
  private:
   void ignore(const workers::TrialReport& report, const std::string& why);
