@@ -11,7 +11,8 @@ same trial budget per task and 2 trials at a time:
   ones): `lbo` runs every trial to R; `lbo+asha`, `lbo+hyperband`, `lbo+median`, `gp+asha`,
   `random+asha` add an [early_stopping] table with rungs 1, 3, 9, 27 (r = 1, eta = 3), where
   a later task's first trials are earlier tasks' bests whose values at each rung are hurdles
-  (RUSH); `lbo+asha+notransfer` turns the hurdles off.
+  (RUSH); `lbo+asha+notransfer` turns the hurdles off, and `+r<N>` starts the rungs at
+  round N (`lbo+asha+r9`: rungs 9 and 27).
 - Optuna 3.1 (one study per task, n_jobs = 2), reporting each round through trial.report and
   pruning on should_prune: `optuna-tpe` (no pruner), `optuna-tpe-hyperband`
   (HyperbandPruner(1, 81, 3)), `optuna-tpe-median` (MedianPruner()), `optuna-random-sha`
@@ -63,14 +64,16 @@ def command(socket_path, dataset, params_file):
 
 def job_toml(method, seed, trials, socket_path):
     surrogate, _, rule = method.partition("+")
-    rule, _, variant = rule.partition("+")
+    rule, *variants = rule.split("+") if rule else [""]
+    # Variants: "notransfer" (no hurdles from earlier tasks' bests), "r<N>" (min_step = N).
+    min_step = next((int(v[1:]) for v in variants if v.startswith("r") and v[1:].isdigit()), 1)
     lines = [f'name = "{method.replace("+", "_")}-seed{seed}"', f"seed = {seed}", "", "[objective]",
              f"command = {json.dumps(command(socket_path, '{dataset}', '{params_file}'))}",
              'direction = "maximize"', "timeout_s = 120", "", "[policy]", f'surrogate = "{surrogate}"', "",
              "[workers]", f"local_slots = {SLOTS}", ""]
     if rule:
-        lines += ["[early_stopping]", EARLY[rule], 'step_name = "round"', "min_step = 1", f"max_step = {ROUNDS}",
-                  "eta = 3"] + (["transfer = false"] if variant == "notransfer" else []) + [""]
+        lines += ["[early_stopping]", EARLY[rule], 'step_name = "round"', f"min_step = {min_step}",
+                  f"max_step = {ROUNDS}", "eta = 3"] + (["transfer = false"] if "notransfer" in variants else []) + [""]
     lines.append("[space]")
     for name, kind, low, high, log in SPACE:
         lines.append(f'{name} = {{ type = "{kind}", low = {low!r}, high = {high!r}{", log = true" if log else ""} }}')
