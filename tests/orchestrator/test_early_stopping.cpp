@@ -216,7 +216,9 @@ TEST(EarlyStoppingTest, sync_decides_a_rung_once_every_running_trial_reached_it_
     std::vector<StopDecision> stops;
     for (std::size_t i = 0; i < order.size(); ++i) {
       stops = table.report_and_decide(rule, order[i], 1, rung_1[static_cast<std::size_t>(order[i])].second);
-      if (i + 1 < order.size()) ASSERT_TRUE(stops.empty()) << "decided before every trial reached the rung";
+      if (i + 1 < order.size()) {
+        ASSERT_TRUE(stops.empty()) << "decided before every trial reached the rung";
+      }
     }
     std::vector<std::int64_t> stopped;
     for (const StopDecision& d : stops) stopped.push_back(d.trial);
