@@ -107,6 +107,23 @@ class RunnerTest : public ::testing::Test {
     return outcome.value_or(Outcome{});
   }
 
+  // Runs one attempt to its end, collecting its intermediate reports (each checked to come
+  // before the outcome) into `reports`.
+  Outcome run_reporting(WorkOrder o, std::vector<TrialReport>& reports) {
+    boost::asio::io_context io;
+    Runner runner(io, {});
+    std::optional<Outcome> outcome;
+    runner.start(
+        std::move(o), [&](Outcome r) { outcome = std::move(r); },
+        [&](TrialReport r) {
+          EXPECT_FALSE(outcome.has_value()) << "reports come before the outcome";
+          reports.push_back(std::move(r));
+        });
+    io.run();
+    EXPECT_TRUE(outcome.has_value());
+    return outcome.value_or(Outcome{});
+  }
+
   fs::path trial_dir() const { return dir_ / "trials" / "3"; }
 
   fs::path dir_;
@@ -585,20 +602,12 @@ TEST_F(RunnerTest, a_live_attempt_is_never_taken_for_exited) {
 // Intermediate reports: each `lbo:report` line of stdout reaches the handler as it is read,
 // in order and before the outcome; a line that is no report says why; none is ever the result.
 TEST_F(RunnerTest, report_lines_reach_the_handler_in_order_and_are_never_the_result) {
-  boost::asio::io_context io;
-  Runner runner(io, {});
   std::vector<TrialReport> reports;
-  std::optional<Outcome> outcome;
-  runner.start(
+  const std::optional<Outcome> outcome = run_reporting(
       shell("echo 'lbo:report {\"step\": 1, \"value\": 0.5, \"metrics\": {\"loss\": 2}}'; sleep 0.05; "
             "echo '{\"objective\": 0.7}'; echo 'lbo:report {\"step\": 2, \"value\": 0.6}'; "
             "echo 'lbo:report {\"step\": 3, \"value\": NaN}'; echo 'lbo:report not json'"),
-      [&](Outcome r) { outcome = std::move(r); },
-      [&](TrialReport r) {
-        EXPECT_FALSE(outcome.has_value()) << "reports come before the outcome";
-        reports.push_back(std::move(r));
-      });
-  io.run();
+      reports);
   ASSERT_TRUE(outcome);
   EXPECT_EQ(outcome->status, TrialStatus::ok) << outcome->reason;
   EXPECT_EQ(outcome->objective, 0.7) << "the last JSON line is the result, not a report after it";
@@ -623,10 +632,7 @@ TEST_F(RunnerTest, an_objective_that_only_reports_has_no_result) {
 // lbo_trial.py, the objectives' Python helper, is on every trial's PYTHONPATH (found beside the
 // running binary's build tree) and speaks the protocol: reports, the result file, should_stop.
 TEST_F(RunnerTest, the_python_helper_is_importable_in_a_trial_and_speaks_the_protocol) {
-  boost::asio::io_context io;
-  Runner runner(io, {});
   std::vector<TrialReport> reports;
-  std::optional<Outcome> outcome;
   const std::string script =
       "import lbo_trial\n"
       "p = lbo_trial.params()\n"
@@ -640,9 +646,7 @@ TEST_F(RunnerTest, the_python_helper_is_importable_in_a_trial_and_speaks_the_pro
       "        pass\n"
       "assert not lbo_trial.should_stop()\n"
       "lbo_trial.result(p['x'] * 2, auc=0.5)\n";
-  runner.start(order({"python3", "-c", script}), [&](Outcome r) { outcome = std::move(r); },
-               [&](TrialReport r) { reports.push_back(std::move(r)); });
-  io.run();
+  const std::optional<Outcome> outcome = run_reporting(order({"python3", "-c", script}), reports);
   ASSERT_TRUE(outcome);
   EXPECT_EQ(outcome->status, TrialStatus::ok) << outcome->reason;
   EXPECT_EQ(outcome->objective, 3.0);

@@ -73,7 +73,7 @@ def main():
         lbo_trial.report(epoch, auc, loss=float(model.loss_))
         if lbo_trial.should_stop():
             break
-    lbo_trial.result(auc, metrics_epochs=epoch)
+    lbo_trial.result(auc, epochs=epoch)
 
 
 if __name__ == "__main__":

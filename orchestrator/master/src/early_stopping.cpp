@@ -2,18 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <set>
+
+#include "lbo/orchestrator/run_outputs.hpp"
 
 namespace lbo::orchestrator {
 
 namespace {
-
-std::string number(double v) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.6g", v);
-  return text;
-}
 
 // The q-quantile of ascending `xs` with linear interpolation between order statistics (numpy's
 // default, which Ray Tune's ASHA uses).
@@ -108,7 +103,7 @@ std::optional<StopDecision> EarlyStopping::decide_hurdle(const RunState& state, 
   }
   if (!hurdle || oriented(mine.value) >= *hurdle) return std::nullopt;
   return StopDecision{t.id, t.attempts, mine.step, mine.value, mine.elapsed_s,
-                      describe(t, k, mine) + number(mine.value) + " is worse than " + number(oriented(*hurdle)) +
+                      describe(t, k, mine) + format_objective(mine.value) + " is worse than " + format_objective(oriented(*hurdle)) +
                           ", the hurdle trial " + std::to_string(setter) +
                           " (an earlier task's best configuration) set there"};
 }
@@ -127,7 +122,7 @@ std::optional<StopDecision> EarlyStopping::decide_asha(const RunState& state, co
   const double cutoff = quantile(others, 1.0 - 1.0 / spec_.eta);
   if (oriented(mine.value) >= cutoff) return std::nullopt;
   return StopDecision{t.id, t.attempts, mine.step, mine.value, mine.elapsed_s,
-                      describe(t, k, mine) + number(mine.value) + " is worse than " + number(oriented(cutoff)) +
+                      describe(t, k, mine) + format_objective(mine.value) + " is worse than " + format_objective(oriented(cutoff)) +
                           ", the cutoff of the best 1/" + std::to_string(spec_.eta) + " of " +
                           std::to_string(others.size()) + " other trial(s) there"};
 }
@@ -155,8 +150,8 @@ std::optional<StopDecision> EarlyStopping::decide_median(const RunState& state, 
   for (auto r = begin; r != end && r->step <= mine.step; ++r) best = std::max(best, oriented(r->value));
   if (best >= median) return std::nullopt;
   return StopDecision{t.id, t.attempts, mine.step, mine.value, mine.elapsed_s,
-                      describe(t, k, mine) + "its best " + number(oriented(best)) + " is worse than " +
-                          number(oriented(median)) + ", the median of " + std::to_string(averages.size()) +
+                      describe(t, k, mine) + "its best " + format_objective(oriented(best)) + " is worse than " +
+                          format_objective(oriented(median)) + ", the median of " + std::to_string(averages.size()) +
                           " other trial(s)' running averages there"};
 }
 

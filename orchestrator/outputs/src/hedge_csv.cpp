@@ -13,13 +13,7 @@ HedgeCsv::~HedgeCsv() {
 }
 
 void HedgeCsv::append(const HedgeDraw& draw) {
-  if (file_ == nullptr) {
-    std::error_code ec;
-    const bool fresh = !std::filesystem::exists(path_, ec) || std::filesystem::file_size(path_, ec) == 0;
-    file_ = std::fopen(path_.c_str(), "a");
-    if (file_ == nullptr) throw IoError(path_.string() + ": cannot write: " + std::strerror(errno), errno);
-    if (fresh) std::fputs(kHeader, file_);
-  }
+  if (file_ == nullptr) file_ = open_for_appending(path_, kHeader);
   for (std::size_t i = 0; i < draw.options.size(); ++i) {
     const double p = i < draw.probabilities.size() ? draw.probabilities[i] : 0.0;
     std::fprintf(file_, "%lld,%s,%s,%s,%.6g,%d\n", static_cast<long long>(draw.trial), draw.over.c_str(),

@@ -39,13 +39,7 @@ ReportsCsv::~ReportsCsv() {
 }
 
 void ReportsCsv::append(const RunState& state, const TrialsReported& record) {
-  if (file_ == nullptr) {
-    std::error_code ec;
-    const bool fresh = !std::filesystem::exists(path_, ec) || std::filesystem::file_size(path_, ec) == 0;
-    file_ = std::fopen(path_.c_str(), "a");
-    if (file_ == nullptr) fail(path_);
-    if (fresh && std::fputs(kHeader, file_) < 0) fail(path_);
-  }
+  if (file_ == nullptr) file_ = open_for_appending(path_, kHeader);
   const std::string text = rows(state, record);
   if (std::fwrite(text.data(), 1, text.size(), file_) != text.size() || std::fflush(file_) != 0) fail(path_);
 }

@@ -67,6 +67,18 @@ std::string iso8601_utc(double unix_time) {
   return text;
 }
 
+std::FILE* open_for_appending(const std::filesystem::path& path, const char* header) {
+  std::error_code ec;
+  const bool fresh = !std::filesystem::exists(path, ec) || std::filesystem::file_size(path, ec) == 0;
+  std::FILE* file = std::fopen(path.c_str(), "a");
+  if (file == nullptr || (fresh && std::fputs(header, file) < 0)) {
+    const int error_number = errno;
+    if (file != nullptr) std::fclose(file);
+    throw IoError(path.string() + ": cannot write: " + std::strerror(error_number), error_number);
+  }
+  return file;
+}
+
 std::string csv_field(std::string_view text) {
   if (text.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(text);
   std::string out = "\"";

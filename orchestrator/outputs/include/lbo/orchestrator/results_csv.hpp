@@ -52,6 +52,10 @@ class ResultsCsv {
 /// "2026-11-24T07:01:02.345Z"; empty for 0 (unknown).
 std::string iso8601_utc(double unix_time);
 
+/// `path` opened for appending, with `header` written first when the file is new or empty (the
+/// report files kept across resumes: hedge.csv, reports.csv). Throws IoError naming the file.
+std::FILE* open_for_appending(const std::filesystem::path& path, const char* header);
+
 /// A CSV field, quoted when it holds a comma, quote or line break.
 std::string csv_field(std::string_view text);
 
