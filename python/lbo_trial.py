@@ -13,6 +13,20 @@ written in Python can say::
             break
     lbo_trial.result(score, loss=loss)          # the final result
 
+With [early_stopping] mode = "promotion" an attempt runs to its rung (target_step()) and
+is paused there; a promoted trial starts again with resume_step() the step it reached, and
+goes on from what it saved in checkpoint_dir() (kept across its attempts)::
+
+    start = lbo_trial.resume_step()             # 0 for a trial's first attempt
+    model = load(lbo_trial.checkpoint_dir()) if start else new_model(params)
+    for epoch in range(start + 1, epochs + 1):
+        score = train_one_epoch(model)
+        save(model, lbo_trial.checkpoint_dir())  # before the report: lbo may pause on it
+        lbo_trial.report(epoch, score)
+        if lbo_trial.should_stop():             # reached its rung (or stopped)
+            break
+    lbo_trial.result(score)
+
 Nothing here is needed: an objective in any language prints the same lines (README,
 "Objective protocol"). Outside lbo (no LBO_PARAMS_FILE) params() reads the file it is given,
 and report() and result() print as they would under lbo.
@@ -25,12 +39,44 @@ import signal
 import sys
 import tempfile
 
-__all__ = ["params", "report", "should_stop", "result"]
+__all__ = ["params", "report", "should_stop", "result", "resume_step", "target_step", "max_step", "checkpoint_dir"]
 
 REPORT_PREFIX = "lbo:report "
 
 _stop_asked = False
 _watching = False
+_last_step = 0
+
+
+def _step_variable(name):
+    text = os.environ.get(name, "")
+    return int(text) if text.strip() else None
+
+
+def resume_step():
+    """The step this attempt goes on from: the last step the trial's earlier attempts reported
+    (promotion mode), else 0."""
+    return _step_variable("LBO_RESUME_STEP") or 0
+
+
+def target_step():
+    """The step this attempt runs to: its next rung in promotion mode, else [early_stopping]
+    max_step; None without an early-stopping table."""
+    return _step_variable("LBO_TARGET_STEP")
+
+
+def max_step():
+    """[early_stopping] max_step: a trial's full run; None without an early-stopping table."""
+    return _step_variable("LBO_MAX_STEP")
+
+
+def checkpoint_dir():
+    """The trial's checkpoint folder, kept across its attempts (promotion mode; lbo creates
+    it); None in stop mode and outside lbo."""
+    path = os.environ.get("LBO_CHECKPOINT_DIR")
+    if path:
+        os.makedirs(path, exist_ok=True)
+    return path or None
 
 
 def params(path=None):
@@ -55,7 +101,9 @@ def report(step, value, **metrics):
     to reports.csv and may stop the trial on it (its early-stopping table)."""
     if isinstance(step, bool) or int(step) != step or step < 1:
         raise ValueError(f"lbo_trial: step must be a positive integer, not {step!r}")
+    global _last_step
     line = {"step": int(step), "value": _finite("value", value)}
+    _last_step = int(step)
     if metrics:
         line["metrics"] = {k: v for k, v in metrics.items()}
     sys.stdout.write(REPORT_PREFIX + json.dumps(line, allow_nan=False) + "\n")
@@ -68,15 +116,19 @@ def _on_term(signum, frame):
 
 
 def should_stop():
-    """Whether lbo has asked this trial to stop (SIGTERM: the trial was stopped early, timed
-    out, or the run is stopping). From the first call on, SIGTERM no longer ends the process
+    """Whether the trial should end now: its last report reached the attempt's target step
+    below max_step (promotion mode: lbo pauses it there), or lbo asked it to stop (SIGTERM:
+    the trial was stopped early or paused, timed out, or the run is stopping). From the first
+    call on, SIGTERM no longer ends the process
     at once: the objective saves what it needs and returns; lbo kills it after [objective]
     kill_grace_s otherwise."""
     global _watching
     if not _watching:
         _watching = True
         signal.signal(signal.SIGTERM, _on_term)
-    return _stop_asked
+    target, full = target_step(), max_step()
+    reached = target is not None and full is not None and target < full and _last_step >= target
+    return _stop_asked or reached
 
 
 def result(objective, steps=None, **metrics):

@@ -152,8 +152,7 @@ void write_task_table(std::ostream& out, const RecoveredRun& run, const LockHold
 void write_failures(std::ostream& out, const RunState& state) {
   std::map<std::string, int> reasons;
   for (const Trial& t : state.trials()) {
-    const bool failed = t.outcome.status != workers::TrialStatus::ok && t.outcome.status != workers::TrialStatus::stopped;
-    if (!t.finished || t.lost() || !failed) continue;
+    if (!t.finished || t.lost() || !workers::is_failure(t.outcome.status)) continue;
     std::string reason = std::string(workers::to_string(t.outcome.status)) + ": " + t.outcome.reason;
     if (reason.size() > 120) reason = reason.substr(0, 117) + "...";
     ++reasons[reason];

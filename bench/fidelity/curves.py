@@ -9,7 +9,10 @@ server, and copies what comes back to stdout line by line: one `lbo:report {"ste
 "value": auc}` per boosting round, then the result `{"objective": auc after the last round}`.
 The server forks a child per request that reads the data and trains from scratch, so nothing
 a trial's cost or result depends on is cached; a child whose client is gone (lbo stopped the
-trial) ends at its next line. `evaluate` is the same curve for the Optuna peer.
+trial) ends at its next line. `evaluate` is the same curve for the Optuna peer. Under lbo's
+promotion mode (LBO_CHECKPOINT_DIR set) the request also carries the round to resume after and
+the round to reach (LBO_RESUME_STEP, LBO_TARGET_STEP) and a checkpoint file in that folder: the
+booster is saved after every round, before its report, and a resumed attempt goes on from it.
 
 Data: the CSV's last column is the 0/1 target; a stratified 30% (random_state=0) is held out.
 Parameters: lr, depth, min_child_weight, subsample, colsample, lambda (suite.py's space).
@@ -22,8 +25,10 @@ import socket
 import sys
 
 
-def _train_curve(data_path, params, rounds, emit):
-    """Trains `rounds` boosting rounds, calling emit(round, auc) after each; the last AUC."""
+def _train_curve(data_path, params, rounds, emit, resume=0, target=None, checkpoint=None):
+    """Trains up to `rounds` boosting rounds, calling emit(round, auc) after each; the last AUC.
+    Promotion mode: with a `checkpoint` file, the booster is saved there after each round
+    (before its report), a `resume` > 0 goes on from it, and training ends after round `target`."""
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(var, "1")
     import numpy as np
@@ -42,16 +47,24 @@ def _train_curve(data_path, params, rounds, emit):
                       "nthread": 1, "seed": 0, "verbosity": 0}
     booster = None
     auc = 0.5
-    for r in range(1, rounds + 1):
+    first = 1
+    if checkpoint and resume > 0 and os.path.exists(checkpoint):
+        booster = xgb.Booster(model_file=checkpoint)
+        first = resume + 1
+    last = rounds if target is None else min(rounds, target)
+    for r in range(first, last + 1):
         booster = xgb.train(booster_params, train, num_boost_round=1, xgb_model=booster)
         auc = float(roc_auc_score(y_test, booster.predict(test)))
+        if checkpoint:
+            booster.save_model(checkpoint + ".tmp.json")
+            os.replace(checkpoint + ".tmp.json", checkpoint)
         if emit(r, auc) is False:
             break
     return auc
 
 
-def evaluate(data_path, params, rounds, emit):
-    return _train_curve(data_path, params, rounds, emit)
+def evaluate(data_path, params, rounds, emit, resume=0, target=None, checkpoint=None):
+    return _train_curve(data_path, params, rounds, emit, resume, target, checkpoint)
 
 
 def serve(socket_path):
@@ -81,7 +94,8 @@ def serve(socket_path):
                         stream.flush()
 
                     try:
-                        auc = evaluate(request["data"], request["params"], int(request["rounds"]), emit)
+                        auc = evaluate(request["data"], request["params"], int(request["rounds"]), emit,
+                                       int(request.get("resume", 0)), request.get("target"), request.get("checkpoint"))
                         stream.write(json.dumps({"objective": auc}) + "\n")
                     except (BrokenPipeError, ConnectionResetError):
                         os._exit(0)
@@ -109,7 +123,14 @@ def ask(argv):
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
         connection.connect(args.socket)
         with connection.makefile("rw") as stream:
-            stream.write(json.dumps({"data": args.data, "params": params, "rounds": args.rounds}) + "\n")
+            request = {"data": args.data, "params": params, "rounds": args.rounds}
+            # Promotion mode (lbo's environment): go on from the checkpoint, up to the rung.
+            folder = os.environ.get("LBO_CHECKPOINT_DIR")
+            if folder:
+                request.update(resume=int(os.environ.get("LBO_RESUME_STEP", "0")),
+                               target=int(os.environ.get("LBO_TARGET_STEP", str(args.rounds))),
+                               checkpoint=os.path.join(folder, "booster.json"))
+            stream.write(json.dumps(request) + "\n")
             stream.flush()
             for line in stream:
                 if line.startswith("{\"error\""):

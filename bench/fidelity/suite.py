@@ -11,8 +11,12 @@ same trial budget per task and 2 trials at a time:
   ones): `lbo` runs every trial to R; `lbo+asha`, `lbo+hyperband`, `lbo+median`, `gp+asha`,
   `random+asha` add an [early_stopping] table with rungs 1, 3, 9, 27 (r = 1, eta = 3), where
   a later task's first trials are earlier tasks' bests whose values at each rung are hurdles
-  (RUSH); `lbo+asha+notransfer` turns the hurdles off, and `+r<N>` starts the rungs at
-  round N (`lbo+asha+r9`: rungs 9 and 27).
+  (RUSH); `lbo+asha+notransfer` turns the hurdles off, `+r<N>` starts the rungs at
+  round N (`lbo+asha+r9`: rungs 9 and 27), and `+promotion` pauses every trial at its rungs and
+  resumes the best third from its saved booster (mode = "promotion").
+- `one-step`: the baseline of Egele et al. 2023 (DeepHyper): each task's trials are random
+  configurations run to round 1, and the best 3 of them are continued to R from their saved
+  boosters.
 - Optuna 3.1 (one study per task, n_jobs = 2), reporting each round through trial.report and
   pruning on should_prune: `optuna-tpe` (no pruner), `optuna-tpe-hyperband`
   (HyperbandPruner(1, 81, 3)), `optuna-tpe-median` (MedianPruner()), `optuna-random-sha`
@@ -49,8 +53,11 @@ SPACE = [("lr", "float", 0.01, 0.5, True), ("depth", "int", 1, 8, False),
          ("min_child_weight", "float", 0.5, 20.0, True), ("subsample", "float", 0.5, 1.0, False),
          ("colsample", "float", 0.5, 1.0, False), ("lambda", "float", 1e-3, 10.0, True)]
 EARLY = {"asha": 'rule = "asha"', "hyperband": 'rule = "hyperband"', "median": 'rule = "median"'}
-LBO_METHODS = ("lbo", "lbo+asha", "lbo+asha+notransfer", "lbo+hyperband", "lbo+median", "gp+asha", "random+asha")
+LBO_METHODS = ("lbo", "lbo+asha", "lbo+asha+notransfer", "lbo+asha+promotion", "lbo+hyperband", "lbo+hyperband+promotion",
+               "lbo+median", "gp+asha", "random+asha")
+ONE_STEP_KEPT = 3
 OPTUNA_METHODS = ("optuna-tpe", "optuna-tpe-hyperband", "optuna-tpe-median", "optuna-random-sha")
+OTHER_METHODS = ("one-step",)
 
 
 def task_name(path):
@@ -73,7 +80,8 @@ def job_toml(method, seed, trials, socket_path):
              "[workers]", f"local_slots = {SLOTS}", ""]
     if rule:
         lines += ["[early_stopping]", EARLY[rule], 'step_name = "round"', f"min_step = {min_step}",
-                  f"max_step = {ROUNDS}", "eta = 3"] + (["transfer = false"] if "notransfer" in variants else []) + [""]
+                  f"max_step = {ROUNDS}", "eta = 3"] + (["transfer = false"] if "notransfer" in variants else []) + \
+                 (['mode = "promotion"'] if "promotion" in variants else []) + [""]
     lines.append("[space]")
     for name, kind, low, high, log in SPACE:
         lines.append(f'{name} = {{ type = "{kind}", low = {low!r}, high = {high!r}{", log = true" if log else ""} }}')
@@ -92,29 +100,42 @@ def run_lbo(method, seed, trials, socket_path, work, lbo):
                                 stderr=subprocess.STDOUT).returncode
     if status != 0:
         raise RuntimeError(f"lbo exited {status}; see {work}/lbo.log")
-    run_dir = os.path.join(work, f'{method.replace("+", "_")}-seed{seed}')
+    return lbo_curves(os.path.join(work, f'{method.replace("+", "_")}-seed{seed}'))
+
+
+def lbo_curves(run_dir):
+    """Per task: [(resource, full-fidelity value or None)] in time order. An attempt's rounds are
+    spent when it last reported (a paused attempt's when it was paused; a promoted attempt's
+    rounds are those past the last one before it, a retry's all of its own); a full-fidelity
+    value comes when its trial finished ok."""
+    attempts = {}  # (trial, attempt) -> [task, first step, last step, last time]
+    with open(os.path.join(run_dir, "reports.csv")) as f:
+        for r in csv.DictReader(f):
+            a = attempts.setdefault((int(r["trial"]), int(r["attempt"])), [r["task"], int(r["step"]), 0, ""])
+            a[2], a[3] = max(a[2], int(r["step"])), max(a[3], r["time"])
+    events, reached = [], {}
+    for (trial, _), (task, first, last, time_) in sorted(attempts.items()):
+        before = reached.get(trial, 0)
+        events.append((time_, 0, task, last - before if first > before else last, None))
+        reached[trial] = last
     with open(os.path.join(run_dir, "results.csv")) as f:
-        results = sorted(csv.DictReader(f), key=lambda r: r["finished"])
-    steps = {}
-    if os.path.exists(os.path.join(run_dir, "reports.csv")):
-        with open(os.path.join(run_dir, "reports.csv")) as f:
-            for r in csv.DictReader(f):
-                steps[r["trial"]] = max(steps.get(r["trial"], 0), int(r["step"]))
+        for r in csv.DictReader(f):
+            if r["status"] == "ok":
+                events.append((r["finished"], 1, r["task"], 0, float(r["objective"])))
     curves = {task_name(p): [] for p in TASKS}
-    for r in results:
-        full = r["status"] == "ok"
-        resource = ROUNDS if full else int(r["last_step"] or steps.get(r["trial"], 0))
-        curves[r["task"]].append((resource, float(r["objective"]) if full else None))
+    for _, _, task, resource, value in sorted(events, key=lambda e: (e[0], e[1])):
+        curves[task].append((resource, value))
     return [curves[task_name(p)] for p in TASKS]
 
 
-def stream_evaluate(socket_path, path, params, on_report):
-    """Runs one trial through the server as lbo does; on_report(step, value) -> False stops it."""
+def stream_evaluate(socket_path, path, params, on_report, **request):
+    """Runs one trial through the server as lbo does; on_report(step, value) -> False stops it.
+    `request`: resume, target, checkpoint (curves.py)."""
     import socket
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
         connection.connect(socket_path)
         with connection.makefile("rw") as stream:
-            stream.write(json.dumps({"data": path, "params": params, "rounds": ROUNDS}) + "\n")
+            stream.write(json.dumps(dict(data=path, params=params, rounds=ROUNDS, **request)) + "\n")
             stream.flush()
             for line in stream:
                 if line.startswith("lbo:report "):
@@ -167,6 +188,41 @@ def run_optuna(method, seed, trials, socket_path):
         study = optuna.create_study(direction="maximize", sampler=sampler, pruner=pruner)
         study.optimize(objective, n_trials=trials, n_jobs=SLOTS)
         tasks.append(ended)
+    return tasks
+
+
+def run_one_step(seed, trials, socket_path, work):
+    """Egele et al. 2023's baseline: random configurations to round 1, the best few to R."""
+    import random
+    from concurrent.futures import ThreadPoolExecutor
+    tasks = []
+    for index, path in enumerate(TASKS):
+        rng = random.Random(seed * 1000 + index)
+        configs = []
+        for _ in range(trials):
+            params = {}
+            for name, kind, low, high, log in SPACE:
+                if log:
+                    params[name] = math.exp(rng.uniform(math.log(low), math.log(high)))
+                else:
+                    params[name] = rng.randint(low, high) if kind == "int" else rng.uniform(low, high)
+            configs.append(params)
+        folder = tempfile.mkdtemp(prefix=f"one-step-{seed}-{index}-", dir=work)
+        files = [os.path.join(folder, f"{i}.json") for i in range(trials)]
+
+        def first_round(i):
+            return stream_evaluate(socket_path, path, configs[i], lambda s, v: None, target=1, checkpoint=files[i])
+
+        with ThreadPoolExecutor(SLOTS) as pool:
+            values = list(pool.map(first_round, range(trials)))
+        kept = sorted(range(trials), key=lambda i: -values[i])[:ONE_STEP_KEPT]
+
+        def to_the_end(i):
+            return stream_evaluate(socket_path, path, configs[i], lambda s, v: None, resume=1, checkpoint=files[i])
+
+        with ThreadPoolExecutor(SLOTS) as pool:
+            finals = list(pool.map(to_the_end, kept))
+        tasks.append([(1, None)] * trials + [(ROUNDS - 1, v) for v in finals])
     return tasks
 
 
@@ -247,7 +303,7 @@ def main():
     parser.add_argument("--out", required=True)
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--trials", type=int, default=20)
-    parser.add_argument("--methods", nargs="+", default=list(LBO_METHODS + OPTUNA_METHODS))
+    parser.add_argument("--methods", nargs="+", default=list(LBO_METHODS + OPTUNA_METHODS + OTHER_METHODS))
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
     server, socket_path = start_server(args.out)
@@ -264,6 +320,8 @@ def main():
                 start = time.time()
                 if method.startswith("optuna"):
                     tasks = run_optuna(method, seed, args.trials, socket_path)
+                elif method == "one-step":
+                    tasks = run_one_step(seed, args.trials, socket_path, args.out)
                 else:
                     work = tempfile.mkdtemp(prefix=f"{method}-{seed}-", dir=args.out)
                     tasks = run_lbo(method, seed, args.trials, socket_path, work, args.lbo)

@@ -177,6 +177,21 @@ std::string_view to_string(StoppingRule rule) {
   return "?";
 }
 
+std::string_view to_string(StoppingMode mode) {
+  switch (mode) {
+    case StoppingMode::stop: return "stop";
+    case StoppingMode::promotion: return "promotion";
+  }
+  return "?";
+}
+
+std::int64_t EarlyStoppingSpec::target_step(int bracket, std::int64_t resume) const {
+  for (const std::int64_t rung : rungs(bracket)) {
+    if (rung > resume) return rung;
+  }
+  return max_step;
+}
+
 std::vector<std::int64_t> EarlyStoppingSpec::rungs(int bracket) const {
   std::vector<std::int64_t> steps;
   std::int64_t step = min_step;

@@ -859,6 +859,11 @@
     });
     const stops = trials.filter(t => t.status === 'stopped' && isNum(t.last_step) && isNum(t.stopped_value)).map(t => [t.last_step, t.stopped_value, t.id]);
     if (stops.length) series.push({ type: 'scatter', name: 'where it was stopped', data: stops, symbol: 'diamond', symbolSize: 7, color: '#d62728' });
+    const pauses = [];
+    trials.forEach(t => (Array.isArray(t.paused) ? t.paused : []).forEach(p => {
+      if (Array.isArray(p) && isNum(p[0]) && isNum(p[1])) pauses.push([p[0], p[1], t.id]);
+    }));
+    if (pauses.length) series.push({ type: 'scatter', name: 'paused there, then promoted', data: pauses, symbol: 'triangle', symbolSize: 7, color: '#2ca02c' });
     return {
       legend: legend(), grid: { left: 70, right: 30, top: 40, bottom: 50 },
       tooltip: { trigger: 'item', confine: true, formatter: q => 'trial ' + q.data[2] + ' (' + esc(q.seriesName) + ')<br>step ' + q.data[0] + ': ' + fmt(q.data[1]) },
@@ -874,7 +879,8 @@
       let last = 0;
       t.curve.forEach(c => {
         if (!Array.isArray(c) || !isNum(c[0]) || !isNum(c[2]) || c[0] <= last) return;
-        events.push([(t.started + c[2] - P.t0) / 60, c[0] - last, t.status === 'stopped']);
+        const at = isNum(c[3]) ? c[3] : t.started + c[2];  // the report's time, or its attempt's start plus its seconds
+        events.push([(at - P.t0) / 60, c[0] - last, t.status === 'stopped']);
         last = c[0];
       });
     });
@@ -897,8 +903,10 @@
     box.append(controls);
     const redraw = chart(box, 'curves', P, 380, curvesOption(P, P.names.indexOf(names[0])));
     controls.append(select('task', names.map(n => [n, n]), names[0], v => redraw(curvesOption(P, P.names.indexOf(v)), 'curves')));
-    caption(box, 'Each trial\'s intermediate reports by step (its newest attempt; at most ' + CURVES_SHOWN + ' trials per task, the newest): ' +
-      'blue ran to its end, grey was stopped early by the job\'s [early_stopping] rule (' + stopped + ' in this run), a red diamond where it was stopped.');
+    const promoted = P.trials.filter(t => Array.isArray(t.paused) && t.paused.length > 0).length;
+    caption(box, 'Each trial\'s intermediate reports by step (its newest attempt, and the attempts it resumed from; at most ' + CURVES_SHOWN + ' trials per task, the newest): ' +
+      'blue ran to its end, grey was stopped early by the job\'s [early_stopping] rule (' + stopped + ' in this run), a red diamond where it was stopped' +
+      (promoted ? ', a green triangle where a trial was paused at a rung and later promoted (' + promoted + ' trials)' : '') + '.');
     if (isNum(P.t0)) {
       chart(box, 'resource', P, 260, resourceOption(P));
       caption(box, 'The resource the run spent: steps reported by all trials, against the time they were reported.');

@@ -267,9 +267,14 @@ json allocations_json(const History& history, const Utilization& use) {
   return allocations;
 }
 
-// Attempts; one that never ended ran when its allocation ended (or runs now). `last_attempt`
-// gets each trial's newest attempt.
-json attempts_json(const History& history, bool running, std::map<std::int64_t, const Attempt*>& last_attempt) {
+// Each trial's newest attempt, and every attempt by (trial, attempt).
+struct AttemptIndex {
+  std::map<std::int64_t, const Attempt*> newest;
+  std::map<std::pair<std::int64_t, int>, const Attempt*> each;
+};
+
+// Attempts; one that never ended ran when its allocation ended (or runs now). `index` gets them.
+json attempts_json(const History& history, bool running, AttemptIndex& index) {
   json attempts = json::array();
   for (const Attempt& a : history.attempts) {
     json item{{"trial", a.trial}, {"attempt", a.attempt}, {"start", time_or_null(a.start)}, {"final", a.final}};
@@ -287,13 +292,36 @@ json attempts_json(const History& history, bool running, std::map<std::int64_t, 
       if (a.allocation < history.allocations.size()) item["end"] = time_or_null(history.allocations[a.allocation].last_seen);
     }
     attempts.push_back(std::move(item));
-    const Attempt*& newest = last_attempt[a.trial];
+    const Attempt*& newest = index.newest[a.trial];
     if (newest == nullptr || a.attempt >= newest->attempt) newest = &a;
+    index.each[{a.trial, a.attempt}] = &a;
   }
   return attempts;
 }
 
-json trials_json(const RunState& state, bool running, const std::map<std::int64_t, const Attempt*>& last_attempt) {
+// A trial's curve: [step, value, seconds since its attempt started, Unix time or null] for its
+// newest attempt's reports and those of the earlier attempts it went on from (promotion mode: an
+// attempt resumes past its predecessor's last step; a retry starts again and its predecessors'
+// reports are not its curve). `paused`: [step, value] where one of those attempts was paused.
+json curve_json(const Trial& t, const AttemptIndex& index, json& paused) {
+  std::size_t first = t.reports.size() - 1;
+  while (first > 0 && t.reports[first - 1].step < t.reports[first].step) --first;
+  json curve = json::array();
+  for (std::size_t i = first; i < t.reports.size(); ++i) {
+    const orchestrator::StepReport& r = t.reports[i];
+    const auto attempt = index.each.find({t.id, r.attempt});
+    const double start = attempt != index.each.end() ? attempt->second->start : 0;
+    curve.push_back(json::array({r.step, r.value, r.elapsed_s, time_or_null(start > 0 ? start + r.elapsed_s : 0)}));
+    const bool attempt_ends = i + 1 < t.reports.size() && t.reports[i + 1].attempt != r.attempt;
+    if (attempt_ends && attempt != index.each.end() && attempt->second->status == "paused") {
+      paused.push_back(json::array({r.step, r.value}));
+    }
+  }
+  return curve;
+}
+
+json trials_json(const RunState& state, bool running, const AttemptIndex& index) {
+  const std::map<std::int64_t, const Attempt*>& last_attempt = index.newest;
   const orchestrator::JobIdentity& identity = state.job();
   json trials = json::array();
   for (const Trial& t : state.trials()) {
@@ -320,13 +348,10 @@ json trials_json(const RunState& state, bool running, const std::map<std::int64_
     } else {
       item["status"] = running && a != nullptr && a->status.empty() ? "running" : "queued";
     }
-    // The newest attempt's intermediate reports: [step, value, seconds since it started].
     if (!t.reports.empty()) {
-      json curve = json::array();
-      for (const orchestrator::StepReport& r : t.reports) {
-        if (r.attempt == t.reports.back().attempt) curve.push_back(json::array({r.step, r.value, r.elapsed_s}));
-      }
-      item["curve"] = std::move(curve);
+      json paused = json::array();
+      item["curve"] = curve_json(t, index, paused);
+      if (!paused.empty()) item["paused"] = std::move(paused);
     }
     item["config"] = config_json(identity.space, t.config);
     add_place(item, a != nullptr ? a->worker : t.worker);
@@ -381,9 +406,9 @@ json run_data(const fs::path& dir, std::optional<int> ended_with) {
   }
   out["last_activity"] = time_or_null(history.last_activity);
 
-  std::map<std::int64_t, const Attempt*> last_attempt;
-  out["attempts"] = attempts_json(history, running, last_attempt);
-  out["trials"] = trials_json(state, running, last_attempt);
+  AttemptIndex attempts;
+  out["attempts"] = attempts_json(history, running, attempts);
+  out["trials"] = trials_json(state, running, attempts);
   json tasks = tasks_json(state, stepwise);
   add_model_report(tasks, state, stepwise, paths.tasks_csv(), job["surrogate"] == "lbo", notes);
   out["tasks"] = std::move(tasks);

@@ -710,6 +710,23 @@ TEST_F(JobSpecTest, early_stopping_reads_its_rule_and_rungs) {
   const JobSpec median = parse(valid_with("[space]", "[early_stopping]\nrule = \"median\"\nmax_step = 10\nmin_trials = 3\n\n[space]"));
   ASSERT_TRUE(median.early_stopping);
   EXPECT_EQ(median.early_stopping->min_trials, 3);
+  EXPECT_EQ(median.early_stopping->mode, StoppingMode::stop);
+}
+
+TEST_F(JobSpecTest, early_stopping_promotion_mode_runs_each_attempt_to_its_next_rung) {
+  const JobSpec job =
+      parse(valid_with("[space]", "[early_stopping]\nrule = \"hyperband\"\nmax_step = 27\nmode = \"promotion\"\n\n[space]"));
+  ASSERT_TRUE(job.early_stopping);
+  const EarlyStoppingSpec& e = *job.early_stopping;
+  EXPECT_EQ(e.mode, StoppingMode::promotion);
+  // Bracket 0: rungs 1, 3, 9; an attempt resumed after step s runs to the first rung past s.
+  EXPECT_EQ(e.target_step(0, 0), 1);
+  EXPECT_EQ(e.target_step(0, 1), 3);
+  EXPECT_EQ(e.target_step(0, 2), 3);  // it reported past rung 1 before it was paused
+  EXPECT_EQ(e.target_step(0, 9), 27);
+  // Bracket 2 starts at 9; bracket 3 runs every trial to max_step at once.
+  EXPECT_EQ(e.target_step(2, 0), 9);
+  EXPECT_EQ(e.target_step(3, 0), 27);
 }
 
 TEST_F(JobSpecTest, early_stopping_errors_name_the_key_and_the_fix) {
@@ -726,7 +743,11 @@ TEST_F(JobSpecTest, early_stopping_errors_name_the_key_and_the_fix) {
             std::string::npos);
   EXPECT_NE(table("max_step = 9\nmin_trials = 2").find("early_stopping.min_trials: is for rule = \"median\""),
             std::string::npos);
-  EXPECT_NE(table("max_step = 9\nmode = \"promotion\"").find("early_stopping.mode: \"promotion\""), std::string::npos);
+  EXPECT_NE(table("max_step = 9\nmode = \"pause\"").find("early_stopping.mode: must be \"stop\" or \"promotion\", not \"pause\""),
+            std::string::npos);
+  EXPECT_NE(table("rule = \"median\"\nmax_step = 9\nmode = \"promotion\"")
+                .find("early_stopping.mode: \"promotion\" is for rule = \"asha\" or \"hyperband\""),
+            std::string::npos);
   EXPECT_NE(table("max_step = 9\ngrace = 1").find("early_stopping.grace"), std::string::npos);
   const std::string stepwise =
       error_of(with(valid_with("retries = 1", "retries = 1\nstepwise = 2"), "[space]", "[early_stopping]\nmax_step = 9\n[space]"));

@@ -18,7 +18,10 @@
 // --metrics on, an ok result also carries "metrics": {"twice": 2·value, "function": name}.
 // With --reports N, an ok trial first reports steps 1..N (`lbo:report` lines), step s with value
 // value·s/N and metrics {"s": s}, --report-ms apart; outcome "bad-reports" reports steps 2, 1
-// (backwards), 2 (again), a NaN, a line that is no JSON, then 3.
+// (backwards), 2 (again), a NaN, a line that is no JSON, then 3. Under [early_stopping] mode =
+// "promotion" it reports from $LBO_RESUME_STEP + 1, writes each step to $LBO_CHECKPOINT_DIR/step
+// before reporting it, fails (exit 4) when a resumed attempt finds an earlier step there, and
+// ends after $LBO_TARGET_STEP when that is below $LBO_MAX_STEP.
 
 #include <csignal>
 #include <cmath>
@@ -132,10 +135,29 @@ int main(int argc, char** argv) {
               << std::endl;
   }
   std::cout.precision(17);
-  for (int step = 1; step <= reports && std::isfinite(value); ++step) {
+  const auto step_variable = [](const char* name, int otherwise) {
+    const char* text = std::getenv(name);
+    return text != nullptr && *text != '\0' ? std::atoi(text) : otherwise;
+  };
+  const int resume = step_variable("LBO_RESUME_STEP", 0);
+  const int target = step_variable("LBO_TARGET_STEP", reports);
+  const bool paused_at_target = target < step_variable("LBO_MAX_STEP", reports);
+  const char* checkpoint_dir = std::getenv("LBO_CHECKPOINT_DIR");
+  const std::string checkpoint = checkpoint_dir != nullptr ? std::string(checkpoint_dir) + "/step" : std::string();
+  if (!checkpoint.empty() && resume > 0) {
+    int saved = -1;
+    std::ifstream(checkpoint) >> saved;
+    if (saved < resume) {
+      std::cerr << "the checkpoint holds step " << saved << ", before the resume step " << resume << "\n";
+      return 4;
+    }
+  }
+  for (int step = resume + 1; step <= reports && std::isfinite(value); ++step) {
+    if (!checkpoint.empty()) std::ofstream(checkpoint) << step << "\n";
     std::cout << "lbo:report {\"step\": " << step << ", \"value\": " << value * step / reports << ", \"metrics\": {\"s\": "
               << step << "}}" << std::endl;
     if (report_ms > 0) std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(report_ms));
+    if (paused_at_target && step >= target) return 0;  // lbo pauses it here
   }
   char line[256];
   if (function == "steps") {

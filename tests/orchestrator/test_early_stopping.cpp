@@ -50,14 +50,14 @@ class RungTable {
   void report(std::int64_t id, std::int64_t step, double value) {
     state.apply(TrialsReported{{{id, state.trial(id).attempts, step, value, "{}", 0.5 * static_cast<double>(step)}}, 0});
   }
-  // As the master applies a stop.
+  // As the master applies a stop or a pause.
   void apply(const std::vector<StopDecision>& stops) {
     for (const StopDecision& d : stops) {
       lbo::workers::Outcome o;
-      o.status = lbo::workers::TrialStatus::stopped;
+      o.status = d.pause ? lbo::workers::TrialStatus::paused : lbo::workers::TrialStatus::stopped;
       o.objective = d.value;
       o.last_step = d.step;
-      lbo::testing::end_attempt(state, d.trial, o);
+      lbo::testing::end_attempt(state, d.trial, o, "local:0", !d.pause);
     }
   }
   std::vector<StopDecision> report_and_decide(EarlyStopping& rule, std::int64_t id, std::int64_t step, double value) {
@@ -106,6 +106,83 @@ TEST(EarlyStoppingTest, asha_stops_a_trial_below_the_best_third_of_its_rung) {
   ASSERT_EQ(late.size(), 1u);
   EXPECT_EQ(late[0].step, 4);
   EXPECT_NE(late[0].reason.find("asha at epoch 4 (rung 2 of 2)"), std::string::npos) << late[0].reason;
+}
+
+// Promotion mode, rungs 1 and 3 (r = 1, R = 9, η = 3), six trials (the task's budget is spent):
+// each pauses at rung 1; the best ⌊6/3⌋ = 2 there, trials 0 (0.9) and 4 (0.65), are promoted,
+// best first, and trial 3 (0.6, third) is not. Both pause again at rung 3, where ⌊2/3⌋ = 0 make
+// the cut; once nothing runs, the best of them (trial 0, 0.95) runs to max_step, since no trial
+// had, and then the others end stopped at the rung they waited at.
+TEST(EarlyStoppingTest, promotion_pauses_at_each_rung_and_promotes_the_best_third) {
+  RungTable table(6);
+  EarlyStoppingSpec s = spec(StoppingRule::asha, 1, 9, 3);
+  s.mode = lbo::jobs::StoppingMode::promotion;
+  EarlyStopping rule(s, lbo::jobs::Direction::maximize, 1, false);
+  const auto pause = [&](std::int64_t id, std::int64_t step, double value) {
+    const std::vector<StopDecision> d = table.report_and_decide(rule, id, step, value);
+    EXPECT_EQ(d.size(), 1u) << "trial " << id << " at " << step;
+    EXPECT_TRUE(d.empty() || d[0].pause);
+  };
+  const auto never_busy = [](std::int64_t) { return false; };
+  const auto any_task = [](int) { return true; };
+  const std::vector<double> values{0.9, 0.5, 0.1, 0.6, 0.65, 0.3};
+  for (std::int64_t id = 0; id < 6; ++id) {
+    EXPECT_EQ(rule.resume_step(table.state.trial(id)), 0);
+    EXPECT_EQ(rule.target_step(table.state.trial(id)), 1);
+    pause(id, 1, values[static_cast<std::size_t>(id)]);
+    if (id == 1) {
+      EXPECT_FALSE(rule.promotion(table.state, any_task, never_busy)) << "⌊2/3⌋ = 0 at rung 1";
+    }
+  }
+  EXPECT_EQ(table.state.paused().size(), 6u);
+  EXPECT_EQ(table.state.trial(4).outcome.status, lbo::workers::TrialStatus::paused);
+  EXPECT_FALSE(table.state.trial(4).finished);
+  // A trial whose process is still ending waits; the next best goes first.
+  const auto busy_0 = [](std::int64_t id) { return id == 0; };
+  EXPECT_EQ(rule.promotion(table.state, any_task, busy_0)->trial, 4);
+  const std::optional<Promotion> first = rule.promotion(table.state, any_task, never_busy);
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->trial, 0);
+  EXPECT_EQ(first->reason, "among the best 2 of the 6 trials at epoch 1 (rung 1)");
+  lbo::testing::start_again(table.state, 0);
+  EXPECT_EQ(rule.resume_step(table.state.trial(0)), 1);
+  EXPECT_EQ(rule.target_step(table.state.trial(0)), 3);
+  EXPECT_EQ(rule.promotion(table.state, any_task, never_busy)->trial, 4);
+  lbo::testing::start_again(table.state, 4);
+  EXPECT_FALSE(rule.promotion(table.state, any_task, never_busy)) << "trial 3 is third of six";
+  EXPECT_TRUE(rule.unpromoted(table.state).empty()) << "trials run";
+  EXPECT_TRUE(table.report_and_decide(rule, 0, 2, 0.2).empty()) << "between rungs";
+  pause(0, 3, 0.95);
+  pause(4, 3, 0.7);
+  EXPECT_EQ(table.state.trial(0).outcome.last_step, 3);
+  EXPECT_EQ(table.state.trial(0).outcome.objective, 0.95);
+  // Nothing runs now and no trial ran to max_step: the best paused at the highest rung goes on.
+  const std::optional<Promotion> last = rule.promotion(table.state, any_task, never_busy);
+  ASSERT_TRUE(last);
+  EXPECT_EQ(last->trial, 0);
+  EXPECT_EQ(last->reason, "the best paused trial of its task, which has nothing left to run and no trial run to epoch 9");
+  EXPECT_TRUE(rule.unpromoted(table.state).empty()) << "trial 0 is still to run to the end";
+  lbo::testing::start_again(table.state, 0);
+  EXPECT_EQ(rule.resume_step(table.state.trial(0)), 3);
+  EXPECT_EQ(rule.target_step(table.state.trial(0)), 9);
+  EXPECT_TRUE(table.report_and_decide(rule, 0, 9, 0.97).empty()) << "max_step is no rung";
+  lbo::workers::Outcome ok;
+  ok.status = lbo::workers::TrialStatus::ok;
+  ok.objective = 0.97;
+  lbo::testing::end_attempt(table.state, 0, ok);
+  const std::optional<Promotion> none = rule.promotion(table.state, any_task, never_busy);
+  EXPECT_FALSE(none) << "trial 0 ran to max_step";
+  const std::vector<StopDecision> stops = rule.unpromoted(table.state);
+  ASSERT_EQ(stops.size(), 5u);
+  for (const StopDecision& d : stops) EXPECT_FALSE(d.pause);
+  EXPECT_EQ(stops[0].trial, 1);
+  EXPECT_EQ(stops[0].reason, "asha at epoch 1 (rung 1 of 2): paused at 0.5 and not promoted: not among the best 2 of the 6 "
+                             "trials there when its task had nothing left to run");
+  EXPECT_EQ(stops[3].trial, 4);
+  EXPECT_EQ(stops[3].step, 3);
+  EXPECT_EQ(stops[3].value, 0.7);
+  EXPECT_NE(stops[3].reason.find("(rung 2 of 2): paused at 0.7 and not promoted: not among the best 0 of the 2"),
+            std::string::npos) << stops[3].reason;
 }
 
 TEST(EarlyStoppingTest, asha_minimizing_keeps_the_smallest_values) {
@@ -341,6 +418,89 @@ TEST(EarlyStoppingRunTest, a_sync_run_is_reproducible_and_resumes_to_the_same_tr
   stopper.join();
   EXPECT_EQ(part.exit_code, kExitResumable) << part.log;
   EXPECT_LT(part.rows.size(), whole.rows.size());
+  const RunOutput rest = run_job(job, dir, 3, sync, dir.path() / "stopped");
+  ASSERT_EQ(rest.exit_code, kExitDone) << rest.log;
+  expect_same_trials(whole, rest, "stopped and resumed");
+}
+
+namespace {
+
+std::string promotion_job(int budget, int report_ms, int seed = 3) {
+  std::string job = asha_job(budget, report_ms, seed);
+  const std::string eta = "eta = 3\n";
+  return job.insert(job.find(eta) + eta.size(), "mode = \"promotion\"\n");
+}
+
+// reports.csv's steps of each trial, over its attempts: trial → [(attempt, step)].
+std::map<std::string, std::vector<std::pair<int, int>>> reported_steps(const fs::path& run_dir) {
+  std::map<std::string, std::vector<std::pair<int, int>>> steps;
+  for (const Row& r : lbo::testing::read_csv(run_dir / "reports.csv")) {
+    steps[r.at("trial")].emplace_back(std::stoi(r.at("attempt")), std::stoi(r.at("step")));
+  }
+  return steps;
+}
+
+}  // namespace
+
+// Promotion mode on two slots (rungs 1 and 3, max_step 8, η = 3, 12 trials): every trial pauses
+// at rung 1; at least the best ⌊12/3⌋ = 4 there are promoted and resume from their checkpoint
+// folder (the objective fails if its folder lost the step), their attempts making one curve;
+// at least one runs to max_step; the others end stopped at the rung they waited at, their
+// value there their result. Pauses are no failures and use no retry.
+TEST(EarlyStoppingRunTest, promotion_resumes_the_best_from_their_checkpoints_and_stops_the_rest) {
+  lbo::testing::ScratchDir dir;
+  const RunOutput out = run_job(promotion_job(12, 5), dir, 2);
+  ASSERT_EQ(out.exit_code, kExitDone) << out.log;
+  ASSERT_EQ(out.rows.size(), 12u);
+  const auto values = reported_values(out.run_dir);
+  const auto steps = reported_steps(out.run_dir);
+  int promoted = 0, ok = 0;
+  for (const Row& row : out.rows) {
+    const std::string& trial = row.at("trial");
+    const int attempts = std::stoi(row.at("attempts"));
+    promoted += attempts > 1 ? 1 : 0;
+    // One curve: every attempt goes on at the step after the last one its trial reported.
+    const std::vector<std::pair<int, int>>& curve = steps.at(trial);
+    for (std::size_t i = 1; i < curve.size(); ++i) EXPECT_EQ(curve[i].second, curve[i - 1].second + 1) << "trial " << trial;
+    EXPECT_EQ(curve.back().first, attempts) << "trial " << trial;
+    if (row.at("status") == "ok") {
+      ++ok;
+      EXPECT_EQ(row.at("last_step"), "8");
+      continue;
+    }
+    ASSERT_EQ(row.at("status"), "stopped") << row.at("reason");
+    EXPECT_TRUE(row.at("last_step") == "1" || row.at("last_step") == "3") << row.at("last_step");
+    EXPECT_EQ(std::stod(row.at("objective")), values.at(trial).at(row.at("last_step"))) << trial;
+    EXPECT_NE(row.at("reason").find("and not promoted: not among the best"), std::string::npos) << row.at("reason");
+  }
+  EXPECT_GE(promoted, 4) << out.log;
+  EXPECT_GE(ok, 1) << out.log;
+  EXPECT_EQ(out.log.find("retrying"), std::string::npos) << "a pause is no failure: " << out.log;
+  EXPECT_NE(out.log.find(" paused at "), std::string::npos) << out.log;
+  EXPECT_NE(out.log.find(" promoted from epoch 1 to 3: among the best "), std::string::npos) << out.log;
+  const RecoveredRun recovered = recover_run(out.run_dir);
+  EXPECT_EQ(recovered.state.tasks()[0].ok + recovered.state.tasks()[0].stopped, 12);
+  EXPECT_TRUE(recovered.state.paused().empty());
+  EXPECT_TRUE(fs::is_directory(out.run_dir / "trials" / "0" / "checkpoint"));
+}
+
+// --sync in promotion mode: reproducible, and a run stopped mid-round (its running attempts
+// resume from their checkpoints) ends as the uninterrupted one.
+TEST(EarlyStoppingRunTest, a_sync_promotion_run_is_reproducible_and_resumes_to_the_same_trials) {
+  lbo::testing::ScratchDir dir;
+  MasterOptions sync;
+  sync.sync = true;
+  const std::string job = promotion_job(12, 10, 5);
+  const RunOutput whole = run_job(job, dir, 3, sync, dir.path() / "whole");
+  ASSERT_EQ(whole.exit_code, kExitDone) << whole.log;
+  const RunOutput again = run_job(job, dir, 3, sync, dir.path() / "again");
+  ASSERT_EQ(again.exit_code, kExitDone) << again.log;
+  expect_same_trials(whole, again, "a second --sync run");
+
+  std::thread stopper = lbo::testing::signal_after_rows(SIGINT, dir.path() / "stopped" / "es" / "reports.csv", 16);
+  const RunOutput part = run_job(job, dir, 3, sync, dir.path() / "stopped");
+  stopper.join();
+  EXPECT_EQ(part.exit_code, kExitResumable) << part.log;
   const RunOutput rest = run_job(job, dir, 3, sync, dir.path() / "stopped");
   ASSERT_EQ(rest.exit_code, kExitDone) << rest.log;
   expect_same_trials(whole, rest, "stopped and resumed");

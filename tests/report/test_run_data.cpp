@@ -235,7 +235,7 @@ TEST(RunDataTest, a_run_whose_lock_cannot_tell_is_in_an_unknown_state) {
                                 "cannot tell whether a live lbo uses it");
 }
 
-// A trial's intermediate reports are its curve (newest attempt: step, value, seconds), and a
+// A trial's intermediate reports are its curve (newest attempt: step, value, seconds, time), and a
 // trial stopped early keeps its value and step apart from an objective.
 TEST(RunDataTest, curves_and_stopped_trials) {
   ScratchDir dir;
@@ -269,4 +269,37 @@ TEST(RunDataTest, curves_and_stopped_trials) {
   }
   EXPECT_GT(stopped, 0);
   EXPECT_GT(curves, stopped);
+}
+
+// In promotion mode a promoted trial's curve runs over its attempts (each resumed past the last
+// step of the one before), each report at its own attempt's start plus its seconds, and the
+// steps where it was paused are marked.
+TEST(RunDataTest, a_promoted_trials_curve_spans_its_attempts_and_marks_its_pauses) {
+  ScratchDir dir;
+  std::string job = report_job("surrogate = \"random\"", "", "[[tasks]]\nname = \"a\"\nbudget = 18\n");
+  job.replace(job.find("\"--metrics\", \"on\""), 17, "\"--reports\", \"9\", \"--report-ms\", \"2\"");
+  job.replace(job.find("[space]"), 7, "[early_stopping]\nmax_step = 9\nmode = \"promotion\"\n[space]");
+  const RunOutput out = lbo::testing::run_job(job, dir, 2);
+  ASSERT_EQ(out.exit_code, lbo::orchestrator::kExitDone) << out.log;
+  const nlohmann::json data = lbo::report::run_data(out.run_dir);
+  std::map<std::int64_t, double> attempt_start;  // trial · 100 + attempt → its start
+  for (const nlohmann::json& a : data["attempts"]) {
+    attempt_start[a["trial"].get<std::int64_t>() * 100 + a["attempt"].get<int>()] = a["start"].get<double>();
+  }
+  int promoted = 0;
+  for (const nlohmann::json& t : data["trials"]) {
+    if (!t.contains("curve") || t["attempts"].get<int>() < 2) continue;
+    ++promoted;
+    const nlohmann::json& curve = t["curve"];
+    EXPECT_EQ(curve[0][0], 1) << "the curve starts with the first attempt: " << t.dump();
+    for (std::size_t i = 1; i < curve.size(); ++i) EXPECT_EQ(curve[i][0].get<int>(), curve[i - 1][0].get<int>() + 1) << t.dump();
+    ASSERT_TRUE(t.contains("paused")) << t.dump();
+    EXPECT_EQ(t["paused"].size(), static_cast<std::size_t>(t["attempts"].get<int>() - 1)) << t.dump();
+    EXPECT_EQ(t["paused"][0][0], 1) << "rung 1";
+    const double last_start = attempt_start.at(t["id"].get<std::int64_t>() * 100 + t["attempts"].get<int>());
+    const nlohmann::json& last = curve[curve.size() - 1];
+    EXPECT_DOUBLE_EQ(last[3].get<double>(), last_start + last[2].get<double>());
+    EXPECT_LT(curve[0][3].get<double>(), last_start) << "the first report came in an earlier attempt";
+  }
+  EXPECT_GE(promoted, 2) << "half the trials fail (outcome = fail); the best third of the rest are promoted";
 }

@@ -35,6 +35,7 @@ std::string_view to_string(TrialStatus status) {
     case TrialStatus::cancelled: return "cancelled";
     case TrialStatus::lbo_error: return "lbo-error";
     case TrialStatus::stopped: return "stopped";
+    case TrialStatus::paused: return "paused";
   }
   return "?";
 }

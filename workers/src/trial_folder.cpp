@@ -45,6 +45,11 @@ std::optional<FolderFailure> prepare_trial_folder(const WorkOrder& order, Unique
     }
   }
   fs::remove(file(kResultFile), ec);
+  for (const EnvVar& var : order.env) {
+    if (var.name != kCheckpointDirVar) continue;
+    fs::create_directories(var.value, ec);
+    if (ec) return FolderFailure{"cannot create the checkpoint folder: " + ec.message(), ec.value(), var.value};
+  }
   if (const int error_number = write_params(file(kParamsFile), order.params_json); error_number != 0) {
     return FolderFailure{system_error_text("cannot write " + std::string(kParamsFile), error_number), error_number,
                          file(kParamsFile).string()};

@@ -13,7 +13,11 @@ The trial's parameters come from lbo (``lbo_trial.params()``):
 out; the rest trains scikit-learn's MLPClassifier one epoch per ``partial_fit`` (Adam, batches
 of 64). After each epoch the held-out ROC AUC is reported to lbo (``lbo_trial.report``), which
 may stop the trial there ([early_stopping] in early_stopping.toml); the result is the AUC after
-the last epoch run. Single-threaded, as lbo runs several trials at once.
+the last epoch run. With mode = "promotion", lbo pauses the trial at a rung and may resume it
+later: the network, its shuffling generator and the epoch are pickled to
+``lbo_trial.checkpoint_dir()`` before each report, and a resumed attempt
+(``lbo_trial.resume_step()`` > 0) goes on from there. Single-threaded, as lbo runs several
+trials at once.
 """
 
 import os
@@ -22,6 +26,7 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 import argparse  # noqa: E402
+import pickle  # noqa: E402
 import warnings  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -47,6 +52,28 @@ def load(path):
     return x, y
 
 
+def checkpoint_file():
+    folder = lbo_trial.checkpoint_dir()  # promotion mode only
+    return os.path.join(folder, "state.pickle") if folder else None
+
+
+def save(state):
+    path = checkpoint_file()
+    if path:
+        with open(path + ".tmp", "wb") as f:
+            pickle.dump(state, f)
+        os.replace(path + ".tmp", path)
+
+
+def resumed():
+    """(model, rng, epoch) of the checkpoint this attempt resumes from, or None."""
+    path = checkpoint_file()
+    if lbo_trial.resume_step() == 0 or not path or not os.path.exists(path):
+        return None
+    with open(path, "rb") as f:
+        return pickle.load(f)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--data", required=True)
@@ -63,13 +90,19 @@ def main():
                           alpha=float(params["alpha"]), batch_size=64, random_state=0)
     classes = np.unique(y)
     rng = np.random.default_rng(0)
-    auc = 0.5
-    for epoch in range(1, args.epochs + 1):
+    auc, first = 0.5, 1
+    state = resumed()
+    if state is not None:
+        model, rng, done = state
+        first = done + 1
+    epoch = first - 1
+    for epoch in range(first, args.epochs + 1):
         order = rng.permutation(len(y_train))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             model.partial_fit(x_train[order], y_train[order], classes=classes)
         auc = float(roc_auc_score(y_test, model.predict_proba(x_test)[:, 1]))
+        save((model, rng, epoch))  # before the report: lbo may pause the trial on it
         lbo_trial.report(epoch, auc, loss=float(model.loss_))
         if lbo_trial.should_stop():
             break

@@ -37,11 +37,15 @@ void read_early_stopping(Reader& r, const toml::table& t, JobSpec& job) {
       valid = false;
     }
   }
-  if (const auto mode = r.get_string(t, "mode", prefix, false); mode && *mode != "stop") {
-    r.error(*t.get("mode"), "early_stopping.mode",
-            *mode == "promotion" ? "\"promotion\" (pausing trials and resuming them from their checkpoints) is not in this "
-                                   "lbo yet; use \"stop\""
-                                 : "must be \"stop\", not " + in_quotes(*mode));
+  if (const auto mode = r.get_string(t, "mode", prefix, false)) {
+    if (*mode == "promotion" && e.rule == StoppingRule::median) {
+      r.error(*t.get("mode"), "early_stopping.mode",
+              "\"promotion\" is for rule = \"asha\" or \"hyperband\"; the median rule only stops (mode = \"stop\")");
+    } else if (*mode == "promotion") {
+      e.mode = StoppingMode::promotion;
+    } else if (*mode != "stop") {
+      r.error(*t.get("mode"), "early_stopping.mode", "must be \"stop\" or \"promotion\", not " + in_quotes(*mode));
+    }
   }
   if (const auto name = r.get_string(t, "step_name", prefix, false)) {
     if (name->empty() || name->size() > 40) {

@@ -385,6 +385,7 @@ bool TrialDurations::counts(workers::TrialStatus status) {
     case workers::TrialStatus::cancelled:
     case workers::TrialStatus::lbo_error:
     case workers::TrialStatus::stopped:  // cut short: no measure of a whole trial
+    case workers::TrialStatus::paused:
       return false;
   }
   return false;

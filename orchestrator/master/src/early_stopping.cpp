@@ -19,12 +19,22 @@ double quantile(const std::vector<double>& xs, double q) {
   return xs[below] + (position - static_cast<double>(below)) * (xs[above] - xs[below]);
 }
 
-// The reports of `t`'s newest attempt (reports are kept in attempt order).
-std::pair<std::vector<StepReport>::const_iterator, std::vector<StepReport>::const_iterator> newest_attempt(const Trial& t) {
-  const auto begin = std::partition_point(t.reports.begin(), t.reports.end(),
-                                          [&](const StepReport& r) { return r.attempt < t.attempts; });
-  return {begin, t.reports.end()};
+// The first report of `t`'s newest attempt (reports are kept in attempt order).
+std::vector<StepReport>::const_iterator newest_attempt(const Trial& t) {
+  return std::partition_point(t.reports.begin(), t.reports.end(), [&](const StepReport& r) { return r.attempt < t.attempts; });
 }
+
+// Best first: the higher rung, then the better value, then the lower id.
+struct Ranked {
+  std::size_t rung = 0;
+  double value = 0;  // oriented
+  std::int64_t id = 0;
+  bool operator<(const Ranked& o) const {
+    if (rung != o.rung) return rung > o.rung;
+    if (value != o.value) return value > o.value;
+    return id < o.id;
+  }
+};
 
 }  // namespace
 
@@ -51,14 +61,33 @@ int EarlyStopping::bracket_of(std::int64_t id) const {
   return static_cast<int>(std::min<std::ptrdiff_t>(it - bracket_cdf_.begin(), static_cast<std::ptrdiff_t>(bracket_cdf_.size()) - 1));
 }
 
-std::optional<EarlyStopping::AtRung> EarlyStopping::at_rung(const Trial& t, std::int64_t rung) {
-  const auto [begin, end] = newest_attempt(t);
+std::pair<std::vector<StepReport>::const_iterator, std::vector<StepReport>::const_iterator> EarlyStopping::curve(
+    const Trial& t) const {
+  // In promotion mode an attempt resumes where the last one was paused (the intake takes only
+  // steps past the trial's last): together they make one curve.
+  return {promotes() ? t.reports.begin() : newest_attempt(t), t.reports.end()};
+}
+
+std::optional<EarlyStopping::AtRung> EarlyStopping::at_rung(const Trial& t, std::int64_t rung) const {
+  const auto [begin, end] = curve(t);
   const auto it = std::lower_bound(begin, end, rung, [](const StepReport& r, std::int64_t step) { return r.step < step; });
   if (it == end) return std::nullopt;
-  // A stopped trial counts up to the step it was stopped on: what it reported after (before the
-  // signal reached it) depends on timing.
-  if (t.finished && t.outcome.status == workers::TrialStatus::stopped && it->step > t.outcome.last_step) return std::nullopt;
+  // A trial stopped or paused counts up to the step it was stopped on: what it reported after
+  // (before the signal reached it) depends on timing.
+  const bool cut = !t.running && (t.outcome.status == workers::TrialStatus::stopped ||
+                                  t.outcome.status == workers::TrialStatus::paused);
+  if (cut && it->step > t.outcome.last_step) return std::nullopt;
   return AtRung{it->step, it->value, it->elapsed_s};
+}
+
+std::int64_t EarlyStopping::resume_step(const Trial& t) const {
+  if (!promotes()) return 0;
+  const auto first = newest_attempt(t);
+  return first == t.reports.begin() ? 0 : std::prev(first)->step;
+}
+
+std::int64_t EarlyStopping::target_step(const Trial& t) const {
+  return promotes() ? spec_.target_step(bracket_of(t.id), resume_step(t)) : spec_.max_step;
 }
 
 std::vector<std::pair<std::int64_t, double>> EarlyStopping::rung_values(const RunState& state, int task, int bracket,
@@ -136,7 +165,7 @@ std::optional<StopDecision> EarlyStopping::decide_median(const RunState& state, 
     const Trial& other = state.trial(id);
     const std::optional<AtRung> at = at_rung(other, rung);
     if (!at) continue;
-    const auto [begin, end] = newest_attempt(other);
+    const auto [begin, end] = curve(other);
     double sum = 0;
     int n = 0;
     for (auto r = begin; r != end && r->step <= at->step; ++r, ++n) sum += oriented(r->value);
@@ -145,7 +174,7 @@ std::optional<StopDecision> EarlyStopping::decide_median(const RunState& state, 
   if (static_cast<int>(averages.size()) < spec_.min_trials) return std::nullopt;
   std::sort(averages.begin(), averages.end());
   const double median = quantile(averages, 0.5);
-  const auto [begin, end] = newest_attempt(t);
+  const auto [begin, end] = curve(t);
   double best = oriented(begin->value);
   for (auto r = begin; r != end && r->step <= mine.step; ++r) best = std::max(best, oriented(r->value));
   if (best >= median) return std::nullopt;
@@ -169,8 +198,12 @@ void EarlyStopping::decide_reached(const RunState& state, const Trial& t, std::v
 }
 
 std::vector<StopDecision> EarlyStopping::after_reports(const RunState& state, const std::vector<std::int64_t>& reported) {
-  if (sync_) return decide_waiting(state);
   std::vector<StopDecision> out;
+  if (promotes()) {
+    decide_targets(state, reported, out);
+    return out;
+  }
+  if (sync_) return decide_waiting(state);
   std::set<std::int64_t> seen;
   for (const std::int64_t id : reported) {
     if (!seen.insert(id).second) continue;
@@ -181,7 +214,122 @@ std::vector<StopDecision> EarlyStopping::after_reports(const RunState& state, co
 }
 
 std::vector<StopDecision> EarlyStopping::after_end(const RunState& state) {
-  return sync_ ? decide_waiting(state) : std::vector<StopDecision>();
+  return sync_ && !promotes() ? decide_waiting(state) : std::vector<StopDecision>();
+}
+
+// ---- promotion mode ---------------------------------------------------------------------------
+
+// A trial's own reports decide its pause: with --sync too, no wait for the others is needed.
+void EarlyStopping::decide_targets(const RunState& state, const std::vector<std::int64_t>& reported,
+                                   std::vector<StopDecision>& out) const {
+  std::set<std::int64_t> seen;
+  for (const std::int64_t id : reported) {
+    const Trial& t = state.trial(id);
+    if (!seen.insert(id).second || !t.running) continue;
+    const std::int64_t target = target_step(t);
+    if (target >= spec_.max_step || t.last_step(t.attempts) < target) continue;
+    const std::vector<std::int64_t>& rungs = rungs_[static_cast<std::size_t>(bracket_of(t.id))];
+    const auto k = static_cast<std::size_t>(std::find(rungs.begin(), rungs.end(), target) - rungs.begin());
+    const std::optional<AtRung> mine = at_rung(t, target);
+    if (!mine || k == rungs.size()) continue;
+    if (std::optional<StopDecision> stop = decide_hurdle(state, t, k, *mine)) {
+      out.push_back(std::move(*stop));
+      continue;
+    }
+    out.push_back({t.id, t.attempts, mine->step, mine->value, mine->elapsed_s,
+                   describe(t, k, *mine) + "paused at " + format_objective(mine->value) + " to wait for a promotion", true});
+  }
+}
+
+std::size_t EarlyStopping::paused_rung(const Trial& t) const {
+  const std::vector<std::int64_t>& rungs = rungs_[static_cast<std::size_t>(bracket_of(t.id))];
+  const auto above = std::upper_bound(rungs.begin(), rungs.end(), t.outcome.last_step);
+  return above == rungs.begin() ? 0 : static_cast<std::size_t>(above - rungs.begin()) - 1;
+}
+
+bool EarlyStopping::quiet(const RunState& state, int task) {
+  if (state.tasks()[static_cast<std::size_t>(task)].created < state.job().tasks[static_cast<std::size_t>(task)].budget) {
+    return false;
+  }
+  const auto of_task = [&](std::int64_t id) { return state.trial(id).task == task; };
+  if (std::any_of(state.interrupted().begin(), state.interrupted().end(), of_task) ||
+      std::any_of(state.retries().begin(), state.retries().end(), of_task)) {
+    return false;
+  }
+  const std::vector<std::int64_t>& ids = state.task_trials(task);
+  return std::none_of(ids.begin(), ids.end(), [&](std::int64_t id) { return state.trial(id).running; });
+}
+
+std::vector<Promotion> EarlyStopping::promotable(const RunState& state, int task, bool quiet) const {
+  std::vector<std::pair<Ranked, std::string>> ranked;
+  std::optional<Ranked> best_paused;
+  for (const std::int64_t id : state.paused()) {
+    const Trial& t = state.trial(id);
+    if (t.task != task) continue;
+    const int bracket = bracket_of(id);
+    const std::size_t k = paused_rung(t);
+    const Ranked mine{k, oriented(t.outcome.objective), id};
+    if (!best_paused || mine < *best_paused) best_paused = mine;
+    const std::int64_t rung = rungs_[static_cast<std::size_t>(bracket)][k];
+    std::vector<Ranked> members;
+    for (const auto& [other, value] : rung_values(state, task, bracket, rung)) members.push_back({k, oriented(value), other});
+    std::sort(members.begin(), members.end());
+    const std::size_t top = members.size() / static_cast<std::size_t>(spec_.eta);
+    const auto place = static_cast<std::size_t>(
+        std::find_if(members.begin(), members.end(), [&](const Ranked& m) { return m.id == id; }) - members.begin());
+    if (place < top) {
+      ranked.emplace_back(mine, "among the best " + std::to_string(top) + " of the " + std::to_string(members.size()) +
+                                    " trials at " + spec_.step_name + " " + std::to_string(rung) + " (rung " +
+                                    std::to_string(k + 1) + ")");
+    }
+  }
+  std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<Promotion> out;
+  for (auto& [r, reason] : ranked) out.push_back({r.id, std::move(reason)});
+  if (out.empty() && quiet && best_paused && state.tasks()[static_cast<std::size_t>(task)].ok == 0) {
+    out.push_back({best_paused->id, "the best paused trial of its task, which has nothing left to run and no trial run to " +
+                                        spec_.step_name + " " + std::to_string(spec_.max_step)});
+  }
+  return out;
+}
+
+std::optional<Promotion> EarlyStopping::promotion(const RunState& state, const std::function<bool(int task)>& allowed,
+                                                  const std::function<bool(std::int64_t trial)>& busy) const {
+  std::set<int> tasks;
+  for (const std::int64_t id : state.paused()) tasks.insert(state.trial(id).task);
+  for (const int task : tasks) {
+    if (!allowed(task)) continue;
+    for (Promotion& p : promotable(state, task, quiet(state, task))) {
+      if (!busy(p.trial)) return std::move(p);
+    }
+  }
+  return std::nullopt;
+}
+
+std::vector<StopDecision> EarlyStopping::unpromoted(const RunState& state) const {
+  std::set<int> tasks;
+  for (const std::int64_t id : state.paused()) tasks.insert(state.trial(id).task);
+  std::vector<StopDecision> out;
+  for (const int task : tasks) {
+    if (!quiet(state, task) || !promotable(state, task, true).empty()) continue;
+    std::vector<std::int64_t> ids;
+    for (const std::int64_t id : state.paused()) {
+      if (state.trial(id).task == task) ids.push_back(id);
+    }
+    std::sort(ids.begin(), ids.end());
+    for (const std::int64_t id : ids) {
+      const Trial& t = state.trial(id);
+      const std::size_t k = paused_rung(t);
+      const int bracket = bracket_of(id);
+      const std::size_t members = rung_values(state, task, bracket, rungs_[static_cast<std::size_t>(bracket)][k]).size();
+      const AtRung mine{t.outcome.last_step, t.outcome.objective, t.outcome.duration_s};
+      out.push_back({id, t.attempts, mine.step, mine.value, mine.elapsed_s,
+                     describe(t, k, mine) + "paused at " + format_objective(mine.value) + " and not promoted: not among the best " +
+                         std::to_string(members / static_cast<std::size_t>(spec_.eta)) + " of the " + std::to_string(members) +
+                         " trials there when its task had nothing left to run"});
+    }
+  }
+  return out;
 }
 
 // --sync: a rung is decided for the running trials of a task and bracket once all of them have

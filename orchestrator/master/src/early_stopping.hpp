@@ -21,12 +21,22 @@
 //   Hyperparameter Optimization", 2021): a new task starts with earlier tasks' best
 //   configurations ([policy] transfer_best, proposed_by earlier-best); the best value they have
 //   at a rung is a hurdle there, and a trial below it is stopped whatever ASHA's cutoff says.
+// Promotion mode (asha, hyperband; ASHA as Li et al. 2020 give it, Algorithm 2): a trial's
+// attempt runs from the step it resumes after to its bracket's next rung (target_step) and is
+// paused there. A free slot promotes, before it starts anything new, a paused trial that is
+// among the best ⌊n/η⌋ of the n trials of its task and bracket at its rung (the highest rung
+// first, then the best value, then the lowest id). A task with nothing left to start and nothing
+// running ends its paused trials `stopped`, once its best paused trial (the highest rung, then
+// the best value) ran to max_step if none had: ASHA needs η trials at a rung to promote one,
+// and a task must end with a trial run in full. Reports of all attempts make one curve.
 // With --sync the decisions at a rung wait until every running trial of the task and bracket
 // has reached it, and are then made together (a synchronous successive halving per round), so
 // neither the order of reports nor a resume changes them.
 
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -43,6 +53,13 @@ struct StopDecision {
   double value = 0;       ///< its value there: the stopped trial's objective
   double elapsed_s = 0;   ///< when it reported it, since the attempt started
   std::string reason;     ///< "asha at epoch 9 (rung 2 of 3): 0.41 is below the cutoff 0.52 of 7 trials"
+  bool pause = false;     ///< promotion mode: paused at its rung, not stopped for good
+};
+
+/// A paused trial promoted to its next rung, and why.
+struct Promotion {
+  std::int64_t trial = 0;
+  std::string reason;  ///< "among the best 2 of 7 trials at epoch 3 (rung 2 of 3)"
 };
 
 class EarlyStopping {
@@ -59,6 +76,20 @@ class EarlyStopping {
   /// --sync, ask again (after_end) once the stops are applied, until none comes.
   std::vector<StopDecision> after_end(const RunState& state);
 
+  const jobs::EarlyStoppingSpec& spec() const { return spec_; }
+  bool promotes() const { return spec_.mode == jobs::StoppingMode::promotion; }
+  /// Promotion mode: the step trial `t`'s newest attempt resumes after (the last step its earlier
+  /// attempts reported; 0 for the first) and the step it runs to. Stop mode: 0 and max_step.
+  std::int64_t resume_step(const Trial& t) const;
+  std::int64_t target_step(const Trial& t) const;
+  /// Promotion mode: the paused trial to promote now, among the tasks `allowed` admits, but
+  /// none of `busy` (its process has not ended yet); the first task in job order that has one.
+  std::optional<Promotion> promotion(const RunState& state, const std::function<bool(int task)>& allowed,
+                                     const std::function<bool(std::int64_t trial)>& busy) const;
+  /// Promotion mode: the paused trials that end `stopped` now: those of each task with nothing
+  /// left to start, run or promote.
+  std::vector<StopDecision> unpromoted(const RunState& state) const;
+
   /// The rung table as it stands, for tests: the value at `rung` (a step) of each trial of
   /// `task` in `bracket` that has one.
   std::vector<std::pair<std::int64_t, double>> rung_values(const RunState& state, int task, int bracket,
@@ -70,8 +101,20 @@ class EarlyStopping {
     double value = 0;
     double elapsed_s = 0;
   };
-  /// Trial `t`'s first report at or past `rung` in its newest attempt, if it counts.
-  static std::optional<AtRung> at_rung(const Trial& t, std::int64_t rung);
+  /// Trial `t`'s first report at or past `rung` in its curve (stop mode: its newest attempt;
+  /// promotion mode: all of them), if it counts.
+  std::optional<AtRung> at_rung(const Trial& t, std::int64_t rung) const;
+  /// The reports that make `t`'s curve, ascending steps.
+  std::pair<std::vector<StepReport>::const_iterator, std::vector<StepReport>::const_iterator> curve(const Trial& t) const;
+  /// Promotion mode: the paused trials of `task` that may be promoted, best first (the highest
+  /// rung, the best value, the lowest id); `quiet`: the task has nothing left to start or run.
+  std::vector<Promotion> promotable(const RunState& state, int task, bool quiet) const;
+  /// The rung (index into its bracket's rungs) a paused trial waits at.
+  std::size_t paused_rung(const Trial& t) const;
+  /// Nothing of `task` is left to start, waits to run again or runs.
+  static bool quiet(const RunState& state, int task);
+  /// Promotion mode: the decisions on trials that reached their attempt's target rung.
+  void decide_targets(const RunState& state, const std::vector<std::int64_t>& reported, std::vector<StopDecision>& out) const;
   /// The decision on `t` at rung `k` of its bracket: a stop, or nothing.
   std::optional<StopDecision> decide(const RunState& state, const Trial& t, std::size_t k) const;
   std::optional<StopDecision> decide_asha(const RunState& state, const Trial& t, std::size_t k, const AtRung& mine) const;

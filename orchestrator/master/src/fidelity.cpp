@@ -1,11 +1,14 @@
 #include "fidelity.hpp"
 
+#include <algorithm>
+
 namespace lbo::orchestrator {
 
 Fidelity::Fidelity(const jobs::JobSpec& job, bool sync, RunState& state, Hooks hooks)
     : state_(state),
       hooks_(std::move(hooks)),
-      intake_(hooks_.log, job.early_stopping ? job.early_stopping->max_step : 0),
+      intake_(hooks_.log, job.early_stopping ? job.early_stopping->max_step : 0,
+              job.early_stopping && job.early_stopping->mode == jobs::StoppingMode::promotion),
       sync_(sync) {
   if (job.early_stopping) rule_.emplace(*job.early_stopping, job.objective.direction, job.seed, sync);
 }
@@ -18,7 +21,7 @@ void Fidelity::on_reports(std::vector<workers::TrialReport> batch, double unix_t
   if (!rule_) return;
   std::vector<std::int64_t> reported;
   for (const ReportedStep& r : record->reports) reported.push_back(r.trial);
-  stop(rule_->after_reports(state_, reported), unix_time);
+  end(rule_->after_reports(state_, reported), unix_time);
   if (sync_) on_end(unix_time);
 }
 
@@ -26,31 +29,74 @@ void Fidelity::on_end(double unix_time) {
   if (!rule_ || !sync_) return;
   // A rung that stopped some is decided again once they are stopped (early_stopping.hpp).
   for (std::vector<StopDecision> stops = rule_->after_end(state_); !stops.empty(); stops = rule_->after_end(state_)) {
-    stop(std::move(stops), unix_time);
+    end(std::move(stops), unix_time);
   }
 }
 
-void Fidelity::stop(std::vector<StopDecision> decisions, double unix_time) {
+bool Fidelity::ended_early(std::int64_t trial, int attempt) { return ending_.erase({trial, attempt}) > 0; }
+
+std::optional<std::int64_t> Fidelity::promotion(const RunState& state, const TaskFilter& allowed) {
+  if (!rule_ || !rule_->promotes() || state.paused().empty()) return std::nullopt;
+  // A paused attempt's process may still be ending: the next attempt must not share its folder.
+  const auto busy = [this](std::int64_t id) {
+    return std::any_of(ending_.begin(), ending_.end(), [&](const auto& e) { return e.first == id; });
+  };
+  std::optional<Promotion> p = rule_->promotion(state, allowed, busy);
+  if (!p) return std::nullopt;
+  const Trial& t = state.trial(p->trial);
+  say(promotions_,
+      "trial " + std::to_string(p->trial) + " promoted from " + rule_->spec().step_name + " " + std::to_string(t.outcome.last_step) +
+          " to " + std::to_string(rule_->spec().target_step(rule_->bracket_of(t.id), t.last_step(t.attempts))) + ": " + p->reason,
+      "promotions");
+  return p->trial;
+}
+
+bool Fidelity::settle(double unix_time) {
+  if (!rule_ || !rule_->promotes() || state_.paused().empty()) return false;
+  std::vector<StopDecision> stops = rule_->unpromoted(state_);
+  if (stops.empty()) return false;
+  end(std::move(stops), unix_time);
+  return true;
+}
+
+void Fidelity::prepare(workers::WorkOrder& order, const Trial& trial) const {
+  if (!rule_) return;
+  const auto set = [&](const char* name, std::int64_t step) { order.env.push_back({name, std::to_string(step)}); };
+  set("LBO_MAX_STEP", rule_->spec().max_step);
+  set("LBO_RESUME_STEP", rule_->resume_step(trial));
+  set("LBO_TARGET_STEP", rule_->target_step(trial));
+  if (rule_->promotes()) order.env.push_back({std::string(workers::kCheckpointDirVar), order.workdir + "/checkpoint"});
+}
+
+void Fidelity::end(std::vector<StopDecision> decisions, double unix_time) {
   for (StopDecision& d : decisions) {
     const Trial& t = state_.trial(d.trial);
+    const bool running = t.running;
     workers::Outcome outcome;
-    outcome.status = workers::TrialStatus::stopped;
+    outcome.status = d.pause ? workers::TrialStatus::paused : workers::TrialStatus::stopped;
     outcome.objective = d.value;
     outcome.last_step = d.step;
     outcome.duration_s = d.elapsed_s;
-    outcome.reason = "stopped early: " + d.reason;
-    const TrialFinished finished{t.id,      d.attempt, true,         outcome,          t.worker,
+    outcome.reason = (d.pause ? "" : "stopped early: ") + d.reason;
+    const TrialFinished finished{t.id,      d.attempt, !d.pause,     outcome,          t.worker,
                                  unix_time, t.task,    t.config,     t.proposed_by,    t.proposal_note};
     // Applied even when the journal cannot take it (the run then halts): the process is ended
     // either way, and the final checkpoint may still keep the result.
     hooks_.journal(finished);
     state_.apply(finished);
-    if (++stops_ <= kStopsLogged) {
-      hooks_.log("trial " + std::to_string(d.trial) + " " + outcome.reason +
-                 (stops_ == kStopsLogged ? " (further stops are only counted)" : ""));
+    if (d.pause) {
+      say(pauses_, "trial " + std::to_string(d.trial) + " " + outcome.reason, "pauses");
+    } else {
+      say(stops_, "trial " + std::to_string(d.trial) + " " + outcome.reason, "stops");
     }
-    hooks_.stopped(d.trial, d.attempt);
+    if (running) ending_.insert({d.trial, d.attempt});
+    hooks_.ended(d.trial, d.attempt, running);
   }
+}
+
+void Fidelity::say(int& count, const std::string& what, const char* kind) {
+  if (++count > kLogged) return;
+  hooks_.log(what + (count == kLogged ? " (further " + std::string(kind) + " are only counted)" : std::string()));
 }
 
 }  // namespace lbo::orchestrator

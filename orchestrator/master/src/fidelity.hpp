@@ -1,21 +1,27 @@
 #pragma once
 // Fidelity (private to master/): the master's part for trials that report as they run. It takes
 // each batch of intermediate reports through the intake (trial_reports.hpp), journals and
-// applies what it accepts, and stops the trials the job's [early_stopping] rule says to stop
-// (early_stopping.hpp): a stop is journaled at once as the trial's final result (status
-// `stopped`, its value at the step it was stopped on), and its process is then ended as a
-// cancel is (SIGTERM, SIGKILL after kill_grace_s). The process's own end brings nothing more.
+// applies what it accepts, and ends the attempts the job's [early_stopping] rule says to end
+// (early_stopping.hpp). A stop is journaled at once as the trial's final result (status
+// `stopped`, its value at the step it was stopped on); in promotion mode a pause is journaled
+// as the attempt's end (status `paused`, its value at the rung), and the trial waits for a
+// promotion (Scheduler asks promotion()) or ends `stopped` (settle()). The attempt's process is
+// then ended as a cancel is (SIGTERM, SIGKILL after kill_grace_s); its own end brings nothing
+// more but its free slot (ended_early()).
 
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "early_stopping.hpp"
 #include "lbo/jobs/job_spec.hpp"
 #include "lbo/orchestrator/journal.hpp"
 #include "lbo/orchestrator/run_state.hpp"
+#include "lbo/orchestrator/scheduler.hpp"
 #include "trial_reports.hpp"
 
 namespace lbo::orchestrator {
@@ -27,8 +33,9 @@ class Fidelity {
     std::function<bool(const JournalRecord&)> journal;
     /// Reports were journaled and applied (reports.csv).
     std::function<void(const TrialsReported&)> reported;
-    /// A trial was stopped early (journaled and applied): end its process, commit its result.
-    std::function<void(std::int64_t trial, int attempt)> stopped;
+    /// An attempt was stopped or paused (journaled and applied): commit it, and end its
+    /// process when `running`.
+    std::function<void(std::int64_t trial, int attempt, bool running)> ended;
     std::function<void(const std::string&)> log;
   };
 
@@ -39,19 +46,35 @@ class Fidelity {
   void on_reports(std::vector<workers::TrialReport> batch, double unix_time);
   /// An attempt ended (its TrialFinished applied): with --sync, a rung's wait may be over.
   void on_end(double unix_time);
+  /// Whether this ended attempt `attempt` of `trial` before its process did (forgotten now: the
+  /// completion only frees its slot).
+  bool ended_early(std::int64_t trial, int attempt);
 
-  /// Stops logged one by one; later ones only count (results.csv has them all).
-  static constexpr int kStopsLogged = 10;
+  /// Promotion mode: the paused trial a free slot should resume now (Scheduler).
+  std::optional<std::int64_t> promotion(const RunState& state, const TaskFilter& allowed);
+  /// Promotion mode: ends `stopped` the paused trials of tasks with nothing left to run or
+  /// promote; whether it ended any.
+  bool settle(double unix_time);
+  /// Adds what the objective needs to know of its rungs to an attempt's environment:
+  /// LBO_MAX_STEP, LBO_RESUME_STEP, LBO_TARGET_STEP and, in promotion mode, LBO_CHECKPOINT_DIR
+  /// (`<trial folder>/checkpoint`, kept across attempts).
+  void prepare(workers::WorkOrder& order, const Trial& trial) const;
+
+  /// Stops, pauses and promotions logged one by one; later ones only count (results.csv and
+  /// the journal have them all).
+  static constexpr int kLogged = 10;
 
  private:
-  void stop(std::vector<StopDecision> decisions, double unix_time);
+  void end(std::vector<StopDecision> decisions, double unix_time);
+  void say(int& count, const std::string& what, const char* kind);
 
   RunState& state_;
   Hooks hooks_;
   ReportIntake intake_;
   std::optional<EarlyStopping> rule_;
   bool sync_;
-  int stops_ = 0;
+  std::set<std::pair<std::int64_t, int>> ending_;  // attempts this ended whose process has not yet
+  int stops_ = 0, pauses_ = 0, promotions_ = 0;
 };
 
 }  // namespace lbo::orchestrator

@@ -86,7 +86,7 @@ class Master::Loop {
         policy_(make_policy(job_, PolicyOptions{options_.sync, [&console](const std::string& line) { console.log(line); },
                                                 [this](const HedgeDraw& draw) { outputs_.hedge_draw(draw); },
                                                 std::move(options_.warm_start), options_.fit_threads})),
-        scheduler_(job_),
+        scheduler_(job_, [this](const RunState& state, const TaskFilter& allowed) { return fidelity_.promotion(state, allowed); }),
         stops_(io_, transport_, console, job_.grace_s,
                {[this] { return checkpoints_.try_now(); }, [this](const std::string& s) { outputs_.write_status(s); },
                 [this] { check_done(); }, [this] { finish(); }}),
@@ -245,6 +245,8 @@ class Master::Loop {
       if (!next) break;
       dispatch(std::move(*next));
     }
+    // Promotion mode: a task with nothing left to run or promote ends its paused trials.
+    if (!stops_.stopping()) fidelity_.settle(options_.clock());
   }
 
   // The attempt is journaled before its process exists, so a resume always knows it may be
@@ -258,19 +260,21 @@ class Master::Loop {
     if (!journal(started)) return;
     state_.apply(started);
     const Trial& trial = state_.trial(id);
-    transport_->submit(work_order(job_, state_.job().tasks[static_cast<std::size_t>(trial.task)].spec(), run_dir_, trial));
+    workers::WorkOrder order = work_order(job_, state_.job().tasks[static_cast<std::size_t>(trial.task)].spec(), run_dir_, trial);
+    fidelity_.prepare(order, trial);
+    transport_->submit(std::move(order));
   }
 
   // A failed attempt is retried while `retries` allows. A cancelled one (lbo stopping, or a
   // worker rank terminated under it) runs again first without using up a retry, and so does
   // one that lbo itself could not run (its own I/O failed), which also stops the run.
   void on_completion(cluster::Completion c) {
-    const Trial& trial = state_.trial(c.trial);
-    if (trial.finished) {  // stopped early: its result is committed, its slot is free now
+    if (fidelity_.ended_early(c.trial, c.attempt)) {  // stopped or paused: committed, its slot is free now
       post_commit();
       if (!options_.sync) fill_slots();
       return;
     }
+    const Trial& trial = state_.trial(c.trial);
     check_steps(job_.objective.stepwise, c.outcome);
     c.outcome.last_step = trial.last_step(c.attempt);
     const TrialFinished finished = finished_record(trial, c.attempt, c.outcome, cluster::to_string(c.worker),
@@ -361,8 +365,8 @@ class Master::Loop {
   Fidelity fidelity_{job_, options_.sync, state_,
                      {[this](const JournalRecord& r) { return journal(r); },
                       [this](const TrialsReported& r) { outputs_.reported(state_, r); },
-                      [this](std::int64_t trial, int attempt) {
-                        transport_->cancel(trial);
+                      [this](std::int64_t trial, int attempt, bool running) {
+                        if (running) transport_->cancel(trial);
                         uncommitted_.push_back({trial, attempt});
                         post_commit();
                       },

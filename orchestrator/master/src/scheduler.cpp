@@ -24,6 +24,9 @@ std::optional<NextAttempt> Scheduler::next(const RunState& state, Policy& policy
   for (const std::int64_t id : state.retries()) {
     if (allowed(state.trial(id).task)) return again(state, id);
   }
+  if (promotions_) {
+    if (const std::optional<std::int64_t> promoted = promotions_(state, allowed)) return again(state, *promoted);
+  }
   // The open tasks: the first concurrent_tasks ones (job order) with budget left to hand out.
   const std::vector<TaskIdentity>& tasks = state.job().tasks;
   const std::size_t concurrent = static_cast<std::size_t>(std::max(1, job_->schedule.concurrent_tasks));

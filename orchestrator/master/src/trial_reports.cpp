@@ -1,5 +1,7 @@
 #include "trial_reports.hpp"
 
+#include <algorithm>
+
 namespace lbo::orchestrator {
 
 std::optional<TrialsReported> ReportIntake::accept(const RunState& state, std::vector<workers::TrialReport> batch,
@@ -15,12 +17,14 @@ std::optional<TrialsReported> ReportIntake::accept(const RunState& state, std::v
     }
     const bool known = report.trial >= 0 && report.trial < state.next_trial_id();
     const Trial* trial = known ? &state.trial(report.trial) : nullptr;
-    if (trial != nullptr && trial->finished && trial->outcome.status == workers::TrialStatus::stopped &&
-        trial->attempts == report.attempt) {
+    const bool ended_early = trial != nullptr && !trial->running && trial->attempts == report.attempt &&
+                             (trial->outcome.status == workers::TrialStatus::stopped ||
+                              trial->outcome.status == workers::TrialStatus::paused);
+    if (ended_early) {
       // The objective reports on until the stop reaches it: expected, said for the first few.
       if (++late_after_stop_ <= kLoggedPerAttempt) {
         log_("trial " + std::to_string(report.trial) + ": a report (step " + std::to_string(report.step) +
-             ") is ignored: it arrived after the trial was stopped" +
+             ") is ignored: it arrived after the trial was " + std::string(workers::to_string(trial->outcome.status)) +
              (late_after_stop_ == kLoggedPerAttempt ? " (further such reports are not logged)" : ""));
       }
       continue;
@@ -31,7 +35,9 @@ std::optional<TrialsReported> ReportIntake::accept(const RunState& state, std::v
     }
     const auto key = std::make_pair(report.trial, report.attempt);
     const auto earlier = batch_last.find(key);
-    const std::int64_t last = earlier != batch_last.end() ? earlier->second : trial->last_step(report.attempt);
+    const std::int64_t trial_last = one_curve_ && !trial->reports.empty() ? trial->reports.back().step : 0;
+    const std::int64_t last =
+        earlier != batch_last.end() ? earlier->second : std::max(trial->last_step(report.attempt), trial_last);
     if (report.step <= last) {
       ignore(report, "step " + std::to_string(report.step) + " is not past the last one reported (" +
                          std::to_string(last) + ")");

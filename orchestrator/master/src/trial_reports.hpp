@@ -20,13 +20,16 @@ namespace lbo::orchestrator {
 class ReportIntake {
  public:
   using Log = std::function<void(const std::string&)>;
-  /// `max_step`: a report past it is ignored (0: no limit).
-  explicit ReportIntake(Log log, std::int64_t max_step = 0) : log_(std::move(log)), max_step_(max_step) {}
+  /// `max_step`: a report past it is ignored (0: no limit). `one_curve` ([early_stopping] mode =
+  /// "promotion"): an attempt goes on from where the trial's last one was paused, so its steps
+  /// must be past the trial's last step, not only the attempt's.
+  explicit ReportIntake(Log log, std::int64_t max_step = 0, bool one_curve = false)
+      : log_(std::move(log)), max_step_(max_step), one_curve_(one_curve) {}
 
   /// The record of the reports of `batch` that `state` accepts, in their order; nothing when
   /// none is. A report is ignored (and logged) when the line was no report, its trial does not
-  /// run that attempt any more (it ended, or was stopped), or its step is not past the
-  /// attempt's last one, past max_step, or beyond kMaxReportsPerTrial. At most kLoggedPerAttempt lines are logged for one
+  /// run that attempt any more (it ended, or was stopped or paused), or its step is not past
+  /// the attempt's last one (with one_curve, the trial's), past max_step, or beyond kMaxReportsPerTrial. At most kLoggedPerAttempt lines are logged for one
   /// attempt, and as many in all for reports that came after their trial was stopped (an
   /// objective reports on until the stop reaches it).
   std::optional<TrialsReported> accept(const RunState& state, std::vector<workers::TrialReport> batch, double unix_time);
@@ -42,7 +45,8 @@ class ReportIntake {
 
   Log log_;
   std::int64_t max_step_ = 0;
-  int late_after_stop_ = 0;  // reports of stopped trials, over the run
+  bool one_curve_ = false;
+  int late_after_stop_ = 0;  // reports of stopped or paused attempts, over the run
   std::map<std::pair<std::int64_t, int>, int> ignored_;  // per (trial, attempt): reports ignored
 };
 

@@ -54,8 +54,8 @@ void RunOutputs::hedge_draw(const HedgeDraw& draw) {
 void RunOutputs::report_attempt(const RunState& state, const Trial& t, int attempt) {
   const TaskIdentity& task = state.job().tasks[static_cast<std::size_t>(t.task)];
   if (t.outcome.status == workers::TrialStatus::cancelled || t.outcome.status == workers::TrialStatus::lbo_error) return;
-  // A stop is no failure: Fidelity logs the first ones.
-  const bool failed = t.outcome.status != workers::TrialStatus::ok && t.outcome.status != workers::TrialStatus::stopped;
+  // A stop or a pause is no failure: Fidelity logs the first ones.
+  const bool failed = workers::is_failure(t.outcome.status);
   if (failed && ++failures_ <= options_.failures_logged) {
     std::string what = "trial " + std::to_string(t.id) + " (" + task.name + ") attempt " + std::to_string(attempt) + " " +
                        std::string(workers::to_string(t.outcome.status)) + ": " + t.outcome.reason;

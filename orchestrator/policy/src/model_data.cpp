@@ -34,7 +34,9 @@ std::string ModelData::name(const RunState& state, int task, int step) const {
 
 bool ModelData::usable(const Trial& t) const {
   // A trial stopped early enters with its value at the step it was stopped on, as a searcher hears a
-  // stopped trial's last result in Ray Tune or Optuna: below what it would have reached.
+  // stopped trial's last result in Ray Tune or Optuna: below what it would have reached. A trial
+  // paused at a rung enters with its value there until it is resumed.
+  if (t.paused()) return true;
   const bool counted = t.outcome.status == workers::TrialStatus::ok || t.outcome.status == workers::TrialStatus::stopped;
   return t.finished && counted &&
          (job_.objective.stepwise == 0 || static_cast<int>(t.outcome.steps.size()) == job_.objective.stepwise);

@@ -8,20 +8,27 @@ namespace lbo::orchestrator {
 
 void TaskBatch::update(const TaskTrials& trials, const Basis& basis, const BatchSettings& settings, std::uint64_t seed) {
   const RunState& state = trials.state;
+  // A trial paused at a rung has a result for now (its value there); promoted, it is pending
+  // again, and the count of ended trials falls: the batch is rebuilt.
+  const auto ended = [](const Trial& t) { return t.finished || t.paused(); };
   std::vector<std::int64_t> pending;
+  int finished = 0;
   for (std::int64_t id : state.task_trials(trials.task)) {
-    if (!state.trial(id).finished) pending.push_back(id);
+    if (!ended(state.trial(id))) {
+      pending.push_back(id);
+    } else {
+      ++finished;
+    }
   }
   const auto now = Clock::now();
   const bool current = key_ == basis.key || (kind_ == basis.kind && now - built_at_ < 9 * build_cost_);
   const bool fresh = batch_ && 2 * batch_->candidates_left() >= settings.maximizer.candidates;
-  const int finished = state.tasks()[trials.task].finished;
-  const auto came_in = std::count_if(pending_.begin(), pending_.end(), [&](std::int64_t id) { return state.trial(id).finished; });
+  const auto came_in = std::count_if(pending_.begin(), pending_.end(), [&](std::int64_t id) { return ended(state.trial(id)); });
   if (batch_ && current && fresh && !settings.sync && finished_ + came_in == finished) {
     finished_ = finished;
     for (std::int64_t id : pending_) {
       const Trial& t = state.trial(id);
-      if (!t.finished) continue;
+      if (!ended(t)) continue;
       // A prior's posterior is another task's: this task's results do not join it.
       if (trials.usable(t) && kind_ != Basis::Kind::prior) {
         const double z = standardization_.apply(trials.value(t));

@@ -87,7 +87,7 @@ class TaskBatch {
   Basis::Kind kind_ = Basis::Kind::fit;
   std::string key_;                          // the basis it was built on
   surrogate::Standardization standardization_;  // the basis's
-  int finished_ = -1;                         // the task's finished trials the batch knows of
+  int finished_ = -1;                         // the task's ended trials (finished or paused) it knows
   std::vector<std::int64_t> pending_;         // the task's unfinished trials in the batch, ascending
   std::map<std::int64_t, int> index_;         // trial → its point in the batch
   surrogate::AcquisitionParams params_;

@@ -39,6 +39,7 @@ RunState::RunState(JobIdentity job, std::vector<Trial> trials, std::vector<std::
     ++tasks_[t.task].created;
     ++tasks_[t.task].proposed[static_cast<std::size_t>(t.proposed_by)];
     if (t.finished) count_final(t);
+    if (t.paused()) paused_.push_back(t.id);
   }
   for (const auto* queue : {&interrupted_, &retries_}) {
     for (std::int64_t id : *queue) {
@@ -126,6 +127,7 @@ void RunState::on(const TrialStarted& r) {
   }
   erase(interrupted_, r.trial);
   erase(retries_, r.trial);
+  erase(paused_, r.trial);
 }
 
 void RunState::on(const TrialFinished& r) {
@@ -155,12 +157,16 @@ void RunState::on(const TrialFinished& r) {
   t->worker = r.worker;
   t->finished_unix = r.unix_time;
   const workers::TrialStatus status = r.outcome.status;
-  if (status != workers::TrialStatus::ok && !runs_again_first(status)) ++t->failed_attempts;
+  const bool paused = status == workers::TrialStatus::paused;
+  if (status != workers::TrialStatus::ok && !runs_again_first(status) && !paused) ++t->failed_attempts;
   if (r.final) {
     t->finished = true;
     erase(interrupted_, r.trial);
     erase(retries_, r.trial);
+    erase(paused_, r.trial);
     count_final(*t);
+  } else if (paused) {
+    push_once(paused_, r.trial);
   } else if (runs_again_first(status)) {
     push_once(interrupted_, r.trial);
   } else {

@@ -137,8 +137,19 @@ enum class StoppingRule : std::uint8_t {
 };
 std::string_view to_string(StoppingRule rule);
 
+/// What a trial that does not make the cut at a rung gets (`[early_stopping] mode`).
+enum class StoppingMode : std::uint8_t {
+  stop,       ///< it is stopped there for good (status `stopped`)
+  /// every trial pauses at each rung of its bracket; the best 1/η of a rung are resumed from
+  /// their checkpoints to the next (ASHA's promotions), the rest end `stopped` once their task
+  /// has nothing left to run (asha, hyperband)
+  promotion,
+};
+std::string_view to_string(StoppingMode mode);
+
 struct EarlyStoppingSpec {
   StoppingRule rule = StoppingRule::asha;
+  StoppingMode mode = StoppingMode::stop;
   std::string step_name = "step";  ///< what a step is ("epoch"), for the log and the report
   std::int64_t min_step = 1;       ///< r: the first rung
   std::int64_t max_step = 1;       ///< R: a trial's full run; a report past it is ignored
@@ -153,6 +164,9 @@ struct EarlyStoppingSpec {
 
   /// The rung steps of `bracket`: r·η^(bracket+k) for k = 0, 1, ... while below max_step.
   std::vector<std::int64_t> rungs(int bracket) const;
+  /// promotion: the step an attempt of a trial in `bracket` runs to when it resumes after
+  /// step `resume` (its next rung, or max_step).
+  std::int64_t target_step(int bracket, std::int64_t resume) const;
 };
 
 /// Where a task came from: the job file, `lbo add-task`, or a file in the watched folder.

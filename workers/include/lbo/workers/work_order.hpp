@@ -22,14 +22,25 @@ enum class TrialStatus : std::uint8_t {
   /// Stopped early by the job's [early_stopping] rule on its intermediate reports: not a
   /// failure and never retried; its objective is its value at the step it was stopped on.
   stopped,
+  /// [early_stopping] mode = "promotion": the attempt reached its rung and was paused there
+  /// (not a failure, no retry used); its objective is its value at the rung. The trial is
+  /// resumed from its checkpoint folder if promoted, else it ends `stopped`.
+  paused,
 };
 std::string_view to_string(TrialStatus status);
+/// The objective's failure: failed, timeout or crashed (not a stop, a pause or lbo's doing).
+inline bool is_failure(TrialStatus status) {
+  return status == TrialStatus::failed || status == TrialStatus::timeout || status == TrialStatus::crashed;
+}
 
 /// Files of a trial's working directory (`trials/<id>/`).
 inline constexpr std::string_view kParamsFile = "params.json";
 inline constexpr std::string_view kResultFile = "result.json";
 inline constexpr std::string_view kStdoutFile = "stdout";
 inline constexpr std::string_view kStderrFile = "stderr";
+/// [early_stopping] mode = "promotion": the environment variable that names the trial's
+/// checkpoint folder, kept across its attempts (the worker creates it).
+inline constexpr std::string_view kCheckpointDirVar = "LBO_CHECKPOINT_DIR";
 
 struct EnvVar {
   std::string name, value;

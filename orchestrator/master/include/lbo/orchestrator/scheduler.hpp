@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <string>
+#include <utility>
 
 #include "lbo/jobs/job_spec.hpp"
 #include "lbo/orchestrator/policy.hpp"
@@ -27,12 +29,17 @@ struct NextAttempt {
 /// time). Asked before anything is proposed for the task.
 using TaskFilter = std::function<bool(int task)>;
 
+/// The paused trial to promote now (to its next rung), among the tasks the filter allows.
+using PromotionSource = std::function<std::optional<std::int64_t>(const RunState& state, const TaskFilter& allowed)>;
+
 class Scheduler {
  public:
-  explicit Scheduler(const jobs::JobSpec& job) : job_(&job) {}
+  explicit Scheduler(const jobs::JobSpec& job, PromotionSource promotions = {})
+      : job_(&job), promotions_(std::move(promotions)) {}
 
   /// A trial that was interrupted (a stop, or lbo's own error), else one waiting for a retry,
-  /// else a new trial of an open task (the first [schedule] concurrent_tasks tasks, in job order,
+  /// else a paused trial that `promotions` promotes (ASHA promotes before it starts anything
+  /// new), else a new trial of an open task (the first [schedule] concurrent_tasks tasks, in job order,
   /// with budget left to hand out) proposed by `policy` and checked against the space. With
   /// `interrupted_only`, only the first kind (a --sync run finishes its interrupted round before
   /// proposing). Tasks `may_start` refuses are skipped: their queued trials stay queued, and
@@ -44,6 +51,7 @@ class Scheduler {
 
  private:
   const jobs::JobSpec* job_;  // its tasks grow as tasks are added
+  PromotionSource promotions_;
 };
 
 }  // namespace lbo::orchestrator

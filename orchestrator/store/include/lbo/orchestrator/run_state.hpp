@@ -52,6 +52,9 @@ struct Trial {
 
   /// The last step attempt `attempt` reported (0: none).
   std::int64_t last_step(int attempt) const;
+  /// Paused at a rung ([early_stopping] mode = "promotion"): its last attempt ended there, and
+  /// it waits to be promoted (another attempt) or to end `stopped`.
+  bool paused() const { return !finished && !running && outcome.status == workers::TrialStatus::paused; }
 
   /// Damage destroyed every record that named its task and configuration: the id stays taken
   /// (never reused), and the trial belongs to no task.
@@ -97,8 +100,9 @@ class RunState {
 
   /// The one way the state changes. RunStarted sets the job, TaskAdded adds a task,
   /// TrialStarted creates a trial (attempt 1, next id) or starts another attempt, TrialFinished
-  /// ends the running attempt: final (counted), or queued to run again (a cancelled attempt, or
-  /// lbo's own error, first and without using a retry; a failure as a retry). Records that damage
+  /// ends the running attempt: final (counted), paused at a rung (Fidelity promotes it or ends
+  /// it), or queued to run again (a cancelled attempt, or lbo's own error, first and without
+  /// using a retry; a failure as a retry). Records that damage
   /// left inconsistent (a trial whose creation is lost, a result for an unknown trial) are
   /// applied as far as they can be and noted in anomalies().
   void apply(const JournalRecord& record);
@@ -120,6 +124,8 @@ class RunState {
   const std::vector<std::int64_t>& interrupted() const { return interrupted_; }
   /// Trials that failed and have a retry left, in order.
   const std::vector<std::int64_t>& retries() const { return retries_; }
+  /// Trials paused at a rung (Trial::paused), in the order they were paused.
+  const std::vector<std::int64_t>& paused() const { return paused_; }
   int running_count() const { return running_; }
   /// What damage did to the history, one line each (empty for an undamaged journal).
   const std::vector<std::string>& anomalies() const { return anomalies_; }
@@ -152,7 +158,7 @@ class RunState {
   std::vector<Trial> trials_;
   std::vector<TaskProgress> tasks_;
   std::vector<std::vector<std::int64_t>> task_trials_;
-  std::vector<std::int64_t> interrupted_, retries_;
+  std::vector<std::int64_t> interrupted_, retries_, paused_;
   int running_ = 0;
   std::vector<std::string> anomalies_;
 };
