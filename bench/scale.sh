@@ -13,6 +13,10 @@
 #   --sleep-ms 1000         objective duration
 #   --mpi RANKSxSLOTS       also run under mpirun with RANKS worker ranks of SLOTS slots (e.g. 8x8)
 #   --repeat 1              runs per configuration (different seeds)
+#   --early-stopping N      the objective reports N steps over its duration (lbo:report lines,
+#                           SLEEP_MS/N apart) under [early_stopping] asha (max_step N, r = 1,
+#                           eta = 3); adds how long reports take from the worker to the master's
+#                           journal and to the stops they cause (p50/p99, ms)
 # Environment: LBO_BUILD_DIR (default <repo>/build), TMPDIR (run folders), MPIRUN (default
 # "mpirun --oversubscribe", plus --allow-run-as-root as root).
 set -euo pipefail
@@ -24,6 +28,7 @@ tasks=2
 sleep_ms=1000
 mpi=""
 repeat=1
+early=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --slots) slots_list=$2; shift 2 ;;
@@ -33,7 +38,8 @@ while [ $# -gt 0 ]; do
     --sleep-ms) sleep_ms=$2; shift 2 ;;
     --mpi) mpi=$2; shift 2 ;;
     --repeat) repeat=$2; shift 2 ;;
-    *) echo "usage: $0 [--slots LIST] [--methods LIST] [--budget N] [--tasks N] [--sleep-ms MS] [--mpi RxS] [--repeat N]" >&2; exit 2 ;;
+    --early-stopping) early=$2; shift 2 ;;
+    *) echo "usage: $0 [--slots LIST] [--methods LIST] [--budget N] [--tasks N] [--sleep-ms MS] [--mpi RxS] [--repeat N] [--early-stopping N]" >&2; exit 2 ;;
   esac
 done
 
@@ -69,7 +75,11 @@ write_job() {  # write_job FILE METHOD SEED LOCAL_SLOTS SLOTS_PER_RANK BUDGET
     echo "name = \"scale\""
     echo "seed = $3"
     echo "[objective]"
-    echo "command = [\"$objective\", \"--function\", \"branin\", \"--context\", \"{dataset}\", \"--sleep-ms\", \"$sleep_ms\"]"
+    if [ -n "$early" ]; then
+      echo "command = [\"$objective\", \"--function\", \"branin\", \"--context\", \"{dataset}\", \"--reports\", \"$early\", \"--report-ms\", \"$((sleep_ms / early))\"]"
+    else
+      echo "command = [\"$objective\", \"--function\", \"branin\", \"--context\", \"{dataset}\", \"--sleep-ms\", \"$sleep_ms\"]"
+    fi
     echo "direction = \"minimize\""
     echo "[policy]"
     echo "surrogate = \"$2\""
@@ -78,6 +88,10 @@ write_job() {  # write_job FILE METHOD SEED LOCAL_SLOTS SLOTS_PER_RANK BUDGET
     echo "[workers]"
     echo "local_slots = $4"
     echo "slots_per_rank = $5"
+    if [ -n "$early" ]; then
+      echo "[early_stopping]"
+      echo "max_step = $early"
+    fi
     echo "[space]"
     echo "x1 = { type = \"float\", low = -5, high = 10 }"
     echo "x2 = { type = \"float\", low = 0, high = 15 }"
@@ -94,6 +108,7 @@ value() { echo "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
 
 printf "%-7s %-11s %6s %8s %11s %11s %7s %6s" method slots wall_s util lat_p50_ms lat_p99_ms model fallb
 for k in $(seq 2 "$tasks"); do printf " %9s %9s %9s" "t$k@1x" "t$k@2x" "t$k@4x"; done
+[ -n "$early" ] && printf " %8s %10s %10s %6s %9s %9s" reports rep_p50_ms rep_p99_ms stops stop_p50 stop_p99
 printf "\n"
 
 run_one() {  # run_one METHOD LABEL SEED LOCAL_SLOTS SLOTS_PER_RANK SLOTS [LAUNCHER...]
@@ -110,6 +125,10 @@ run_one() {  # run_one METHOD LABEL SEED LOCAL_SLOTS SLOTS_PER_RANK SLOTS [LAUNC
   for k in $(seq 2 "$tasks"); do
     printf " %9s %9s %9s" "$(value "$figures" "best_t${k}_at1")" "$(value "$figures" "best_t${k}_at2")" "$(value "$figures" "best_t${k}_at4")"
   done
+  if [ -n "$early" ]; then
+    printf " %8s %10s %10s %6s %9s %9s" "$(value "$figures" reports)" "$(value "$figures" report_ms_p50)" \
+      "$(value "$figures" report_ms_p99)" "$(value "$figures" stops)" "$(value "$figures" stop_ms_p50)" "$(value "$figures" stop_ms_p99)"
+  fi
   printf "\n"
   rm -rf "$root"
 }

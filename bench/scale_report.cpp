@@ -59,6 +59,10 @@ int main(int argc, char** argv) {
   std::map<std::int64_t, double> started;                 // trial → start of its running attempt
   std::map<std::string, std::vector<double>> freed;      // unit → times a slot there became free
   std::vector<double> latencies;
+  // Intermediate reports: from the worker reading a report (its attempt's start plus the
+  // report's seconds) to the master journaling it, and to the stop it caused. The attempt's
+  // start is the master's dispatch, before the spawn: an upper bound by the spawn's delay.
+  std::vector<double> report_delays, stop_delays;
   for (const JournalRecord& record : journal.records) {
     if (const auto* r = std::get_if<RunStarted>(&record)) {
       if (++runs > 1) break;
@@ -74,8 +78,17 @@ int main(int argc, char** argv) {
         free_at.erase(free_at.begin());
       }
       latencies.push_back(1000 * (s->unix_time - since));
+    } else if (const auto* batch = std::get_if<TrialsReported>(&record)) {
+      for (const ReportedStep& step : batch->reports) {
+        if (const auto it = started.find(step.trial); it != started.end()) {
+          report_delays.push_back(1000 * (batch->unix_time - it->second - step.elapsed_s));
+        }
+      }
     } else if (const auto* f = std::get_if<TrialFinished>(&record)) {
       const auto it = started.find(f->trial);
+      if (it != started.end() && f->outcome.status == lbo::workers::TrialStatus::stopped) {
+        stop_delays.push_back(1000 * (f->unix_time - it->second - f->outcome.duration_s));
+      }
       const double free_at = it != started.end() ? it->second + f->outcome.duration_s : f->unix_time;
       busy += f->outcome.duration_s;
       auto& free_times = freed[unit_of(f->worker)];
@@ -87,6 +100,9 @@ int main(int argc, char** argv) {
   const double wall = end - begin;
   std::printf("slots=%d wall_s=%.2f utilization=%.3f latency_ms_p50=%.2f latency_ms_p99=%.2f", slots, wall,
               wall > 0 && slots > 0 ? busy / (slots * wall) : NAN, percentile(latencies, 0.5), percentile(latencies, 0.99));
+  std::printf(" reports=%zu report_ms_p50=%.2f report_ms_p99=%.2f stops=%zu stop_ms_p50=%.2f stop_ms_p99=%.2f",
+              report_delays.size(), percentile(report_delays, 0.5), percentile(report_delays, 0.99), stop_delays.size(),
+              percentile(stop_delays, 0.5), percentile(stop_delays, 0.99));
   int model = 0, fallbacks = 0, after_initial = 0;
   for (const TaskProgress& p : state.tasks()) {
     model += p.proposed_by(ProposalSource::model) + p.proposed_by(ProposalSource::model_prior) +

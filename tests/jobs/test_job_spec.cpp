@@ -755,6 +755,22 @@ TEST_F(JobSpecTest, early_stopping_errors_name_the_key_and_the_fix) {
   EXPECT_NE(stepwise.find("job.toml:"), std::string::npos) << stepwise;
 }
 
+TEST_F(JobSpecTest, a_tasks_budget_may_also_be_given_in_steps_of_the_early_stopping_table) {
+  const JobSpec none = parse(valid_with("[space]", "[early_stopping]\nmax_step = 9\n\n[space]"));
+  ASSERT_FALSE(none.tasks.empty());
+  EXPECT_EQ(none.tasks[0].budget_steps, 0) << "no limit";
+  const std::string with_steps = with(valid_with("[space]", "[early_stopping]\nmax_step = 9\n\n[space]"), "budget = ",
+                                      "budget_steps = 120\nbudget = ");
+  const JobSpec steps = parse(with_steps);
+  EXPECT_EQ(steps.tasks[0].budget_steps, 120);
+  const std::string without_table = error_of(with(kValid, "budget = ", "budget_steps = 120\nbudget = "));
+  EXPECT_NE(without_table.find("tasks[0].budget_steps: counts [early_stopping] steps; add an [early_stopping] table or remove it"),
+            std::string::npos) << without_table;
+  const std::string zero = error_of(with(valid_with("[space]", "[early_stopping]\nmax_step = 9\n\n[space]"), "budget = ",
+                                         "budget_steps = 0\nbudget = "));
+  EXPECT_NE(zero.find("tasks[0].budget_steps: must be an integer between 1 and 10^12"), std::string::npos) << zero;
+}
+
 TEST_F(JobSpecTest, early_stopping_transfer_is_on_by_default_and_only_for_successive_halving) {
   const JobSpec on = parse(valid_with("[space]", "[early_stopping]\nmax_step = 9\n\n[space]"));
   ASSERT_TRUE(on.early_stopping);

@@ -394,33 +394,37 @@ void expect_same_trials(const RunOutput& a, const RunOutput& b, const std::strin
   }
 }
 
-}  // namespace
-
-// --sync with early stopping: two runs give the same trials, statuses, steps and results, and a
-// run stopped mid-round and resumed ends as the uninterrupted one (a machine under load makes
-// the reports of a round arrive in any order).
-TEST(EarlyStoppingRunTest, a_sync_run_is_reproducible_and_resumes_to_the_same_trials_and_stops) {
+// --sync with early stopping: two runs of `job` on 3 slots give the same trials, statuses,
+// steps and results, and a run stopped by SIGINT once its `file` has `rows` rows and resumed ends
+// as the uninterrupted one (a machine under load makes the reports of a round arrive in any
+// order). The uninterrupted run's output.
+RunOutput expect_sync_runs_alike(const std::string& job, const std::string& file, std::size_t rows) {
   lbo::testing::ScratchDir dir;
   MasterOptions sync;
   sync.sync = true;
-  const std::string job = asha_job(15, 15, 5);
   const RunOutput whole = run_job(job, dir, 3, sync, dir.path() / "whole");
-  ASSERT_EQ(whole.exit_code, kExitDone) << whole.log;
+  EXPECT_EQ(whole.exit_code, kExitDone) << whole.log;
   const RunOutput again = run_job(job, dir, 3, sync, dir.path() / "again");
-  ASSERT_EQ(again.exit_code, kExitDone) << again.log;
+  EXPECT_EQ(again.exit_code, kExitDone) << again.log;
   expect_same_trials(whole, again, "a second --sync run");
-  int stopped = 0;
-  for (const Row& row : whole.rows) stopped += row.at("status") == "stopped" ? 1 : 0;
-  EXPECT_GT(stopped, 0) << whole.log;
-
-  std::thread stopper = lbo::testing::signal_after_rows(SIGINT, dir.path() / "stopped" / "es" / "results.csv", 7);
+  std::thread stopper = lbo::testing::signal_after_rows(SIGINT, dir.path() / "stopped" / "es" / file, rows);
   const RunOutput part = run_job(job, dir, 3, sync, dir.path() / "stopped");
   stopper.join();
   EXPECT_EQ(part.exit_code, kExitResumable) << part.log;
   EXPECT_LT(part.rows.size(), whole.rows.size());
   const RunOutput rest = run_job(job, dir, 3, sync, dir.path() / "stopped");
-  ASSERT_EQ(rest.exit_code, kExitDone) << rest.log;
+  EXPECT_EQ(rest.exit_code, kExitDone) << rest.log;
   expect_same_trials(whole, rest, "stopped and resumed");
+  return whole;
+}
+
+}  // namespace
+
+TEST(EarlyStoppingRunTest, a_sync_run_is_reproducible_and_resumes_to_the_same_trials_and_stops) {
+  const RunOutput whole = expect_sync_runs_alike(asha_job(15, 15, 5), "results.csv", 7);
+  int stopped = 0;
+  for (const Row& row : whole.rows) stopped += row.at("status") == "stopped" ? 1 : 0;
+  EXPECT_GT(stopped, 0) << whole.log;
 }
 
 namespace {
@@ -487,21 +491,35 @@ TEST(EarlyStoppingRunTest, promotion_resumes_the_best_from_their_checkpoints_and
 // --sync in promotion mode: reproducible, and a run stopped mid-round (its running attempts
 // resume from their checkpoints) ends as the uninterrupted one.
 TEST(EarlyStoppingRunTest, a_sync_promotion_run_is_reproducible_and_resumes_to_the_same_trials) {
-  lbo::testing::ScratchDir dir;
-  MasterOptions sync;
-  sync.sync = true;
-  const std::string job = promotion_job(12, 10, 5);
-  const RunOutput whole = run_job(job, dir, 3, sync, dir.path() / "whole");
-  ASSERT_EQ(whole.exit_code, kExitDone) << whole.log;
-  const RunOutput again = run_job(job, dir, 3, sync, dir.path() / "again");
-  ASSERT_EQ(again.exit_code, kExitDone) << again.log;
-  expect_same_trials(whole, again, "a second --sync run");
+  const RunOutput whole = expect_sync_runs_alike(promotion_job(12, 10, 5), "reports.csv", 16);
+  int promoted = 0;
+  for (const Row& row : whole.rows) promoted += row.at("attempts") != "1" ? 1 : 0;
+  EXPECT_GT(promoted, 0) << whole.log;
+}
 
-  std::thread stopper = lbo::testing::signal_after_rows(SIGINT, dir.path() / "stopped" / "es" / "reports.csv", 16);
-  const RunOutput part = run_job(job, dir, 3, sync, dir.path() / "stopped");
-  stopper.join();
-  EXPECT_EQ(part.exit_code, kExitResumable) << part.log;
-  const RunOutput rest = run_job(job, dir, 3, sync, dir.path() / "stopped");
-  ASSERT_EQ(rest.exit_code, kExitDone) << rest.log;
-  expect_same_trials(whole, rest, "stopped and resumed");
+// A task's budget in steps: once its trials reported 30 steps it starts no new trial and ends
+// when the running ones have (2 slots: at most 2 × 8 steps more), far below its 40 trials; a
+// resumed run keeps the budget (the journal's task) and the steps spent (its reports).
+TEST(EarlyStoppingRunTest, a_budget_in_steps_ends_the_task_when_its_trials_spent_it) {
+  lbo::testing::ScratchDir dir;
+  std::string job = asha_job(40, 2);
+  job.insert(job.find("budget = 40"), "budget_steps = 30\n");
+  const RunOutput out = run_job(job, dir, 2);
+  ASSERT_EQ(out.exit_code, kExitDone) << out.log;
+  EXPECT_LT(out.rows.size(), 40u);
+  std::int64_t steps = 0;
+  std::map<std::string, std::int64_t> last;  // per trial and attempt
+  for (const Row& r : lbo::testing::read_csv(out.run_dir / "reports.csv")) {
+    std::int64_t& before = last[r.at("trial") + "/" + r.at("attempt")];
+    steps += std::stoll(r.at("step")) - before;
+    before = std::stoll(r.at("step"));
+  }
+  EXPECT_GE(steps, 30);
+  EXPECT_LE(steps, 30 + 2 * 8);
+  const RecoveredRun recovered = recover_run(out.run_dir);
+  EXPECT_EQ(recovered.state.tasks()[0].steps, steps);
+  EXPECT_EQ(recovered.state.job().tasks[0].budget_steps, 30);
+  EXPECT_TRUE(recovered.state.all_budgets_done());
+  EXPECT_NE(out.log.find("task a done: "), std::string::npos);
+  EXPECT_NE(out.log.find(" trials ok, " + std::to_string(steps) + "/30 steps"), std::string::npos) << out.log;
 }

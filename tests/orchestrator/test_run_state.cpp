@@ -165,3 +165,49 @@ TEST(RunStateTest, the_model_share_starts_after_the_initial_design) {
   start_trial(state, 0, lbo::jobs::Config{{0.4}}, "local:0", ProposalSource::random_fallback);
   EXPECT_EQ(model_share(state), "model 75% (1 random-fallback)");
 }
+
+// A task's resource is the steps its trials reported: a retry's from the start again, a
+// promoted attempt's past where its trial was paused. Spent, it takes no new trial and is done
+// once its trials are; a checkpoint's state counts the same.
+TEST(RunStateTest, a_budget_in_steps_ends_a_task_once_its_trials_spent_it_and_ended) {
+  lbo::testing::ScratchDir dir;
+  const auto job = lbo::testing::job_from(
+      lbo::testing::test_job("", "[early_stopping]\nmax_step = 9\n[[tasks]]\nname = \"a\"\nbudget = 10\nbudget_steps = 12\n"),
+      dir.path());
+  RunState state = lbo::testing::started_state(job);
+  const auto report = [&](std::int64_t id, std::int64_t step) {
+    state.apply(TrialsReported{{{id, state.trial(id).attempts, step, 0.1 * static_cast<double>(step), "{}", 1}}, 0});
+  };
+  start_trial(state, 0, lbo::jobs::Config{{0.1}});
+  start_trial(state, 0, lbo::jobs::Config{{0.2}});
+  for (int step = 1; step <= 3; ++step) report(0, step);
+  EXPECT_EQ(state.tasks()[0].steps, 3);
+  end_attempt(state, 0, with(TrialStatus::failed), "local:0", false);
+  start_again(state, 0);
+  report(0, 1);
+  report(0, 2);
+  EXPECT_EQ(state.tasks()[0].steps, 5) << "a retry starts again: its steps count anew";
+  report(1, 1);
+  Outcome paused = with(TrialStatus::paused, 0.1);
+  paused.last_step = 1;
+  end_attempt(state, 1, paused, "local:1", false);
+  EXPECT_EQ(state.paused(), (std::vector<std::int64_t>{1}));
+  start_again(state, 1);
+  report(1, 2);
+  report(1, 3);
+  EXPECT_EQ(state.tasks()[0].steps, 8) << "a promoted attempt counts past where it was paused";
+  EXPECT_TRUE(state.accepts_trials(0));
+  for (int step = 4; step <= 7; ++step) report(1, step);
+  EXPECT_EQ(state.tasks()[0].steps, 12);
+  EXPECT_FALSE(state.steps_left(0));
+  EXPECT_FALSE(state.accepts_trials(0)) << "2 of 10 trials, but 12 of 12 steps";
+  EXPECT_FALSE(state.task_done(0)) << "its trials still run";
+  const RunState restored(state.job(), state.trials(), state.retries(), state.interrupted());
+  EXPECT_EQ(restored.tasks()[0].steps, 12);
+  EXPECT_EQ(restored.job().tasks[0].budget_steps, 12);
+  end_attempt(state, 0, with(TrialStatus::ok, 0.2));
+  EXPECT_FALSE(state.all_budgets_done());
+  end_attempt(state, 1, with(TrialStatus::ok, 0.7));
+  EXPECT_TRUE(state.task_done(0));
+  EXPECT_TRUE(state.all_budgets_done());
+}

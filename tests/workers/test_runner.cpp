@@ -675,3 +675,28 @@ TEST_F(RunnerTest, the_python_helpers_should_stop_hears_lbos_sigterm) {
   EXPECT_EQ(read_file(trial_dir() / "stopped"), "yes");
   EXPECT_LT(elapsed_s_, 20) << "the objective ended on the flag, not by the SIGKILL after the grace period";
 }
+
+// Promotion mode: the worker creates the checkpoint folder the order names, and the helper's
+// should_stop() says so once a report reaches the attempt's target step below max_step.
+TEST_F(RunnerTest, the_python_helper_runs_a_promoted_attempt_from_its_resume_step_to_its_target) {
+  WorkOrder o = order({"python3", "-c",
+                       "import lbo_trial, os\n"
+                       "ready = os.path.isdir(os.environ['LBO_CHECKPOINT_DIR'])\n"
+                       "steps = []\n"
+                       "for s in range(lbo_trial.resume_step() + 1, 100):\n"
+                       "    lbo_trial.report(s, s / 10)\n"
+                       "    steps.append(str(s))\n"
+                       "    if lbo_trial.should_stop():\n"
+                       "        break\n"
+                       "open('steps', 'w').write(' '.join(steps) + ' of ' + str(lbo_trial.max_step()) + ' ' + str(ready))\n"
+                       "lbo_trial.result(0.4)\n"});
+  const std::string checkpoint = o.workdir + "/checkpoint";
+  o.env.push_back({std::string(kCheckpointDirVar), checkpoint});
+  o.env.push_back({"LBO_RESUME_STEP", "2"});
+  o.env.push_back({"LBO_TARGET_STEP", "4"});
+  o.env.push_back({"LBO_MAX_STEP", "9"});
+  const Outcome out = run(std::move(o));
+  EXPECT_EQ(out.status, TrialStatus::ok) << out.reason;
+  EXPECT_EQ(read_file(trial_dir() / "steps"), "3 4 of 9 True");
+  EXPECT_TRUE(fs::is_directory(checkpoint));
+}

@@ -9,10 +9,13 @@ namespace lbo::jobs::job_file {
 
 namespace {
 
-// name, dataset and budget of one [[tasks]] table; `first_line` keeps the line of each name.
-TaskSpec read_task(Reader& r, const toml::table& t, const std::string& prefix, bool uses_dataset,
+// The largest resource budget: far from overflow when steps are summed.
+constexpr std::int64_t kMaxBudgetSteps = 1'000'000'000'000;
+
+// name, dataset and budgets of one [[tasks]] table; `first_line` keeps the line of each name.
+TaskSpec read_task(Reader& r, const toml::table& t, const std::string& prefix, bool uses_dataset, const JobSpec& job,
                    std::map<std::string, std::size_t>& first_line) {
-  r.check_keys(t, prefix, {"name", "dataset", "budget"});
+  r.check_keys(t, prefix, {"name", "dataset", "budget", "budget_steps"});
   TaskSpec task;
   if (const auto name = r.get_string(t, "name", prefix, true)) {
     task.name = *name;
@@ -35,6 +38,18 @@ TaskSpec read_task(Reader& r, const toml::table& t, const std::string& prefix, b
     r.error(t, prefix + ".dataset", "missing; objective.command uses {dataset}, so every task needs a dataset");
   }
   if (const auto budget = r.get_int_in(t, "budget", prefix, true, 1, kMaxBudget, kBudgetRule)) task.budget = *budget;
+  if (const toml::node* node = t.get("budget_steps")) {
+    if (!job.early_stopping) {
+      r.error(*node, prefix + ".budget_steps", "counts [early_stopping] steps; add an [early_stopping] table or remove it");
+    } else if (const auto steps = r.get_int(t, "budget_steps", prefix, false)) {
+      if (*steps < 1 || *steps > kMaxBudgetSteps) {
+        r.error(*node, prefix + ".budget_steps", "must be an integer between 1 and 10^12 (steps summed over the task's "
+                                                 "trials; got " + std::to_string(*steps) + ")");
+      } else {
+        task.budget_steps = *steps;
+      }
+    }
+  }
   return task;
 }
 
@@ -58,7 +73,7 @@ void read_tasks(Reader& r, const toml::table& root, JobSpec& job) {
   for (const std::string& arg : job.objective.command) uses_dataset = uses_dataset || uses_placeholder(arg, "dataset");
   std::map<std::string, std::size_t> first_line;
   for (std::size_t i = 0; i < array->size(); ++i) {
-    job.tasks.push_back(read_task(r, *array->get(i)->as_table(), "tasks[" + std::to_string(i) + "]", uses_dataset, first_line));
+    job.tasks.push_back(read_task(r, *array->get(i)->as_table(), "tasks[" + std::to_string(i) + "]", uses_dataset, job, first_line));
   }
 }
 

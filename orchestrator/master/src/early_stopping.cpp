@@ -248,9 +248,7 @@ std::size_t EarlyStopping::paused_rung(const Trial& t) const {
 }
 
 bool EarlyStopping::quiet(const RunState& state, int task) {
-  if (state.tasks()[static_cast<std::size_t>(task)].created < state.job().tasks[static_cast<std::size_t>(task)].budget) {
-    return false;
-  }
+  if (state.accepts_trials(task)) return false;
   const auto of_task = [&](std::int64_t id) { return state.trial(id).task == task; };
   if (std::any_of(state.interrupted().begin(), state.interrupted().end(), of_task) ||
       std::any_of(state.retries().begin(), state.retries().end(), of_task)) {
@@ -263,6 +261,8 @@ bool EarlyStopping::quiet(const RunState& state, int task) {
 std::vector<Promotion> EarlyStopping::promotable(const RunState& state, int task, bool quiet) const {
   std::vector<std::pair<Ranked, std::string>> ranked;
   std::optional<Ranked> best_paused;
+  // A task whose budget_steps is spent promotes nothing more (but for the fallback below).
+  const bool steps_left = state.steps_left(task);
   for (const std::int64_t id : state.paused()) {
     const Trial& t = state.trial(id);
     if (t.task != task) continue;
@@ -277,7 +277,7 @@ std::vector<Promotion> EarlyStopping::promotable(const RunState& state, int task
     const std::size_t top = members.size() / static_cast<std::size_t>(spec_.eta);
     const auto place = static_cast<std::size_t>(
         std::find_if(members.begin(), members.end(), [&](const Ranked& m) { return m.id == id; }) - members.begin());
-    if (place < top) {
+    if (place < top && steps_left) {
       ranked.emplace_back(mine, "among the best " + std::to_string(top) + " of the " + std::to_string(members.size()) +
                                     " trials at " + spec_.step_name + " " + std::to_string(rung) + " (rung " +
                                     std::to_string(k + 1) + ")");

@@ -32,7 +32,7 @@ std::optional<NextAttempt> Scheduler::next(const RunState& state, Policy& policy
   const std::size_t concurrent = static_cast<std::size_t>(std::max(1, job_->schedule.concurrent_tasks));
   std::vector<int> open;
   for (int t = 0; t < static_cast<int>(tasks.size()) && t < static_cast<int>(state.tasks().size()) && open.size() < concurrent; ++t) {
-    if (state.tasks()[t].created < tasks[t].budget) open.push_back(t);
+    if (state.accepts_trials(t)) open.push_back(t);
   }
   std::erase_if(open, [&](int t) { return !allowed(t); });
   if (open.empty()) return std::nullopt;

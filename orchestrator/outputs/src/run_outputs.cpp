@@ -67,11 +67,16 @@ void RunOutputs::report_attempt(const RunState& state, const Trial& t, int attem
   // Two trials that end the budget in one commit both see it done: the line is said once.
   const auto index = static_cast<std::size_t>(t.task);
   if (done_said_.size() <= index) done_said_.resize(index + 1, false);
-  if (t.finished && progress.finished == task.budget && !done_said_[index]) {
+  if (t.finished && state.task_done(t.task) && !done_said_[index]) {
     done_said_[index] = true;
     write_task_report(state);
     const auto best = state.best_objective(t.task);
-    console_.log("task " + task.name + " done: " + std::to_string(progress.ok) + "/" + std::to_string(task.budget) + " ok" +
+    const std::string of = progress.finished < task.budget ? std::to_string(progress.finished) + " trials"
+                                                             : std::to_string(task.budget);
+    const std::string steps = task.budget_steps > 0 ? ", " + std::to_string(progress.steps) + "/" +
+                                                          std::to_string(task.budget_steps) + " steps"
+                                                    : std::string();
+    console_.log("task " + task.name + " done: " + std::to_string(progress.ok) + "/" + of + " ok" + steps +
                  (progress.stopped > 0 ? ", " + std::to_string(progress.stopped) + " stopped early" : std::string()) +
                  (best ? ", best " + format_objective(*best) + " (trial " + std::to_string(*progress.best_trial) + ")"
                        : std::string(", no successful trial")));
@@ -155,12 +160,13 @@ std::string RunOutputs::progress_line(const RunState& state, SlotCounts slots, i
     const TaskProgress& p = state.tasks()[i];
     finished += p.finished;
     stopped += p.stopped;
-    if (p.finished >= tasks[i].budget) {
+    if (state.task_done(static_cast<int>(i))) {
       ++tasks_done;
       continue;
     }
     if (p.created == 0) continue;
     line << tasks[i].name << " " << p.finished << "/" << tasks[i].budget;
+    if (tasks[i].budget_steps > 0) line << ", steps " << p.steps << "/" << tasks[i].budget_steps;
     if (const auto best = state.best_objective(static_cast<int>(i))) line << " best " << format_objective(*best);
     line << " | ";
   }

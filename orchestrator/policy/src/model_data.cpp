@@ -100,7 +100,7 @@ FitRequest ModelData::training_data(const RunState& state) const {
     for (std::size_t i = 0; i < ids.size(); ++i) {
       if (state.trial(ids[i]).proposed_by == ProposalSource::initial) exploration.push_back(static_cast<Eigen::Index>(i));
     }
-    const bool finished = state.tasks()[task].finished >= tasks[static_cast<std::size_t>(task)].budget;
+    const bool finished = state.task_done(task);
     for (int step = 0; step < steps_; ++step) {
       total += ids.size();
       data.tasks.push_back({X, values(state, ids, step)});

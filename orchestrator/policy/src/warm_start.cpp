@@ -30,10 +30,10 @@ std::vector<WarmTask> load_warm_start(const jobs::JobSpec& job) {
       for (const std::string& w : why) message += "\n  " + w;
       throw InputError(message);
     }
-    // A task counts once it has used its whole budget, with its ok trials; failed ones stay out.
+    // A task counts once it is done (its budget used), with its ok trials; failed ones stay out.
     for (std::size_t task = 0; task < state.tasks().size(); ++task) {
       const TaskIdentity& identity = state.job().tasks[task];
-      if (state.tasks()[task].finished < identity.budget || state.tasks()[task].ok == 0) continue;
+      if (!state.task_done(static_cast<int>(task)) || state.tasks()[task].ok == 0) continue;
       WarmTask w;
       for (const std::int64_t id : state.task_trials(static_cast<int>(task))) {
         const Trial& t = state.trial(id);

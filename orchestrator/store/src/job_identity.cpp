@@ -37,7 +37,7 @@ std::string join(const std::vector<std::string>& argv) {
 }  // namespace
 
 TaskIdentity TaskIdentity::of(const jobs::TaskSpec& task) {
-  return {task.name, task.budget, task.dataset ? task.dataset->string() : std::string(), task.origin};
+  return {task.name, task.budget, task.dataset ? task.dataset->string() : std::string(), task.origin, task.budget_steps};
 }
 
 jobs::TaskSpec TaskIdentity::spec() const {
@@ -46,6 +46,7 @@ jobs::TaskSpec TaskIdentity::spec() const {
   task.budget = budget;
   if (!dataset.empty()) task.dataset = std::filesystem::path(dataset);
   task.origin = origin;
+  task.budget_steps = budget_steps;
   return task;
 }
 
@@ -63,7 +64,10 @@ std::vector<jobs::TaskSpec> JobIdentity::merged_tasks(const jobs::JobSpec& file)
   for (const TaskIdentity& t : tasks) {
     jobs::TaskSpec spec = t.spec();
     const auto in_file = std::find_if(file.tasks.begin(), file.tasks.end(), [&](const jobs::TaskSpec& f) { return f.name == t.name; });
-    if (in_file != file.tasks.end()) spec.budget = in_file->budget;
+    if (in_file != file.tasks.end()) {
+      spec.budget = in_file->budget;
+      spec.budget_steps = in_file->budget_steps;
+    }
     merged.push_back(std::move(spec));
   }
   for (const jobs::TaskSpec& f : file.tasks) {

@@ -22,6 +22,25 @@ void push_once(std::vector<std::int64_t>& ids, std::int64_t id) {
 
 std::string trial_name(std::int64_t id) { return "trial " + std::to_string(id); }
 
+// The step a report of `attempt` at `step` counts its resource from: the attempt's last step,
+// or for its first report the trial's last step if it goes on past it (a promoted attempt
+// resumes), else 0 (a retry starts again).
+std::int64_t counted_from(const Trial& t, int attempt, std::int64_t step) {
+  if (const std::int64_t own = t.last_step(attempt); own > 0) return own;
+  const std::int64_t trial_last = t.reports.empty() ? 0 : t.reports.back().step;
+  return step > trial_last ? trial_last : 0;
+}
+
+std::int64_t steps_spent(const Trial& t) {
+  Trial replay;
+  std::int64_t spent = 0;
+  for (const StepReport& r : t.reports) {
+    spent += r.step - counted_from(replay, r.attempt, r.step);
+    replay.reports.push_back(r);
+  }
+  return spent;
+}
+
 }  // namespace
 
 RunState::RunState(JobIdentity job, std::vector<Trial> trials, std::vector<std::int64_t> retries,
@@ -40,6 +59,7 @@ RunState::RunState(JobIdentity job, std::vector<Trial> trials, std::vector<std::
     ++tasks_[t.task].proposed[static_cast<std::size_t>(t.proposed_by)];
     if (t.finished) count_final(t);
     if (t.paused()) paused_.push_back(t.id);
+    tasks_[t.task].steps += steps_spent(t);
   }
   for (const auto* queue : {&interrupted_, &retries_}) {
     for (std::int64_t id : *queue) {
@@ -194,6 +214,7 @@ void RunState::on(const TrialsReported& r) {
            std::to_string(report.step) + " again or after a later one; ignored");
       continue;
     }
+    if (!t.lost()) tasks_[t.task].steps += report.step - counted_from(t, report.attempt, report.step);
     t.reports.push_back({report.attempt, report.step, report.value, report.elapsed_s});
   }
 }
@@ -269,9 +290,25 @@ int RunState::finished_trials() const {
   return finished;
 }
 
+bool RunState::steps_left(int task) const {
+  const std::int64_t budget = job_.tasks.at(static_cast<std::size_t>(task)).budget_steps;
+  return budget <= 0 || tasks_.at(static_cast<std::size_t>(task)).steps < budget;
+}
+
+bool RunState::accepts_trials(int task) const {
+  return tasks_.at(static_cast<std::size_t>(task)).created < job_.tasks.at(static_cast<std::size_t>(task)).budget &&
+         steps_left(task);
+}
+
+bool RunState::task_done(int task) const {
+  const TaskProgress& p = tasks_.at(static_cast<std::size_t>(task));
+  return p.finished >= job_.tasks.at(static_cast<std::size_t>(task)).budget ||
+         (!accepts_trials(task) && p.finished >= p.created);
+}
+
 bool RunState::all_budgets_done() const {
   for (std::size_t i = 0; i < tasks_.size(); ++i) {
-    if (tasks_[i].finished < job_.tasks[i].budget) return false;
+    if (!task_done(static_cast<int>(i))) return false;
   }
   return true;
 }

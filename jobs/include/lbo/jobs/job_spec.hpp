@@ -180,6 +180,9 @@ struct TaskSpec {
   std::string name;
   std::optional<std::filesystem::path> dataset;  ///< absolute
   int budget = 1;                                ///< trials that count for this task
+  /// The resource it may spend, in [early_stopping] steps summed over its trials (0: no limit):
+  /// once spent, it starts no new trial and ends when those running have.
+  std::int64_t budget_steps = 0;
   TaskOrigin origin = TaskOrigin::job_file;
 };
 

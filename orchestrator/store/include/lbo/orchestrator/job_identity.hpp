@@ -15,6 +15,7 @@ struct TaskIdentity {
   int budget = 1;
   std::string dataset;  ///< absolute, or empty
   jobs::TaskOrigin origin = jobs::TaskOrigin::job_file;
+  std::int64_t budget_steps = 0;  ///< jobs::TaskSpec::budget_steps
 
   static TaskIdentity of(const jobs::TaskSpec& task);
   jobs::TaskSpec spec() const;
@@ -23,6 +24,7 @@ struct TaskIdentity {
   void serialize(Archive& archive, std::uint32_t version) {
     archive(name, budget, dataset);
     if (version >= 2) archive(origin);  // version 1: every task came from the job file
+    if (version >= 3) archive(budget_steps);
   }
 };
 

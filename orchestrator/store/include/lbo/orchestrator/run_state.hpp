@@ -74,6 +74,9 @@ struct TaskProgress {
   int finished = 0;  ///< trials with a committed final outcome
   int ok = 0;        ///< finished ok
   int stopped = 0;   ///< stopped early ([early_stopping]): neither ok nor failed
+  /// The resource spent: the steps its trials reported, an attempt's from where it resumed
+  /// (promotion) or from the start (a retry), counted as the reports are applied.
+  std::int64_t steps = 0;
   std::optional<std::int64_t> best_trial;  ///< by the job's direction
   /// Trials created, by how they were proposed (index: ProposalSource).
   std::array<int, kProposalSources> proposed{};
@@ -133,7 +136,14 @@ class RunState {
   /// Whether objective value `a` beats `b` in the job's direction.
   bool better(double a, double b) const;
   std::optional<double> best_objective(int task) const;
-  /// Whether every task has its budget of finished trials.
+  /// Whether `task` has steps left in its budget_steps (always without one).
+  bool steps_left(int task) const;
+  /// Whether `task` may start a new trial: trials left in its budget and steps in its budget_steps.
+  bool accepts_trials(int task) const;
+  /// Whether `task` is done: its budget of trials finished, or no new trial may start and every
+  /// trial it started is finished.
+  bool task_done(int task) const;
+  /// Whether every task is done.
   bool all_budgets_done() const;
   /// Trials whose final attempt has ended, over all tasks and every invocation of the run.
   int finished_trials() const;
