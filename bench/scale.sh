@@ -15,8 +15,11 @@
 #   --repeat 1              runs per configuration (different seeds)
 #   --early-stopping N      the objective reports N steps over its duration (lbo:report lines,
 #                           SLEEP_MS/N apart) under [early_stopping] asha (max_step N, r = 1,
-#                           eta = 3); adds how long reports take from the worker to the master's
-#                           journal and to the stops they cause (p50/p99, ms)
+#                           eta = 3); adds the utilization until the last trial started (util_open:
+#                           without the drain at the end, where the survivors run alone), and how
+#                           long reports take from the worker to the master's journal and to the
+#                           stops they cause (p50/p99, ms; from the master's dispatch, so the
+#                           spawn's delay is in them)
 # Environment: LBO_BUILD_DIR (default <repo>/build), TMPDIR (run folders), MPIRUN (default
 # "mpirun --oversubscribe", plus --allow-run-as-root as root).
 set -euo pipefail
@@ -108,7 +111,7 @@ value() { echo "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
 
 printf "%-7s %-11s %6s %8s %11s %11s %7s %6s" method slots wall_s util lat_p50_ms lat_p99_ms model fallb
 for k in $(seq 2 "$tasks"); do printf " %9s %9s %9s" "t$k@1x" "t$k@2x" "t$k@4x"; done
-[ -n "$early" ] && printf " %8s %10s %10s %6s %9s %9s" reports rep_p50_ms rep_p99_ms stops stop_p50 stop_p99
+[ -n "$early" ] && printf " %9s %8s %10s %10s %6s %9s %9s" util_open reports rep_p50_ms rep_p99_ms stops stop_p50 stop_p99
 printf "\n"
 
 run_one() {  # run_one METHOD LABEL SEED LOCAL_SLOTS SLOTS_PER_RANK SLOTS [LAUNCHER...]
@@ -126,7 +129,7 @@ run_one() {  # run_one METHOD LABEL SEED LOCAL_SLOTS SLOTS_PER_RANK SLOTS [LAUNC
     printf " %9s %9s %9s" "$(value "$figures" "best_t${k}_at1")" "$(value "$figures" "best_t${k}_at2")" "$(value "$figures" "best_t${k}_at4")"
   done
   if [ -n "$early" ]; then
-    printf " %8s %10s %10s %6s %9s %9s" "$(value "$figures" reports)" "$(value "$figures" report_ms_p50)" \
+    printf " %9s %8s %10s %10s %6s %9s %9s" "$(value "$figures" utilization_open)" "$(value "$figures" reports)" "$(value "$figures" report_ms_p50)" \
       "$(value "$figures" report_ms_p99)" "$(value "$figures" stops)" "$(value "$figures" stop_ms_p50)" "$(value "$figures" stop_ms_p99)"
   fi
   printf "\n"

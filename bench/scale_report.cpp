@@ -63,6 +63,10 @@ int main(int argc, char** argv) {
   // report's seconds) to the master journaling it, and to the stop it caused. The attempt's
   // start is the master's dispatch, before the spawn: an upper bound by the spawn's delay.
   std::vector<double> report_delays, stop_delays;
+  // Busy intervals, for the utilization while work was left to hand out (until the last start):
+  // the drain at the end (slots idle while the last trials run) is no cost of the master's.
+  std::vector<std::pair<double, double>> busy_spans;
+  double last_start = NAN;
   for (const JournalRecord& record : journal.records) {
     if (const auto* r = std::get_if<RunStarted>(&record)) {
       if (++runs > 1) break;
@@ -70,6 +74,7 @@ int main(int argc, char** argv) {
       slots = r->slots;
     } else if (const auto* s = std::get_if<TrialStarted>(&record)) {
       started[s->trial] = s->unix_time;
+      last_start = s->unix_time;
       auto& free_at = freed[unit_of(s->worker)];
       // The earliest free moment this start could have used; the first wave waits from the start.
       double since = begin;
@@ -91,6 +96,7 @@ int main(int argc, char** argv) {
       }
       const double free_at = it != started.end() ? it->second + f->outcome.duration_s : f->unix_time;
       busy += f->outcome.duration_s;
+      if (it != started.end()) busy_spans.emplace_back(it->second, it->second + f->outcome.duration_s);
       auto& free_times = freed[unit_of(f->worker)];
       free_times.insert(std::upper_bound(free_times.begin(), free_times.end(), free_at), free_at);
       end = std::max(end, f->unix_time);
@@ -100,6 +106,10 @@ int main(int argc, char** argv) {
   const double wall = end - begin;
   std::printf("slots=%d wall_s=%.2f utilization=%.3f latency_ms_p50=%.2f latency_ms_p99=%.2f", slots, wall,
               wall > 0 && slots > 0 ? busy / (slots * wall) : NAN, percentile(latencies, 0.5), percentile(latencies, 0.99));
+  double busy_open = 0;
+  for (const auto& [from, to] : busy_spans) busy_open += std::max(0.0, std::min(to, last_start) - from);
+  const double open = last_start - begin;
+  std::printf(" utilization_open=%.3f", open > 0 && slots > 0 ? busy_open / (slots * open) : NAN);
   std::printf(" reports=%zu report_ms_p50=%.2f report_ms_p99=%.2f stops=%zu stop_ms_p50=%.2f stop_ms_p99=%.2f",
               report_delays.size(), percentile(report_delays, 0.5), percentile(report_delays, 0.99), stop_delays.size(),
               percentile(stop_delays, 0.5), percentile(stop_delays, 0.99));
