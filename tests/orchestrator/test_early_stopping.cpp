@@ -14,6 +14,8 @@
 #include <thread>
 
 #include "early_stopping.hpp"
+#include "promotions.hpp"
+#include "rung_table.hpp"
 #include "lbo/app/status.hpp"
 #include "lbo/orchestrator/recovery.hpp"
 #include "run_job.hpp"
@@ -39,9 +41,9 @@ EarlyStoppingSpec spec(StoppingRule rule, std::int64_t min_step, std::int64_t ma
 }
 
 // A run state of one task with `n` running trials.
-class RungTable {
+class TrialsAtRungs {
  public:
-  explicit RungTable(int n) {
+  explicit TrialsAtRungs(int n) {
     job_ = lbo::testing::job_from(lbo::testing::test_job(), dir_.path());
     state = lbo::testing::started_state(job_);
     for (int i = 0; i < n; ++i) lbo::testing::start_trial(state, 0, {{0.1 * i}});
@@ -60,7 +62,8 @@ class RungTable {
       lbo::testing::end_attempt(state, d.trial, o, "local:0", !d.pause);
     }
   }
-  std::vector<StopDecision> report_and_decide(EarlyStopping& rule, std::int64_t id, std::int64_t step, double value) {
+  template <class Rule>
+  std::vector<StopDecision> report_and_decide(Rule& rule, std::int64_t id, std::int64_t step, double value) {
     report(id, step, value);
     std::vector<StopDecision> stops = rule.after_reports(state, {id});
     apply(stops);
@@ -81,8 +84,9 @@ class RungTable {
 // [0.5, 0.9], 0.5 + (2/3)(0.4) = 0.7667; trial 3 (0.6) below that of [0.1, 0.5, 0.9],
 // 0.5 + (1/3)(0.4) = 0.6333; trial 4 (0.65) is above it and goes on.
 TEST(EarlyStoppingTest, asha_stops_a_trial_below_the_best_third_of_its_rung) {
-  RungTable table(5);
-  EarlyStopping rule(spec(StoppingRule::asha, 1, 9, 3), lbo::jobs::Direction::maximize, 1, false);
+  TrialsAtRungs table(5);
+  const RungTable rule_rungs(spec(StoppingRule::asha, 1, 9, 3), lbo::jobs::Direction::maximize, 1);
+  EarlyStopping rule(rule_rungs, false);
   EXPECT_TRUE(table.report_and_decide(rule, 0, 1, 0.9).empty());
   const std::vector<StopDecision> one = table.report_and_decide(rule, 1, 1, 0.5);
   ASSERT_EQ(one.size(), 1u);
@@ -114,10 +118,11 @@ TEST(EarlyStoppingTest, asha_stops_a_trial_below_the_best_third_of_its_rung) {
 // the cut; once nothing runs, the best of them (trial 0, 0.95) runs to max_step, since no trial
 // had, and then the others end stopped at the rung they waited at.
 TEST(EarlyStoppingTest, promotion_pauses_at_each_rung_and_promotes_the_best_third) {
-  RungTable table(6);
+  TrialsAtRungs table(6);
   EarlyStoppingSpec s = spec(StoppingRule::asha, 1, 9, 3);
   s.mode = lbo::jobs::StoppingMode::promotion;
-  EarlyStopping rule(s, lbo::jobs::Direction::maximize, 1, false);
+  const RungTable rule_rungs(s, lbo::jobs::Direction::maximize, 1);
+  Promotions rule(rule_rungs);
   const auto pause = [&](std::int64_t id, std::int64_t step, double value) {
     const std::vector<StopDecision> d = table.report_and_decide(rule, id, step, value);
     EXPECT_EQ(d.size(), 1u) << "trial " << id << " at " << step;
@@ -127,8 +132,8 @@ TEST(EarlyStoppingTest, promotion_pauses_at_each_rung_and_promotes_the_best_thir
   const auto any_task = [](int) { return true; };
   const std::vector<double> values{0.9, 0.5, 0.1, 0.6, 0.65, 0.3};
   for (std::int64_t id = 0; id < 6; ++id) {
-    EXPECT_EQ(rule.resume_step(table.state.trial(id)), 0);
-    EXPECT_EQ(rule.target_step(table.state.trial(id)), 1);
+    EXPECT_EQ(rule_rungs.resume_step(table.state.trial(id)), 0);
+    EXPECT_EQ(rule_rungs.target_step(table.state.trial(id)), 1);
     pause(id, 1, values[static_cast<std::size_t>(id)]);
     if (id == 1) {
       EXPECT_FALSE(rule.promotion(table.state, any_task, never_busy)) << "⌊2/3⌋ = 0 at rung 1";
@@ -145,8 +150,8 @@ TEST(EarlyStoppingTest, promotion_pauses_at_each_rung_and_promotes_the_best_thir
   EXPECT_EQ(first->trial, 0);
   EXPECT_EQ(first->reason, "among the best 2 of the 6 trials at epoch 1 (rung 1)");
   lbo::testing::start_again(table.state, 0);
-  EXPECT_EQ(rule.resume_step(table.state.trial(0)), 1);
-  EXPECT_EQ(rule.target_step(table.state.trial(0)), 3);
+  EXPECT_EQ(rule_rungs.resume_step(table.state.trial(0)), 1);
+  EXPECT_EQ(rule_rungs.target_step(table.state.trial(0)), 3);
   EXPECT_EQ(rule.promotion(table.state, any_task, never_busy)->trial, 4);
   lbo::testing::start_again(table.state, 4);
   EXPECT_FALSE(rule.promotion(table.state, any_task, never_busy)) << "trial 3 is third of six";
@@ -163,8 +168,8 @@ TEST(EarlyStoppingTest, promotion_pauses_at_each_rung_and_promotes_the_best_thir
   EXPECT_EQ(last->reason, "the best paused trial of its task, which has nothing left to run and no trial run to epoch 9");
   EXPECT_TRUE(rule.unpromoted(table.state).empty()) << "trial 0 is still to run to the end";
   lbo::testing::start_again(table.state, 0);
-  EXPECT_EQ(rule.resume_step(table.state.trial(0)), 3);
-  EXPECT_EQ(rule.target_step(table.state.trial(0)), 9);
+  EXPECT_EQ(rule_rungs.resume_step(table.state.trial(0)), 3);
+  EXPECT_EQ(rule_rungs.target_step(table.state.trial(0)), 9);
   EXPECT_TRUE(table.report_and_decide(rule, 0, 9, 0.97).empty()) << "max_step is no rung";
   lbo::workers::Outcome ok;
   ok.status = lbo::workers::TrialStatus::ok;
@@ -186,12 +191,14 @@ TEST(EarlyStoppingTest, promotion_pauses_at_each_rung_and_promotes_the_best_thir
 }
 
 TEST(EarlyStoppingTest, asha_minimizing_keeps_the_smallest_values) {
-  RungTable table(2);
-  EarlyStopping rule(spec(StoppingRule::asha, 1, 9, 3), lbo::jobs::Direction::minimize, 1, false);
+  TrialsAtRungs table(2);
+  const RungTable rule_rungs(spec(StoppingRule::asha, 1, 9, 3), lbo::jobs::Direction::minimize, 1);
+  EarlyStopping rule(rule_rungs, false);
   EXPECT_TRUE(table.report_and_decide(rule, 0, 1, 0.5).empty());
   EXPECT_TRUE(table.report_and_decide(rule, 1, 1, 0.2).empty()) << "0.2 beats 0.5 when minimizing";
-  RungTable worse(2);
-  EarlyStopping rule2(spec(StoppingRule::asha, 1, 9, 3), lbo::jobs::Direction::minimize, 1, false);
+  TrialsAtRungs worse(2);
+  const RungTable rule2_rungs(spec(StoppingRule::asha, 1, 9, 3), lbo::jobs::Direction::minimize, 1);
+  EarlyStopping rule2(rule2_rungs, false);
   EXPECT_TRUE(worse.report_and_decide(rule2, 0, 1, 0.2).empty());
   EXPECT_EQ(worse.report_and_decide(rule2, 1, 1, 0.5).size(), 1u);
 }
@@ -199,26 +206,28 @@ TEST(EarlyStoppingTest, asha_minimizing_keeps_the_smallest_values) {
 // What a trial reported after the step it was stopped on (before SIGTERM reached it) depends on
 // timing: it counts at no later rung.
 TEST(EarlyStoppingTest, a_stopped_trial_counts_at_rungs_up_to_its_stop_step_only) {
-  RungTable table(2);
-  EarlyStopping rule(spec(StoppingRule::asha, 1, 9, 3), lbo::jobs::Direction::maximize, 1, false);
+  TrialsAtRungs table(2);
+  const RungTable rule_rungs(spec(StoppingRule::asha, 1, 9, 3), lbo::jobs::Direction::maximize, 1);
+  EarlyStopping rule(rule_rungs, false);
   table.report(0, 1, 0.9);
   table.report(1, 1, 0.2);
   table.report(1, 3, 0.3);  // in the same batch, before the stop
   table.apply(rule.after_reports(table.state, {0, 1, 1}));
   ASSERT_EQ(table.state.trial(1).outcome.status, lbo::workers::TrialStatus::stopped);
   EXPECT_EQ(table.state.trial(1).outcome.last_step, 1);
-  EXPECT_EQ(rule.rung_values(table.state, 0, 0, 1).size(), 2u);
-  const auto at_3 = rule.rung_values(table.state, 0, 0, 3);
+  EXPECT_EQ(rule_rungs.rung_values(table.state, 0, 0, 1).size(), 2u);
+  const auto at_3 = rule_rungs.rung_values(table.state, 0, 0, 3);
   EXPECT_TRUE(at_3.empty());
 }
 
 // Median (min_trials = 2), rungs 2 and 4 (r = 2, R = 8, η = 2): running averages up to the
 // rung of the other trials that reached it; the trial's best so far against their median.
 TEST(EarlyStoppingTest, median_waits_for_min_trials_then_stops_below_the_median_of_running_averages) {
-  RungTable table(4);
+  TrialsAtRungs table(4);
   EarlyStoppingSpec s = spec(StoppingRule::median, 2, 8, 2);
   s.min_trials = 2;
-  EarlyStopping rule(s, lbo::jobs::Direction::maximize, 1, false);
+  const RungTable rule_rungs(s, lbo::jobs::Direction::maximize, 1);
+  EarlyStopping rule(rule_rungs, false);
   table.report(0, 1, 0.2);
   EXPECT_TRUE(table.report_and_decide(rule, 0, 2, 0.6).empty());  // average 0.4
   table.report(1, 1, 0.0);
@@ -240,13 +249,14 @@ TEST(EarlyStoppingTest, median_waits_for_min_trials_then_stops_below_the_median_
 // of [0.6, 0.8], 0.7333); without transfer ASHA's cutoff decides alone.
 TEST(EarlyStoppingTest, an_earlier_tasks_best_sets_the_hurdle_at_each_rung_unless_transfer_is_off) {
   for (const bool transfer : {true, false}) {
-    RungTable table(0);
+    TrialsAtRungs table(0);
     lbo::testing::start_trial(table.state, 0, {{0.5}}, "local:0", ProposalSource::earlier_best);
     lbo::testing::start_trial(table.state, 0, {{0.6}});
     lbo::testing::start_trial(table.state, 0, {{0.7}});
     EarlyStoppingSpec s = spec(StoppingRule::asha, 1, 9, 3);
     s.transfer = transfer;
-    EarlyStopping rule(s, lbo::jobs::Direction::maximize, 1, false);
+    const RungTable rule_rungs(s, lbo::jobs::Direction::maximize, 1);
+    EarlyStopping rule(rule_rungs, false);
     EXPECT_TRUE(table.report_and_decide(rule, 2, 1, 0.6).empty()) << "the first at the rung, before the hurdle is set";
     EXPECT_TRUE(table.report_and_decide(rule, 0, 1, 0.8).empty()) << "an earlier best meets no hurdle of its own";
     const std::vector<StopDecision> stops = table.report_and_decide(rule, 1, 1, 0.75);
@@ -265,13 +275,13 @@ TEST(EarlyStoppingTest, an_earlier_tasks_best_sets_the_hurdle_at_each_rung_unles
 TEST(EarlyStoppingTest, hyperband_brackets_follow_their_weights_by_trial_id_alone) {
   EarlyStoppingSpec s = spec(StoppingRule::hyperband, 1, 9, 3);
   s.brackets = 3;
-  EarlyStopping rule(s, lbo::jobs::Direction::maximize, 42, false);
-  EarlyStopping again(s, lbo::jobs::Direction::maximize, 42, true);
+  const RungTable rule_rungs(s, lbo::jobs::Direction::maximize, 42);
+  const RungTable again_rungs(s, lbo::jobs::Direction::maximize, 42);
   std::map<int, int> count;
   for (std::int64_t id = 0; id < 11000; ++id) {
-    const int b = rule.bracket_of(id);
+    const int b = rule_rungs.bracket_of(id);
     ++count[b];
-    ASSERT_EQ(b, again.bracket_of(id)) << "the same for the same id and seed";
+    ASSERT_EQ(b, again_rungs.bracket_of(id)) << "the same for the same id and seed";
   }
   EXPECT_NEAR(count[0] / 11000.0, 3.0 / 5.5, 0.01);
   EXPECT_NEAR(count[1] / 11000.0, 1.5 / 5.5, 0.01);
@@ -288,8 +298,9 @@ TEST(EarlyStoppingTest, sync_decides_a_rung_once_every_running_trial_reached_it_
   std::vector<std::int64_t> order = {0, 1, 2, 3};
   std::vector<std::int64_t> first_stopped;
   do {
-    RungTable table(4);
-    EarlyStopping rule(spec(StoppingRule::asha, 1, 9, 3), lbo::jobs::Direction::maximize, 1, true);
+    TrialsAtRungs table(4);
+    const RungTable rule_rungs(spec(StoppingRule::asha, 1, 9, 3), lbo::jobs::Direction::maximize, 1);
+    EarlyStopping rule(rule_rungs, true);
     std::vector<StopDecision> stops;
     for (std::size_t i = 0; i < order.size(); ++i) {
       stops = table.report_and_decide(rule, order[i], 1, rung_1[static_cast<std::size_t>(order[i])].second);

@@ -10,7 +10,13 @@ Fidelity::Fidelity(const jobs::JobSpec& job, bool sync, RunState& state, Hooks h
       intake_(hooks_.log, job.early_stopping ? job.early_stopping->max_step : 0,
               job.early_stopping && job.early_stopping->mode == jobs::StoppingMode::promotion),
       sync_(sync) {
-  if (job.early_stopping) rule_.emplace(*job.early_stopping, job.objective.direction, job.seed, sync);
+  if (!job.early_stopping) return;
+  table_.emplace(*job.early_stopping, job.objective.direction, job.seed);
+  if (table_->promotes()) {
+    promoting_.emplace(*table_);
+  } else {
+    stopping_.emplace(*table_, sync);
+  }
 }
 
 void Fidelity::on_reports(std::vector<workers::TrialReport> batch, double unix_time) {
@@ -18,17 +24,21 @@ void Fidelity::on_reports(std::vector<workers::TrialReport> batch, double unix_t
   if (!record || !hooks_.journal(*record)) return;
   state_.apply(*record);
   hooks_.reported(*record);
-  if (!rule_) return;
+  if (!table_) return;
   std::vector<std::int64_t> reported;
   for (const ReportedStep& r : record->reports) reported.push_back(r.trial);
-  end(rule_->after_reports(state_, reported), unix_time);
+  if (promoting_) {
+    end(promoting_->after_reports(state_, reported), unix_time);
+    return;
+  }
+  end(stopping_->after_reports(state_, reported), unix_time);
   if (sync_) on_end(unix_time);
 }
 
 void Fidelity::on_end(double unix_time) {
-  if (!rule_ || !sync_) return;
+  if (!stopping_ || !sync_) return;
   // A rung that stopped some is decided again once they are stopped (early_stopping.hpp).
-  for (std::vector<StopDecision> stops = rule_->after_end(state_); !stops.empty(); stops = rule_->after_end(state_)) {
+  for (std::vector<StopDecision> stops = stopping_->after_end(state_); !stops.empty(); stops = stopping_->after_end(state_)) {
     end(std::move(stops), unix_time);
   }
 }
@@ -36,36 +46,36 @@ void Fidelity::on_end(double unix_time) {
 bool Fidelity::ended_early(std::int64_t trial, int attempt) { return ending_.erase({trial, attempt}) > 0; }
 
 std::optional<std::int64_t> Fidelity::promotion(const RunState& state, const TaskFilter& allowed) {
-  if (!rule_ || !rule_->promotes() || state.paused().empty()) return std::nullopt;
+  if (!promoting_ || state.paused().empty()) return std::nullopt;
   // A paused attempt's process may still be ending: the next attempt must not share its folder.
   const auto busy = [this](std::int64_t id) {
     return std::any_of(ending_.begin(), ending_.end(), [&](const auto& e) { return e.first == id; });
   };
-  std::optional<Promotion> p = rule_->promotion(state, allowed, busy);
+  std::optional<Promotion> p = promoting_->promotion(state, allowed, busy);
   if (!p) return std::nullopt;
   const Trial& t = state.trial(p->trial);
   say(promotions_,
-      "trial " + std::to_string(p->trial) + " promoted from " + rule_->spec().step_name + " " + std::to_string(t.outcome.last_step) +
-          " to " + std::to_string(rule_->spec().target_step(rule_->bracket_of(t.id), t.last_step(t.attempts))) + ": " + p->reason,
+      "trial " + std::to_string(p->trial) + " promoted from " + table_->spec().step_name + " " + std::to_string(t.outcome.last_step) +
+          " to " + std::to_string(table_->spec().target_step(table_->bracket_of(t.id), t.last_step(t.attempts))) + ": " + p->reason,
       "promotions");
   return p->trial;
 }
 
 bool Fidelity::settle(double unix_time) {
-  if (!rule_ || !rule_->promotes() || state_.paused().empty()) return false;
-  std::vector<StopDecision> stops = rule_->unpromoted(state_);
+  if (!promoting_ || state_.paused().empty()) return false;
+  std::vector<StopDecision> stops = promoting_->unpromoted(state_);
   if (stops.empty()) return false;
   end(std::move(stops), unix_time);
   return true;
 }
 
 void Fidelity::prepare(workers::WorkOrder& order, const Trial& trial) const {
-  if (!rule_) return;
+  if (!table_) return;
   const auto set = [&](const char* name, std::int64_t step) { order.env.push_back({name, std::to_string(step)}); };
-  set("LBO_MAX_STEP", rule_->spec().max_step);
-  set("LBO_RESUME_STEP", rule_->resume_step(trial));
-  set("LBO_TARGET_STEP", rule_->target_step(trial));
-  if (rule_->promotes()) order.env.push_back({std::string(workers::kCheckpointDirVar), order.workdir + "/checkpoint"});
+  set("LBO_MAX_STEP", table_->spec().max_step);
+  set("LBO_RESUME_STEP", table_->resume_step(trial));
+  set("LBO_TARGET_STEP", table_->target_step(trial));
+  if (promoting_) order.env.push_back({std::string(workers::kCheckpointDirVar), order.workdir + "/checkpoint"});
 }
 
 void Fidelity::end(std::vector<StopDecision> decisions, double unix_time) {

@@ -2,7 +2,7 @@
 // Fidelity (private to master/): the master's part for trials that report as they run. It takes
 // each batch of intermediate reports through the intake (trial_reports.hpp), journals and
 // applies what it accepts, and ends the attempts the job's [early_stopping] rule says to end
-// (early_stopping.hpp). A stop is journaled at once as the trial's final result (status
+// (early_stopping.hpp in stop mode, promotions.hpp in promotion mode, over rung_table.hpp). A stop is journaled at once as the trial's final result (status
 // `stopped`, its value at the step it was stopped on); in promotion mode a pause is journaled
 // as the attempt's end (status `paused`, its value at the rung), and the trial waits for a
 // promotion (Scheduler asks promotion()) or ends `stopped` (settle()). The attempt's process is
@@ -22,6 +22,8 @@
 #include "lbo/orchestrator/journal.hpp"
 #include "lbo/orchestrator/run_state.hpp"
 #include "lbo/orchestrator/scheduler.hpp"
+#include "promotions.hpp"
+#include "rung_table.hpp"
 #include "trial_reports.hpp"
 
 namespace lbo::orchestrator {
@@ -71,7 +73,9 @@ class Fidelity {
   RunState& state_;
   Hooks hooks_;
   ReportIntake intake_;
-  std::optional<EarlyStopping> rule_;
+  std::optional<RungTable> table_;       // with [early_stopping]
+  std::optional<EarlyStopping> stopping_;  // stop mode
+  std::optional<Promotions> promoting_;  // promotion mode
   bool sync_;
   std::set<std::pair<std::int64_t, int>> ending_;  // attempts this ended whose process has not yet
   int stops_ = 0, pauses_ = 0, promotions_ = 0;

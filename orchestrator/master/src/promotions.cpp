@@ -1,0 +1,134 @@
+#include "promotions.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include "lbo/orchestrator/run_outputs.hpp"
+
+namespace lbo::orchestrator {
+
+namespace {
+
+// Best first: the higher rung, then the better value, then the lower id.
+struct Ranked {
+  std::size_t rung = 0;
+  double value = 0;  // oriented
+  std::int64_t id = 0;
+  bool operator<(const Ranked& o) const {
+    if (rung != o.rung) return rung > o.rung;
+    if (value != o.value) return value > o.value;
+    return id < o.id;
+  }
+};
+
+}  // namespace
+
+// A trial's own reports decide its pause: with --sync too, no wait for the others is needed.
+std::vector<StopDecision> Promotions::after_reports(const RunState& state, const std::vector<std::int64_t>& reported) const {
+  std::vector<StopDecision> out;
+  std::set<std::int64_t> seen;
+  for (const std::int64_t id : reported) {
+    const Trial& t = state.trial(id);
+    if (!seen.insert(id).second || !t.running) continue;
+    const std::int64_t target = table_.target_step(t);
+    if (target >= table_.spec().max_step || t.last_step(t.attempts) < target) continue;
+    const std::vector<std::int64_t>& rungs = table_.rungs(table_.bracket_of(t.id));
+    const auto k = static_cast<std::size_t>(std::find(rungs.begin(), rungs.end(), target) - rungs.begin());
+    const std::optional<RungTable::AtRung> mine = table_.at_rung(t, target);
+    if (!mine || k == rungs.size()) continue;
+    if (std::optional<StopDecision> stop = table_.hurdle(state, t, k, *mine)) {
+      out.push_back(std::move(*stop));
+      continue;
+    }
+    out.push_back({t.id, t.attempts, mine->step, mine->value, mine->elapsed_s,
+                   table_.describe(t, k, *mine) + "paused at " + format_objective(mine->value) + " to wait for a promotion", true});
+  }
+  return out;
+}
+
+bool Promotions::quiet(const RunState& state, int task) {
+  if (state.accepts_trials(task)) return false;
+  const auto of_task = [&](std::int64_t id) { return state.trial(id).task == task; };
+  if (std::any_of(state.interrupted().begin(), state.interrupted().end(), of_task) ||
+      std::any_of(state.retries().begin(), state.retries().end(), of_task)) {
+    return false;
+  }
+  const std::vector<std::int64_t>& ids = state.task_trials(task);
+  return std::none_of(ids.begin(), ids.end(), [&](std::int64_t id) { return state.trial(id).running; });
+}
+
+std::vector<Promotion> Promotions::promotable(const RunState& state, int task, bool quiet) const {
+  std::vector<std::pair<Ranked, std::string>> ranked;
+  std::optional<Ranked> best_paused;
+  // A task whose budget_steps is spent promotes nothing more (but for the fallback below).
+  const bool steps_left = state.steps_left(task);
+  for (const std::int64_t id : state.paused()) {
+    const Trial& t = state.trial(id);
+    if (t.task != task) continue;
+    const int bracket = table_.bracket_of(id);
+    const std::size_t k = table_.paused_rung(t);
+    const Ranked mine{k, table_.oriented(t.outcome.objective), id};
+    if (!best_paused || mine < *best_paused) best_paused = mine;
+    const std::int64_t rung = table_.rungs(bracket)[k];
+    std::vector<Ranked> members;
+    for (const auto& [other, value] : table_.rung_values(state, task, bracket, rung)) members.push_back({k, table_.oriented(value), other});
+    std::sort(members.begin(), members.end());
+    const std::size_t top = members.size() / static_cast<std::size_t>(table_.spec().eta);
+    const auto place = static_cast<std::size_t>(
+        std::find_if(members.begin(), members.end(), [&](const Ranked& m) { return m.id == id; }) - members.begin());
+    if (place < top && steps_left) {
+      ranked.emplace_back(mine, "among the best " + std::to_string(top) + " of the " + std::to_string(members.size()) +
+                                    " trials at " + table_.spec().step_name + " " + std::to_string(rung) + " (rung " +
+                                    std::to_string(k + 1) + ")");
+    }
+  }
+  std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<Promotion> out;
+  for (auto& [r, reason] : ranked) out.push_back({r.id, std::move(reason)});
+  if (out.empty() && quiet && best_paused && state.tasks()[static_cast<std::size_t>(task)].ok == 0) {
+    out.push_back({best_paused->id, "the best paused trial of its task, which has nothing left to run and no trial run to " +
+                                        table_.spec().step_name + " " + std::to_string(table_.spec().max_step)});
+  }
+  return out;
+}
+
+std::optional<Promotion> Promotions::promotion(const RunState& state, const std::function<bool(int task)>& allowed,
+                                                  const std::function<bool(std::int64_t trial)>& busy) const {
+  std::set<int> tasks;
+  for (const std::int64_t id : state.paused()) tasks.insert(state.trial(id).task);
+  for (const int task : tasks) {
+    if (!allowed(task)) continue;
+    for (Promotion& p : promotable(state, task, quiet(state, task))) {
+      if (!busy(p.trial)) return std::move(p);
+    }
+  }
+  return std::nullopt;
+}
+
+std::vector<StopDecision> Promotions::unpromoted(const RunState& state) const {
+  std::set<int> tasks;
+  for (const std::int64_t id : state.paused()) tasks.insert(state.trial(id).task);
+  std::vector<StopDecision> out;
+  for (const int task : tasks) {
+    if (!quiet(state, task) || !promotable(state, task, true).empty()) continue;
+    std::vector<std::int64_t> ids;
+    for (const std::int64_t id : state.paused()) {
+      if (state.trial(id).task == task) ids.push_back(id);
+    }
+    std::sort(ids.begin(), ids.end());
+    for (const std::int64_t id : ids) {
+      const Trial& t = state.trial(id);
+      const std::size_t k = table_.paused_rung(t);
+      const int bracket = table_.bracket_of(id);
+      const std::size_t members = table_.rung_values(state, task, bracket, table_.rungs(bracket)[k]).size();
+      const RungTable::AtRung mine{t.outcome.last_step, t.outcome.objective, t.outcome.duration_s};
+      out.push_back({id, t.attempts, mine.step, mine.value, mine.elapsed_s,
+                     table_.describe(t, k, mine) + "paused at " + format_objective(mine.value) + " and not promoted: not among the best " +
+                         std::to_string(members / static_cast<std::size_t>(table_.spec().eta)) + " of the " + std::to_string(members) +
+                         " trials there when its task had nothing left to run"});
+    }
+  }
+  return out;
+}
+
+}  // namespace lbo::orchestrator

@@ -1,0 +1,58 @@
+#pragma once
+// Promotions (private to master/): [early_stopping] mode = "promotion" for asha and hyperband,
+// ASHA as Li et al. ("A System for Massively Parallel Hyperparameter Tuning", MLSys 2020,
+// Algorithm 2) give it. A trial's attempt runs from the step it resumes after to its bracket's
+// next rung (RungTable::target_step) and is paused there. A free slot promotes, before it
+// starts anything new, a paused trial that is among the best ⌊n/η⌋ of the n trials of its task
+// and bracket at its rung (the highest rung first, then the best value, then the lowest id). A
+// task with nothing left to start and nothing running ends its paused trials `stopped`, once
+// its best paused trial (the highest rung, then the best value) ran to max_step if none had:
+// ASHA needs η trials at a rung to promote one, and a task must end with a trial run in full.
+// A task whose budget_steps is spent promotes nothing more but that one. All of it is a
+// function of the run state; a pause depends on the trial's own reports only, so --sync needs
+// no wait.
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lbo/orchestrator/run_state.hpp"
+#include "rung_table.hpp"
+
+namespace lbo::orchestrator {
+
+/// A paused trial promoted to its next rung, and why.
+struct Promotion {
+  std::int64_t trial = 0;
+  std::string reason;  ///< "among the best 2 of the 7 trials at epoch 3 (rung 2)"
+};
+
+class Promotions {
+ public:
+  /// `table` outlives this.
+  explicit Promotions(const RungTable& table) : table_(table) {}
+
+  /// The trials of `reported` (trial ids) that reached their attempt's target rung: paused, or
+  /// stopped below RUSH's hurdle there.
+  std::vector<StopDecision> after_reports(const RunState& state, const std::vector<std::int64_t>& reported) const;
+  /// The paused trial to promote now, among the tasks `allowed` admits, but none of `busy` (its
+  /// process has not ended yet); the first task in job order that has one.
+  std::optional<Promotion> promotion(const RunState& state, const std::function<bool(int task)>& allowed,
+                                     const std::function<bool(std::int64_t trial)>& busy) const;
+  /// The paused trials that end `stopped` now: those of each task with nothing left to start,
+  /// run or promote.
+  std::vector<StopDecision> unpromoted(const RunState& state) const;
+
+ private:
+  /// The paused trials of `task` that may be promoted, best first; `quiet`: the task has
+  /// nothing left to start or run.
+  std::vector<Promotion> promotable(const RunState& state, int task, bool quiet) const;
+  /// Nothing of `task` is left to start, waits to run again or runs.
+  static bool quiet(const RunState& state, int task);
+
+  const RungTable& table_;
+};
+
+}  // namespace lbo::orchestrator
