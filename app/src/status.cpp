@@ -129,6 +129,15 @@ void write_task_table(std::ostream& out, const RecoveredRun& run, const LockHold
     table[0].insert(table[0].begin() + 5, "stopped");
     widths.insert(widths.begin() + 5, 9);
   }
+  // Trials paused at a rung (promotion mode) wait to be promoted or to end stopped: counted
+  // apart while any do.
+  std::vector<int> paused(state.tasks().size(), 0);
+  for (const std::int64_t id : state.paused()) paused[static_cast<std::size_t>(state.trial(id).task)] += 1;
+  const auto paused_column = static_cast<std::ptrdiff_t>(any_stopped ? 6 : 5);
+  if (!state.paused().empty()) {
+    table[0].insert(table[0].begin() + paused_column, "paused");
+    widths.insert(widths.begin() + paused_column, 8);
+  }
   for (std::size_t i = 0; i < state.tasks().size(); ++i) {
     const TaskProgress& p = state.tasks()[i];
     const TaskSummary summary = summarize_task(state, static_cast<int>(i));
@@ -138,6 +147,7 @@ void write_task_table(std::ostream& out, const RecoveredRun& run, const LockHold
                      summary.trials_to_95 ? std::to_string(*summary.trials_to_95) : "-", networks_of(i), proposed_by(p),
                      summary.best ? number(*summary.best) + " (trial " + std::to_string(summary.best_trial) + ")" : "-"});
     if (any_stopped) table.back().insert(table.back().begin() + 5, std::to_string(p.stopped));
+    if (!state.paused().empty()) table.back().insert(table.back().begin() + paused_column, std::to_string(paused[i]));
   }
   for (const std::vector<std::string>& row : table) {
     for (std::size_t c = 0; c + 1 < row.size(); ++c) widths[c] = std::max(widths[c], row[c].size() + 2);

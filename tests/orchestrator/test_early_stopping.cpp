@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <sstream>
 #include <map>
@@ -409,7 +410,8 @@ void expect_same_trials(const RunOutput& a, const RunOutput& b, const std::strin
 // steps and results, and a run stopped by SIGINT once its `file` has `rows` rows and resumed ends
 // as the uninterrupted one (a machine under load makes the reports of a round arrive in any
 // order). The uninterrupted run's output.
-RunOutput expect_sync_runs_alike(const std::string& job, const std::string& file, std::size_t rows) {
+RunOutput expect_sync_runs_alike(const std::string& job, const std::string& file, std::size_t rows,
+                                  const std::function<void(const RunOutput&)>& when_stopped = {}) {
   lbo::testing::ScratchDir dir;
   MasterOptions sync;
   sync.sync = true;
@@ -423,6 +425,7 @@ RunOutput expect_sync_runs_alike(const std::string& job, const std::string& file
   stopper.join();
   EXPECT_EQ(part.exit_code, kExitResumable) << part.log;
   EXPECT_LT(part.rows.size(), whole.rows.size());
+  if (when_stopped) when_stopped(part);
   const RunOutput rest = run_job(job, dir, 3, sync, dir.path() / "stopped");
   EXPECT_EQ(rest.exit_code, kExitDone) << rest.log;
   expect_same_trials(whole, rest, "stopped and resumed");
@@ -502,7 +505,24 @@ TEST(EarlyStoppingRunTest, promotion_resumes_the_best_from_their_checkpoints_and
 // --sync in promotion mode: reproducible, and a run stopped mid-round (its running attempts
 // resume from their checkpoints) ends as the uninterrupted one.
 TEST(EarlyStoppingRunTest, a_sync_promotion_run_is_reproducible_and_resumes_to_the_same_trials) {
-  const RunOutput whole = expect_sync_runs_alike(promotion_job(12, 10, 5), "reports.csv", 16);
+  // Stopped mid-run, `lbo status` counts the trials paused at a rung apart.
+  const auto paused_column = [](const RunOutput& part) {
+    const RecoveredRun run = recover_run(part.run_dir);
+    ASSERT_FALSE(run.state.paused().empty()) << "16 reports in, trials wait at rung 1";
+    const std::string status = status_report(part.run_dir);
+    std::istringstream lines(status);
+    std::string header, row;
+    while (std::getline(lines, header) && !header.starts_with("task ")) {}
+    std::getline(lines, row);
+    std::istringstream words(header), cells(row);
+    const std::vector<std::string> names{std::istream_iterator<std::string>(words), {}};
+    const std::vector<std::string> values{std::istream_iterator<std::string>(cells), {}};
+    const auto at = std::find(names.begin(), names.end(), "paused");
+    ASSERT_NE(at, names.end()) << status;
+    // The header's "origin" is one word, the row's "job file" two: the row's cells are one on.
+    EXPECT_EQ(values.at(static_cast<std::size_t>(at - names.begin()) + 1), std::to_string(run.state.paused().size())) << status;
+  };
+  const RunOutput whole = expect_sync_runs_alike(promotion_job(12, 10, 5), "reports.csv", 16, paused_column);
   int promoted = 0;
   for (const Row& row : whole.rows) promoted += row.at("attempts") != "1" ? 1 : 0;
   EXPECT_GT(promoted, 0) << whole.log;
