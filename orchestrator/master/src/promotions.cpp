@@ -1,6 +1,7 @@
 #include "promotions.hpp"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "lbo/orchestrator/run_outputs.hpp"
@@ -62,6 +63,7 @@ std::vector<Promotion> Promotions::promotable(const RunState& state, int task, b
   std::optional<Ranked> best_paused;
   // A task whose budget_steps is spent promotes nothing more (but for the fallback below).
   const bool steps_left = state.steps_left(task);
+  std::map<std::pair<int, std::size_t>, std::vector<Ranked>> rung_members;  // (bracket, rung) → its trials, best first
   for (const std::int64_t id : state.paused()) {
     const Trial& t = state.trial(id);
     if (t.task != task) continue;
@@ -70,9 +72,12 @@ std::vector<Promotion> Promotions::promotable(const RunState& state, int task, b
     const Ranked mine{k, table_.oriented(t.outcome.objective), id};
     if (!best_paused || mine < *best_paused) best_paused = mine;
     const std::int64_t rung = table_.rungs(bracket)[k];
-    std::vector<Ranked> members;
-    for (const auto& [other, value] : table_.rung_values(state, task, bracket, rung)) members.push_back({k, table_.oriented(value), other});
-    std::sort(members.begin(), members.end());
+    // Read once per rung: every paused trial waits at one (it is a member, so none is empty).
+    std::vector<Ranked>& members = rung_members[{bracket, k}];
+    if (members.empty()) {
+      for (const auto& [other, value] : table_.rung_values(state, task, bracket, rung)) members.push_back({k, table_.oriented(value), other});
+      std::sort(members.begin(), members.end());
+    }
     const std::size_t top = members.size() / static_cast<std::size_t>(table_.spec().eta);
     const auto place = static_cast<std::size_t>(
         std::find_if(members.begin(), members.end(), [&](const Ranked& m) { return m.id == id; }) - members.begin());

@@ -6,20 +6,21 @@
 
 namespace lbo::orchestrator {
 
+namespace {
+
+// A trial paused at a rung has a result for now (its value there); promoted, it is pending
+// again, and the count of ended trials falls: the batch is rebuilt.
+bool ended(const Trial& t) { return t.finished || t.paused(); }
+
+}  // namespace
+
 void TaskBatch::update(const TaskTrials& trials, const Basis& basis, const BatchSettings& settings, std::uint64_t seed) {
   const RunState& state = trials.state;
-  // A trial paused at a rung has a result for now (its value there); promoted, it is pending
-  // again, and the count of ended trials falls: the batch is rebuilt.
-  const auto ended = [](const Trial& t) { return t.finished || t.paused(); };
   std::vector<std::int64_t> pending;
-  int finished = 0;
   for (std::int64_t id : state.task_trials(trials.task)) {
-    if (!ended(state.trial(id))) {
-      pending.push_back(id);
-    } else {
-      ++finished;
-    }
+    if (!ended(state.trial(id))) pending.push_back(id);
   }
+  const auto finished = static_cast<int>(state.task_trials(trials.task).size() - pending.size());
   const auto now = Clock::now();
   const bool current = key_ == basis.key || (kind_ == basis.kind && now - built_at_ < 9 * build_cost_);
   const bool fresh = batch_ && 2 * batch_->candidates_left() >= settings.maximizer.candidates;
