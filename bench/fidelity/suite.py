@@ -13,7 +13,9 @@ same trial budget per task and 2 trials at a time:
   a later task's first trials are earlier tasks' bests whose values at each rung are hurdles
   (RUSH); `lbo+asha+notransfer` turns the hurdles off, `+r<N>` starts the rungs at
   round N (`lbo+asha+r9`: rungs 9 and 27), and `+promotion` pauses every trial at its rungs and
-  resumes the best third from its saved booster (mode = "promotion").
+  resumes the best third from its saved booster (mode = "promotion"). `+rungs` makes every
+  rung a task of the model and proposes at R (model = "rungs"); `+highest` proposes at the
+  highest rung with d + 1 results (model = "highest_rung", BOHB's rule).
 - `one-step`: the baseline of Egele et al. 2023 (DeepHyper): each task's trials are random
   configurations run to round 1, and the best 3 of them are continued to R from their saved
   boosters.
@@ -54,7 +56,13 @@ SPACE = [("lr", "float", 0.01, 0.5, True), ("depth", "int", 1, 8, False),
          ("colsample", "float", 0.5, 1.0, False), ("lambda", "float", 1e-3, 10.0, True)]
 EARLY = {"asha": 'rule = "asha"', "hyperband": 'rule = "hyperband"', "median": 'rule = "median"'}
 LBO_METHODS = ("lbo", "lbo+asha", "lbo+asha+notransfer", "lbo+asha+promotion", "lbo+hyperband", "lbo+hyperband+promotion",
-               "lbo+median", "gp+asha", "random+asha")
+               "lbo+median", "gp+asha", "random+asha", "lbo+asha+rungs", "lbo+asha+highest", "lbo+median+highest",
+               "gp+asha+highest")
+# What the model learns from curves ([early_stopping] model): each "last" method against the same
+# with BOHB's rule and with rung tasks proposing at R.
+PAIRS = ("lbo+asha:lbo+asha+highest", "lbo+asha:lbo+asha+rungs", "gp+asha:gp+asha+highest",
+         "lbo+median:lbo+median+highest", "lbo+median:lbo+median+rungs", "lbo+hyperband:lbo+hyperband+highest",
+         "lbo+asha+promotion:lbo+asha+promotion+highest")
 ONE_STEP_KEPT = 3
 OPTUNA_METHODS = ("optuna-tpe", "optuna-tpe-hyperband", "optuna-tpe-median", "optuna-random-sha")
 OTHER_METHODS = ("one-step",)
@@ -81,7 +89,9 @@ def job_toml(method, seed, trials, socket_path):
     if rule:
         lines += ["[early_stopping]", EARLY[rule], 'step_name = "round"', f"min_step = {min_step}",
                   f"max_step = {ROUNDS}", "eta = 3"] + (["transfer = false"] if "notransfer" in variants else []) + \
-                 (['mode = "promotion"'] if "promotion" in variants else []) + [""]
+                 (['mode = "promotion"'] if "promotion" in variants else []) + \
+                 (['model = "rungs"'] if "rungs" in variants else []) + \
+                 (['model = "highest_rung"'] if "highest" in variants else []) + [""]
     lines.append("[space]")
     for name, kind, low, high, log in SPACE:
         lines.append(f'{name} = {{ type = "{kind}", low = {low!r}, high = {high!r}{", log = true" if log else ""} }}')
@@ -285,6 +295,35 @@ def report(results, methods, trials, seeds):
           "to lbo final: rounds (share of trials × 81) until the best reached lbo's final best, over the tasks that did")
 
 
+def paired(results, pairs, trials, seeds):
+    """Per pair "A:B": B's best minus A's at 25%, 50% and 100% of the resource, averaged over the
+    task runs (tasks 2+, seeds) both have a value for, with its standard error."""
+    full = trials * ROUNDS
+    if pairs:
+        print(f"{'paired difference (B - A)':48s} {'@25%':>16s} {'@50%':>16s} {'@100%':>16s}  runs")
+    for pair in pairs:
+        a, b = pair.split(":")
+        cells, runs = [], 0
+        for share in (0.25, 0.5, 1.0):
+            diffs = []
+            for seed in seeds:
+                ta, tb = results.get((a, seed)), results.get((b, seed))
+                if ta is None or tb is None:
+                    continue
+                for t in range(1, len(TASKS)):
+                    va, vb = best_within(ta[t], share * full), best_within(tb[t], share * full)
+                    if va is not None and vb is not None:
+                        diffs.append(vb - va)
+            runs = len(diffs)
+            if len(diffs) < 2:
+                cells.append(f"{'–':>16s}")
+                continue
+            m = sum(diffs) / len(diffs)
+            se = math.sqrt(sum((d - m) ** 2 for d in diffs) / (len(diffs) - 1) / len(diffs))
+            cells.append(f"{m:+8.4f} ± {se:.4f}")
+        print(f"{a + ' → ' + b:48s} {' '.join(cells)}  {runs}")
+
+
 def start_server(out):
     socket_path = os.path.join(tempfile.mkdtemp(prefix="lbo-fidelity-"), "curves.sock")
     server = subprocess.Popen(["/usr/bin/python3", os.path.join(HERE, "curves.py"), "serve", "--socket", socket_path],
@@ -304,6 +343,8 @@ def main():
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--trials", type=int, default=20)
     parser.add_argument("--methods", nargs="+", default=list(LBO_METHODS + OPTUNA_METHODS + OTHER_METHODS))
+    parser.add_argument("--paired", nargs="*", default=list(PAIRS), metavar="A:B",
+                        help="print B's best minus A's per task run, with its standard error")
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
     server, socket_path = start_server(args.out)
@@ -332,6 +373,7 @@ def main():
     finally:
         server.terminate()
     report(results, args.methods, args.trials, seeds)
+    paired(results, [p for p in args.paired if all(m in args.methods for m in p.split(":"))], args.trials, seeds)
 
 
 if __name__ == "__main__":

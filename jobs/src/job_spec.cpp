@@ -185,6 +185,21 @@ std::string_view to_string(StoppingMode mode) {
   return "?";
 }
 
+std::string_view to_string(CurveModel model) {
+  switch (model) {
+    case CurveModel::last: return "last";
+    case CurveModel::rungs: return "rungs";
+    case CurveModel::highest_rung: return "highest_rung";
+  }
+  return "?";
+}
+
+std::vector<std::int64_t> EarlyStoppingSpec::model_steps() const {
+  std::vector<std::int64_t> steps = rungs(0);
+  steps.push_back(max_step);
+  return steps;
+}
+
 std::int64_t EarlyStoppingSpec::target_step(int bracket, std::int64_t resume) const {
   for (const std::int64_t rung : rungs(bracket)) {
     if (rung > resume) return rung;

@@ -711,6 +711,24 @@ TEST_F(JobSpecTest, early_stopping_reads_its_rule_and_rungs) {
   ASSERT_TRUE(median.early_stopping);
   EXPECT_EQ(median.early_stopping->min_trials, 3);
   EXPECT_EQ(median.early_stopping->mode, StoppingMode::stop);
+  // What the model learns from curves: BOHB's rule under successive halving, last values under
+  // the median rule.
+  EXPECT_EQ(median.early_stopping->model, lbo::jobs::CurveModel::last);
+  EXPECT_EQ(asha.early_stopping->model, lbo::jobs::CurveModel::highest_rung);
+  EXPECT_EQ(hyperband.early_stopping->model, lbo::jobs::CurveModel::highest_rung);
+}
+
+TEST_F(JobSpecTest, early_stopping_model_learns_at_bracket_zeros_rungs_and_max_step) {
+  const JobSpec job = parse(valid_with(
+      "[space]", "[early_stopping]\nrule = \"hyperband\"\nmax_step = 27\nmodel = \"rungs\"\n\n[space]"));
+  ASSERT_TRUE(job.early_stopping);
+  EXPECT_EQ(job.early_stopping->model, lbo::jobs::CurveModel::rungs);
+  EXPECT_EQ(job.early_stopping->model_steps(), (std::vector<std::int64_t>{1, 3, 9, 27}));
+  const JobSpec bohb = parse(valid_with(
+      "[space]", "[early_stopping]\nmin_step = 2\nmax_step = 20\nmodel = \"highest_rung\"\n\n[space]"));
+  ASSERT_TRUE(bohb.early_stopping);
+  EXPECT_EQ(bohb.early_stopping->model, lbo::jobs::CurveModel::highest_rung);
+  EXPECT_EQ(bohb.early_stopping->model_steps(), (std::vector<std::int64_t>{2, 6, 18, 20}));
 }
 
 TEST_F(JobSpecTest, early_stopping_promotion_mode_runs_each_attempt_to_its_next_rung) {
@@ -747,6 +765,9 @@ TEST_F(JobSpecTest, early_stopping_errors_name_the_key_and_the_fix) {
             std::string::npos);
   EXPECT_NE(table("rule = \"median\"\nmax_step = 9\nmode = \"promotion\"")
                 .find("early_stopping.mode: \"promotion\" is for rule = \"asha\" or \"hyperband\""),
+            std::string::npos);
+  EXPECT_NE(table("max_step = 9\nmodel = \"mobster\"")
+                .find("early_stopping.model: must be \"last\", \"rungs\" or \"highest_rung\", not \"mobster\""),
             std::string::npos);
   EXPECT_NE(table("max_step = 9\ngrace = 1").find("early_stopping.grace"), std::string::npos);
   const std::string stepwise =

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "early_stopping.hpp"
+#include "model_data.hpp"
 #include "promotions.hpp"
 #include "rung_table.hpp"
 #include "lbo/app/status.hpp"
@@ -319,6 +320,66 @@ TEST(EarlyStoppingTest, sync_decides_a_rung_once_every_running_trial_reached_it_
   } while (std::next_permutation(order.begin(), order.end()));
 }
 
+// [early_stopping] model = "rungs", rungs 1 and 3 and max_step 9: each is a model task. A rung's
+// takes every ended trial (ok, stopped, paused) with a report there, at its first report at or
+// past the rung, up to the step a stopped trial was stopped on; max_step's takes the trials that
+// finished ok, at their result. Running and failed trials enter nowhere. "last" (the default) has
+// one model task of every ok, stopped or paused trial at its last value.
+TEST(EarlyStoppingTest, rung_tasks_take_each_ended_trials_value_at_every_rung_it_reached) {
+  TrialsAtRungs table(6);
+  lbo::testing::ScratchDir dir;
+  lbo::jobs::JobSpec job = lbo::testing::job_from(lbo::testing::test_job() + "[early_stopping]\nstep_name = \"epoch\"\n"
+                                                  "max_step = 9\nmodel = \"rungs\"\n", dir.path());
+  const auto stop = [&](std::int64_t id, std::int64_t step, double value, bool pause) {
+    table.apply({StopDecision{id, 1, step, value, 0, "", pause}});
+  };
+  table.report(0, 1, 0.2), table.report(0, 3, 0.4), table.report(0, 9, 0.6);
+  lbo::testing::end_attempt(table.state, 0, lbo::testing::ok_with(0.7));
+  table.report(1, 1, 0.5);
+  stop(1, 1, 0.5, false);
+  table.state.apply(TrialsReported{{{1, 1, 3, 0.45, "{}", 2}}, 0});  // came in after the stop
+  table.report(2, 1, 0.3), table.report(2, 4, 0.35);
+  stop(2, 4, 0.35, true);
+  table.report(3, 1, 0.9);  // still running
+  table.report(4, 1, 0.8);
+  lbo::workers::Outcome failed;
+  failed.status = lbo::workers::TrialStatus::failed;
+  lbo::testing::end_attempt(table.state, 4, failed);
+
+  const ModelData rungs(job, {});
+  ASSERT_EQ(rungs.steps(), 3);
+  EXPECT_EQ(rungs.name(table.state, 0, 1), "a/epoch_3");
+  EXPECT_EQ(rungs.usable_trials(table.state, 0, 0), (std::vector<std::int64_t>{0, 1, 2}));
+  EXPECT_EQ(rungs.usable_trials(table.state, 0, 1), (std::vector<std::int64_t>{0, 2}));
+  EXPECT_EQ(rungs.usable_trials(table.state, 0, 2), (std::vector<std::int64_t>{0}));
+  EXPECT_EQ(rungs.values(table.state, {0, 1, 2}, 0), (Eigen::Vector3d{0.2, 0.5, 0.3}));
+  EXPECT_EQ(rungs.values(table.state, {0, 2}, 1), (Eigen::Vector2d{0.4, 0.35}));  // trial 2 at step 4
+  EXPECT_EQ(rungs.values(table.state, {0}, 2), (Eigen::VectorXd::Constant(1, 0.7)));
+  EXPECT_EQ(rungs.observations(table.state), 6);
+  EXPECT_EQ(rungs.proposing_steps(table.state, 0), (std::vector<int>{2, 1, 0}));
+  const FitRequest fit = rungs.training_data(table.state);
+  ASSERT_EQ(fit.data.tasks.size(), 3u);
+  EXPECT_EQ(fit.trials[1], (std::vector<std::int64_t>{0, 2}));
+  EXPECT_EQ(fit.data.tasks[1].X.rows(), 2);
+  EXPECT_EQ(fit.data.tasks[1].X(1, 0), 0.2);  // trial 2's x (0.1 · 2, the unit box's [0, 1])
+
+  // BOHB's rule proposes from the highest rung with d + 1 = 2 results: epoch 3's, until a second
+  // trial finishes ok.
+  job.early_stopping->model = lbo::jobs::CurveModel::highest_rung;
+  const ModelData bohb(job, {});
+  EXPECT_EQ(bohb.proposing_steps(table.state, 0), (std::vector<int>{1, 0}));
+  lbo::testing::end_attempt(table.state, 5, lbo::testing::ok_with(0.1));
+  EXPECT_EQ(bohb.proposing_steps(table.state, 0), (std::vector<int>{2, 1, 0}));
+  EXPECT_EQ(bohb.usable_trials(table.state, 0, 2), (std::vector<std::int64_t>{0, 5}));
+
+  job.early_stopping->model = lbo::jobs::CurveModel::last;
+  const ModelData last(job, {});
+  ASSERT_EQ(last.steps(), 1);
+  EXPECT_EQ(last.usable_trials(table.state, 0, 0), (std::vector<std::int64_t>{0, 1, 2, 5}));
+  EXPECT_EQ(last.values(table.state, {0, 1, 2, 5}, 0), (Eigen::Vector4d{0.7, 0.5, 0.35, 0.1}));
+  EXPECT_EQ(last.proposing_steps(table.state, 0), (std::vector<int>{0}));
+}
+
 namespace {
 
 // The test objective reporting 9 steps (value·s/9, `report_ms` apart) on x in [0, 1], under ASHA
@@ -409,14 +470,16 @@ void expect_same_trials(const RunOutput& a, const RunOutput& b, const std::strin
 // --sync with early stopping: two runs of `job` on 3 slots give the same trials, statuses,
 // steps and results, and a run stopped by SIGINT once its `file` has `rows` rows and resumed ends
 // as the uninterrupted one (a machine under load makes the reports of a round arrive in any
-// order). The uninterrupted run's output.
+// order). The uninterrupted run's output (its run directory is gone: `when_done` reads it).
 RunOutput expect_sync_runs_alike(const std::string& job, const std::string& file, std::size_t rows,
-                                  const std::function<void(const RunOutput&)>& when_stopped = {}) {
+                                  const std::function<void(const RunOutput&)>& when_stopped = {},
+                                  const std::function<void(const RunOutput&)>& when_done = {}) {
   lbo::testing::ScratchDir dir;
   MasterOptions sync;
   sync.sync = true;
   const RunOutput whole = run_job(job, dir, 3, sync, dir.path() / "whole");
   EXPECT_EQ(whole.exit_code, kExitDone) << whole.log;
+  if (when_done) when_done(whole);
   const RunOutput again = run_job(job, dir, 3, sync, dir.path() / "again");
   EXPECT_EQ(again.exit_code, kExitDone) << again.log;
   expect_same_trials(whole, again, "a second --sync run");
@@ -439,6 +502,32 @@ TEST(EarlyStoppingRunTest, a_sync_run_is_reproducible_and_resumes_to_the_same_tr
   int stopped = 0;
   for (const Row& row : whole.rows) stopped += row.at("status") == "stopped" ? 1 : 0;
   EXPECT_GT(stopped, 0) << whole.log;
+}
+
+// model = "rungs" with lbo over two tasks: the model learns at epochs 1, 3 and 8 and proposes at
+// 8 (at a lower rung while 8 has nothing to learn from, and says so); tasks.csv has a row per
+// task; a --sync run is reproducible and resumes exactly.
+TEST(EarlyStoppingRunTest, a_model_over_the_rungs_proposes_at_max_step_reproducibly) {
+  std::string job = asha_job(10, 10, 5);
+  job.replace(job.find("surrogate = \"gp\""), 16, "surrogate = \"lbo\"");
+  job.insert(job.find("[space]"), "model = \"rungs\"\n");
+  job += "[[tasks]]\nname = \"b\"\nbudget = 10\n";
+  // One row per task (its max_step model task), not one per rung.
+  const auto tasks_csv = [](const RunOutput& whole) {
+    const std::vector<Row> tasks = lbo::testing::read_csv(whole.run_dir / "tasks.csv");
+    ASSERT_EQ(tasks.size(), 2u);
+    EXPECT_EQ(tasks[0].at("task"), "a");
+    EXPECT_EQ(tasks[1].at("task"), "b");
+    EXPECT_EQ(tasks[1].at("step"), "");
+  };
+
+  const RunOutput whole = expect_sync_runs_alike(job, "results.csv", 8, {}, tasks_csv);
+  ASSERT_EQ(whole.rows.size(), 20u);
+  int model = 0;
+  for (const Row& row : whole.rows) model += row.at("proposed_by") == "model" ? 1 : 0;
+  EXPECT_GT(model, 0) << whole.log;
+  EXPECT_NE(whole.log.find("task a proposes from the model's a/epoch_"), std::string::npos) << whole.log;
+  EXPECT_NE(whole.log.find("task b proposes from the model's b/epoch_8"), std::string::npos) << whole.log;
 }
 
 namespace {

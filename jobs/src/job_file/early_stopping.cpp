@@ -14,6 +14,13 @@ std::optional<StoppingRule> rule_named(std::string_view name) {
   return std::nullopt;
 }
 
+std::optional<CurveModel> curve_model_named(std::string_view name) {
+  for (const CurveModel model : {CurveModel::last, CurveModel::rungs, CurveModel::highest_rung}) {
+    if (to_string(model) == name) return model;
+  }
+  return std::nullopt;
+}
+
 // How many brackets have a rung below max_step, plus the one that runs every trial to the end.
 int most_brackets(const EarlyStoppingSpec& e) {
   int brackets = 1;
@@ -26,7 +33,7 @@ int most_brackets(const EarlyStoppingSpec& e) {
 void read_early_stopping(Reader& r, const toml::table& t, JobSpec& job) {
   const std::string prefix = "early_stopping";
   r.check_keys(t, prefix, {"rule", "step_name", "min_step", "max_step", "eta", "brackets", "min_trials", "mode",
-                           "transfer"});
+                           "transfer", "model"});
   EarlyStoppingSpec e;
   bool valid = true;
   if (const auto rule = r.get_string(t, "rule", prefix, false)) {
@@ -91,6 +98,18 @@ void read_early_stopping(Reader& r, const toml::table& t, JobSpec& job) {
       r.error(*t.get("transfer"), "early_stopping.transfer", "is for rule = \"asha\" or \"hyperband\"");
     } else {
       e.transfer = *transfer;
+    }
+  }
+  // Successive halving stops most trials at its first rungs, where a trial's last value says
+  // little of its result: BOHB's rule did better than the last values there (bench/fidelity,
+  // bench/README.md). The median rule runs most trials far: their last values serve.
+  e.model = e.rule == StoppingRule::median ? CurveModel::last : CurveModel::highest_rung;
+  if (const auto model = r.get_string(t, "model", prefix, false)) {
+    if (const auto known = curve_model_named(*model)) {
+      e.model = *known;
+    } else {
+      r.error(*t.get("model"), "early_stopping.model",
+              "must be \"last\", \"rungs\" or \"highest_rung\", not " + in_quotes(*model));
     }
   }
   if (job.objective.stepwise > 0) {

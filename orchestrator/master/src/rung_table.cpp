@@ -43,15 +43,9 @@ RungTable::Reports RungTable::curve(const Trial& t) const {
   return {promotes() ? t.reports.begin() : newest_attempt(t), t.reports.end()};
 }
 std::optional<RungTable::AtRung> RungTable::at_rung(const Trial& t, std::int64_t rung) const {
-  const auto [begin, end] = curve(t);
-  const auto it = std::lower_bound(begin, end, rung, [](const StepReport& r, std::int64_t step) { return r.step < step; });
-  if (it == end) return std::nullopt;
-  // A trial stopped or paused counts up to the step it was stopped on: what it reported after
-  // (before the signal reached it) depends on timing.
-  const bool cut = !t.running && (t.outcome.status == workers::TrialStatus::stopped ||
-                                  t.outcome.status == workers::TrialStatus::paused);
-  if (cut && it->step > t.outcome.last_step) return std::nullopt;
-  return AtRung{it->step, it->value, it->elapsed_s};
+  const std::optional<StepReport> at = t.report_at(rung, promotes());
+  if (!at) return std::nullopt;
+  return AtRung{at->step, at->value, at->elapsed_s};
 }
 std::int64_t RungTable::resume_step(const Trial& t) const {
   if (!promotes()) return 0;

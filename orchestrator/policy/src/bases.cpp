@@ -35,7 +35,7 @@ std::optional<Basis> Bases::of(const RunState& state, int task, int step) {
     return Basis{Basis::Kind::fit, std::move(own), "fit " + std::to_string(adopted_->version), 0,
                  &adopted_->trials[data_.model_task(task, step)], adopted_};
   }
-  const std::vector<std::int64_t> results = data_.usable_trials(state, task);
+  const std::vector<std::int64_t> results = data_.usable_trials(state, task, step);
   if (transfers_ && static_cast<int>(results.size()) < std::max(kInterimResults, job_.policy.initial_random)) {
     if (std::optional<Basis> prior = prior_of(task, step)) return prior;
   }

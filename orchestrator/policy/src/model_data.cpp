@@ -9,6 +9,11 @@ namespace lbo::orchestrator {
 
 ModelData::ModelData(const jobs::JobSpec& job, const std::vector<WarmTask>& warm_start)
     : job_(job), encoder_(job.space), steps_(std::max(1, job.objective.stepwise)) {
+  if (job.early_stopping && job.early_stopping->model != jobs::CurveModel::last) {
+    rungs_ = job.early_stopping->model_steps();
+    steps_ = static_cast<int>(rungs_.size());
+    promotes_ = job.early_stopping->mode == jobs::StoppingMode::promotion;
+  }
   const int d = encoder_.dimension();
   for (const WarmTask& w : warm_start) {
     std::vector<Eigen::VectorXd> x;
@@ -27,22 +32,46 @@ Eigen::VectorXd ModelData::encode(const jobs::Config& config) const {
   return Eigen::Map<const Eigen::VectorXd>(x.data(), static_cast<Eigen::Index>(x.size()));
 }
 
+std::vector<int> ModelData::proposing_steps(const RunState& state, int task) const {
+  std::vector<int> steps(static_cast<std::size_t>(steps_));
+  std::iota(steps.begin(), steps.end(), 0);
+  if (rungs_.empty()) return steps;
+  // max_step's first, then the rungs below it, highest first.
+  std::reverse(steps.begin(), steps.end());
+  if (job_.early_stopping->model == jobs::CurveModel::rungs) return steps;
+  // BOHB's rule: the highest budget with N_min = d + 1 results (Falkner et al. 2018, sec. 3.1).
+  const auto enough = static_cast<std::size_t>(encoder_.dimension()) + 1;
+  const auto first = std::find_if(steps.begin(), steps.end() - 1, [&](int step) { return usable_trials(state, task, step).size() >= enough; });
+  return {first, steps.end()};
+}
+
 std::string ModelData::name(const RunState& state, int task, int step) const {
   const std::string& name = state.job().tasks[static_cast<std::size_t>(task)].name;
+  if (!rungs_.empty()) return name + "/" + job_.early_stopping->step_name + "_" + std::to_string(rungs_[static_cast<std::size_t>(step)]);
   return job_.objective.stepwise > 0 ? name + "/step_" + std::to_string(step + 1) : name;
 }
 
-bool ModelData::usable(const Trial& t) const {
+bool ModelData::usable(const Trial& t, int step) const {
+  const bool ok = t.finished && t.outcome.status == workers::TrialStatus::ok;
+  const bool stopped = t.finished && t.outcome.status == workers::TrialStatus::stopped;
+  if (!rungs_.empty()) {
+    // max_step's task takes the trials that ran to the end; a rung's, every ended trial's value
+    // there (a running trial's rungs join once it ends: the data stay a function of the
+    // committed records).
+    if (step + 1 == steps_) return ok;
+    return (ok || stopped || t.paused()) && t.report_at(rungs_[static_cast<std::size_t>(step)], promotes_).has_value();
+  }
   // A trial stopped early enters with its value at the step it was stopped on, as a searcher hears a
   // stopped trial's last result in Ray Tune or Optuna: below what it would have reached. A trial
   // paused at a rung enters with its value there until it is resumed.
   if (t.paused()) return true;
-  const bool counted = t.outcome.status == workers::TrialStatus::ok || t.outcome.status == workers::TrialStatus::stopped;
-  return t.finished && counted &&
-         (job_.objective.stepwise == 0 || static_cast<int>(t.outcome.steps.size()) == job_.objective.stepwise);
+  return (ok || stopped) && (job_.objective.stepwise == 0 || static_cast<int>(t.outcome.steps.size()) == job_.objective.stepwise);
 }
 
 double ModelData::value_of(const Trial& t, int step) const {
+  if (!rungs_.empty() && step + 1 < steps_) {
+    return oriented(t.report_at(rungs_[static_cast<std::size_t>(step)], promotes_)->value);
+  }
   if (job_.objective.stepwise > 0) return oriented(t.outcome.steps[static_cast<std::size_t>(step)]);
   return oriented(t.outcome.objective);
 }
@@ -51,12 +80,21 @@ double ModelData::oriented(double objective) const {
   return job_.objective.direction == jobs::Direction::maximize ? objective : -objective;
 }
 
-std::vector<std::int64_t> ModelData::usable_trials(const RunState& state, int task) const {
+std::vector<std::int64_t> ModelData::usable_trials(const RunState& state, int task, int step) const {
   std::vector<std::int64_t> ids;
   for (std::int64_t id : state.task_trials(task)) {
-    if (usable(state.trial(id))) ids.push_back(id);
+    if (usable(state.trial(id), step)) ids.push_back(id);
   }
   return ids;
+}
+
+std::int64_t ModelData::observations(const RunState& state) const {
+  std::int64_t n = 0;
+  for (const Trial& t : state.trials()) {
+    if (t.lost()) continue;
+    for (int step = 0; step < steps_; ++step) n += usable(t, step) ? 1 : 0;
+  }
+  return n;
 }
 
 Eigen::MatrixXd ModelData::encoded(const RunState& state, const std::vector<std::int64_t>& ids) const {
@@ -72,7 +110,7 @@ Eigen::VectorXd ModelData::values(const RunState& state, const std::vector<std::
 }
 
 TaskTrials ModelData::trials_of(const RunState& state, int task, int step) const {
-  return {state, task, [this](const Trial& t) { return encode(t.config); }, [this](const Trial& t) { return usable(t); },
+  return {state, task, [this](const Trial& t) { return encode(t.config); }, [this, step](const Trial& t) { return usable(t, step); },
           [this, step](const Trial& t) { return value_of(t, step); }};
 }
 
@@ -93,19 +131,18 @@ FitRequest ModelData::training_data(const RunState& state) const {
   const std::vector<TaskIdentity>& tasks = state.job().tasks;
   for (int task = 0; task < static_cast<int>(tasks.size()); ++task) {
     // Failed trials never enter a model: no NaN or infinity reaches surrogate/.
-    const std::vector<std::int64_t> ids = usable_trials(state, task);
-    const Eigen::MatrixXd X = encoded(state, ids);
-    // The task's uniform exploration: its random initial design (LiBO's D^exp).
-    std::vector<Eigen::Index> exploration;
-    for (std::size_t i = 0; i < ids.size(); ++i) {
-      if (state.trial(ids[i]).proposed_by == ProposalSource::initial) exploration.push_back(static_cast<Eigen::Index>(i));
-    }
     const bool finished = state.task_done(task);
     for (int step = 0; step < steps_; ++step) {
+      const std::vector<std::int64_t> ids = usable_trials(state, task, step);
+      // The task's uniform exploration: its random initial design (LiBO's D^exp).
+      std::vector<Eigen::Index> exploration;
+      for (std::size_t i = 0; i < ids.size(); ++i) {
+        if (state.trial(ids[i]).proposed_by == ProposalSource::initial) exploration.push_back(static_cast<Eigen::Index>(i));
+      }
       total += ids.size();
-      data.tasks.push_back({X, values(state, ids, step)});
+      data.tasks.push_back({encoded(state, ids), values(state, ids, step)});
       data.finished.push_back(finished);
-      data.exploration.push_back(exploration);
+      data.exploration.push_back(std::move(exploration));
       request.trials.push_back(ids);
     }
   }

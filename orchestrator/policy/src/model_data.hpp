@@ -1,8 +1,8 @@
 #pragma once
 // ModelData: the run as the models see it. Trials' configurations encoded, their results
-// oriented (larger is better) and, for a stepwise objective, one model task per step; the
-// warm-start tasks first. Every fit's data and every batch's view of a task come from here.
-// Private to policy/.
+// oriented (larger is better) and, for a stepwise objective, one model task per step (and with
+// [early_stopping] model = "rungs" or "highest_rung", one per rung); the warm-start tasks first.
+// Every fit's data and every batch's view of a task come from here. Private to policy/.
 
 #include <Eigen/Core>
 #include <cstdint>
@@ -25,8 +25,17 @@ class ModelData {
 
   const jobs::Encoder& encoder() const { return encoder_; }
   Eigen::VectorXd encode(const jobs::Config& config) const;
-  /// Model tasks per run task: the objective's steps, or 1.
+  /// Model tasks per run task: the objective's steps, the rungs ([early_stopping] model), or 1.
   int steps() const { return steps_; }
+  /// The model tasks of `task` that propose: every step of a stepwise objective (each
+  /// nominates); with rung tasks, in order of preference (the first that has something to learn
+  /// from nominates), max_step's and the rungs below (rungs), or from the highest rung with more
+  /// results than the space has dimensions down (highest_rung); else the one.
+  std::vector<int> proposing_steps(const RunState& state, int task) const;
+  /// The model task that stands for a run task in tasks.csv and the report: max_step's with
+  /// rung tasks, else the first.
+  int reported_step() const { return rungs_.empty() ? 0 : steps_ - 1; }
+  bool rung_tasks() const { return !rungs_.empty(); }
   /// Warm-start tasks, each one model task before the run's own.
   std::size_t warm_tasks() const { return warm_.size(); }
   const std::vector<std::string>& warm_sources() const { return warm_sources_; }
@@ -37,15 +46,18 @@ class ModelData {
     return static_cast<std::size_t>(task) * static_cast<std::size_t>(steps_) + static_cast<std::size_t>(step);
   }
   std::size_t model_task(int task, int step) const { return warm_.size() + slot(task, step); }
-  /// "task", or "task/step_2" for a stepwise objective.
+  /// "task", "task/step_2" for a stepwise objective, "task/epoch_9" for a rung.
   std::string name(const RunState& state, int task, int step) const;
 
-  /// Whether a trial's result can enter the models (a stepwise one must report every step).
-  bool usable(const Trial& t) const;
-  /// What a usable trial says of `step`, larger is better.
+  /// Whether a trial's result can enter `step`'s model task (a stepwise one must report every
+  /// step; a rung's needs a report there, max_step's a trial that finished ok).
+  bool usable(const Trial& t, int step) const;
+  /// What a trial usable at `step` says of it, larger is better.
   double value_of(const Trial& t, int step) const;
-  /// `task`'s usable results, ascending ids.
-  std::vector<std::int64_t> usable_trials(const RunState& state, int task) const;
+  /// `task`'s results usable at `step`, ascending ids.
+  std::vector<std::int64_t> usable_trials(const RunState& state, int task, int step) const;
+  /// The observations of every model task, warm-start tasks' aside.
+  std::int64_t observations(const RunState& state) const;
   /// The trials' configurations, encoded, as rows.
   Eigen::MatrixXd encoded(const RunState& state, const std::vector<std::int64_t>& ids) const;
   /// What the trials say of `step`, larger is better.
@@ -62,6 +74,8 @@ class ModelData {
   const jobs::JobSpec& job_;
   jobs::Encoder encoder_;
   int steps_ = 1;
+  std::vector<std::int64_t> rungs_;  // [early_stopping] model's steps (rungs, highest_rung); else empty
+  bool promotes_ = false;            // promotion mode: a trial's attempts make one curve
   std::vector<surrogate::Observations> warm_;  // encoded, larger is better
   std::vector<std::string> warm_sources_;
 };

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 #include <limits>
 #include <optional>
 #include <random>
@@ -107,7 +108,7 @@ class ModelPolicy::Impl {
   // Tasks still in their initial design (earlier tasks' bests, then random) go first (job
   // order): they need those points before an acquisition means anything. Otherwise every open
   // task, and every step of a stepwise one, nominates its acquisition maximizer and one nominee
-  // is drawn (draw_nominee).
+  // is drawn (draw_nominee). With rung tasks, each task's max_step (or highest rung) nominates.
   Proposal propose_among(const RunState& state, const std::vector<int>& open, std::int64_t trial) {
     track_tasks(state.job().tasks.size());
     adopt_latest(state);
@@ -118,12 +119,10 @@ class ModelPolicy::Impl {
         return {task, std::move(*best), ProposalSource::earlier_best, {}};
       }
       if (design_.open(state, task)) return {task, design_.point(state, task, trial), ProposalSource::initial, {}};
-      for (int step = 0; step < data_.steps(); ++step) {
-        std::optional<Nomination> n = nominate(state, task, step, trial);
-        // Nothing to learn from yet (no result, no earlier task): the initial design goes on.
-        if (!n) return {task, design_.point(state, task, trial), ProposalSource::initial, {}};
-        nominees.push_back(std::move(*n));
-      }
+      std::vector<Nomination> own = nominate_task(state, task, trial);
+      // Nothing to learn from yet (no result, no earlier task): the initial design goes on.
+      if (own.empty()) return {task, design_.point(state, task, trial), ProposalSource::initial, {}};
+      std::move(own.begin(), own.end(), std::back_inserter(nominees));
     }
     std::size_t pick = 0;
     if (nominees.size() > 1) {
@@ -161,8 +160,7 @@ class ModelPolicy::Impl {
   }
 
   bool refit_due(const RunState& run) const {
-    std::int64_t observations = 0;
-    for (const Trial& t : run.trials()) observations += data_.usable(t) ? 1 : 0;
+    const std::int64_t observations = data_.observations(run);
     return observations > 0 && observations != fitted_observations_;
   }
 
@@ -173,7 +171,10 @@ class ModelPolicy::Impl {
     const surrogate::SurrogateState& model = saved.surrogate;
     if (!model.gp && !model.ablr && !model.lbo && !model.libo && !model.jumbo) return;
     if (saved.steps != data_.steps()) {
-      if (options_.log) options_.log("objective.stepwise changed since the checkpoint; the model is fitted afresh");
+      if (options_.log) {
+        options_.log("the model's tasks per task (objective.stepwise, or [early_stopping] model) changed since the "
+                     "checkpoint; the model is fitted afresh");
+      }
       return;
     }
     if (saved.warm_sources != data_.warm_sources()) {
@@ -192,16 +193,32 @@ class ModelPolicy::Impl {
   std::vector<TaskModelReport> model_report(const RunState& state) {
     track_tasks(state.job().tasks.size());
     adopt_latest(state);
-    return describe_tasks(adopted_.get(), data_, model_, job_, state.job().tasks.size());
+    std::vector<TaskModelReport> reports = describe_tasks(adopted_.get(), data_, model_, job_, state.job().tasks.size());
+    return data_.rung_tasks() ? max_step_reports(std::move(reports)) : reports;
   }
 
   std::vector<double> hedge_gains(int task) const {
     if (job_.policy.acquisition != jobs::AcquisitionKind::hedge) return {};
-    return hedges_.gains(task < 0 ? std::numeric_limits<std::size_t>::max() : data_.slot(task, 0));
+    return hedges_.gains(task < 0 ? std::numeric_limits<std::size_t>::max() : data_.slot(task, data_.reported_step()));
   }
 
  private:
   std::shared_ptr<const surrogate::TaskPosterior> posterior_at(std::size_t k) const { return bases_.posterior_at(k); }
+
+  // tasks.csv and the report show a task's max_step model task; its similarities are to the
+  // other tasks' max_step ones.
+  std::vector<TaskModelReport> max_step_reports(std::vector<TaskModelReport> all) const {
+    const auto steps = static_cast<std::size_t>(data_.steps()), top = static_cast<std::size_t>(data_.reported_step());
+    std::vector<TaskModelReport> reports;
+    for (std::size_t k = top; k < all.size(); k += steps) {
+      TaskModelReport r = std::move(all[k]);
+      std::vector<double> similarity;
+      for (std::size_t j = top; j < r.similarity.size(); j += steps) similarity.push_back(r.similarity[j]);
+      r.similarity = std::move(similarity);
+      reports.push_back(std::move(r));
+    }
+    return reports;
+  }
 
   // The acquisition functions `basis` is scored by: GP-Hedge's portfolio, or the job's one. On
   // another task's posterior, UCB: EI's and PI's incumbent is the other task's, and once the
@@ -229,6 +246,40 @@ class ModelPolicy::Impl {
     for (AcquisitionKind arm : arms) ranked.push_back(batch.proposer().next(arm, params, refine));
     if (refine) batch.refined(started);
     return ranked;
+  }
+
+  // `task`'s nominees: one per step of a stepwise objective (none if a step has nothing to learn
+  // from); with rung tasks, the first of its proposing steps that has something to learn from,
+  // logged when that step changes.
+  std::vector<Nomination> nominate_task(const RunState& state, int task, std::int64_t trial) {
+    std::vector<Nomination> nominees;
+    const std::vector<int> steps = data_.proposing_steps(state, task);
+    for (int step : steps) {
+      std::optional<Nomination> n = nominate(state, task, step, trial);
+      if (!n && !data_.rung_tasks()) return {};
+      if (!n) continue;
+      nominees.push_back(std::move(*n));
+      if (data_.rung_tasks()) {
+        note_proposing_step(state, task, step, steps.front());
+        break;
+      }
+    }
+    return nominees;
+  }
+
+  void note_proposing_step(const RunState& state, int task, int step, int preferred) {
+    const auto t = static_cast<std::size_t>(task);
+    if (proposing_step_.size() <= t) proposing_step_.resize(t + 1, -1);
+    if (proposing_step_[t] == step) return;
+    proposing_step_[t] = step;
+    if (!options_.log) return;
+    std::string line = "task " + state.job().tasks[t].name + " proposes from the model's " + data_.name(state, task, step);
+    if (job_.early_stopping->model == jobs::CurveModel::highest_rung) {
+      line += " (BOHB's rule: the highest rung with at least d + 1 = " + std::to_string(data_.encoder().dimension() + 1) +
+              " results, else the first)";
+    }
+    if (step != preferred) line += " until " + data_.name(state, task, preferred) + " has results to learn from";
+    options_.log(line);
   }
 
   // The maximizer of `step`'s acquisition for `task` (a configuration the task has not taken)
@@ -334,9 +385,10 @@ class ModelPolicy::Impl {
     }
     if (options_.log && model_.log_fit) log_fit(adopted_.get(), *latest, state);
     adopted_ = latest;
-    fitted_observations_ = 0;  // trials, each counted once however many steps it has
-    for (const auto& ids : adopted_->trials) fitted_observations_ += static_cast<std::int64_t>(ids.size());
-    fitted_observations_ /= data_.steps();
+    fitted_observations_ = 0;  // the run model tasks' observations (ModelData::observations)
+    for (std::size_t k = data_.warm_tasks(); k < adopted_->trials.size(); ++k) {
+      fitted_observations_ += static_cast<std::int64_t>(adopted_->trials[k].size());
+    }
     hedges_.reward([this](std::size_t k) { return posterior_at(k); });
   }
 
@@ -347,11 +399,7 @@ class ModelPolicy::Impl {
     log.warm = data_.warm_tasks();
     const std::size_t steps = static_cast<std::size_t>(data_.steps());
     log.run_tasks = state.job().tasks.size() * steps;
-    log.name = [&](std::size_t k) {
-      std::string name = state.job().tasks[k / steps].name;
-      if (steps > 1) name += "/step_" + std::to_string(k % steps + 1);
-      return name;
-    };
+    log.name = [&](std::size_t k) { return data_.name(state, static_cast<int>(k / steps), static_cast<int>(k % steps)); };
     model_.log_fit(before ? &before->state : nullptr, after.state, job_.policy, log);
   }
 
@@ -370,6 +418,7 @@ class ModelPolicy::Impl {
   HedgePortfolios hedges_;
   Bases bases_;                     // where each task proposes from
   std::vector<TaskBatch> batches_;  // per run model task
+  std::vector<int> proposing_step_;  // per task, the model task its last nomination came from (rung tasks)
   std::int64_t fallbacks_ = 0;                         // random proposals the job did not ask for, this process
 };
 

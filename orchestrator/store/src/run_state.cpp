@@ -226,6 +226,18 @@ std::int64_t Trial::last_step(int attempt) const {
   return 0;
 }
 
+std::optional<StepReport> Trial::report_at(std::int64_t step, bool every_attempt) const {
+  // Reports are kept in attempt order.
+  const auto begin = every_attempt ? reports.begin() : std::partition_point(reports.begin(), reports.end(), [&](const StepReport& r) {
+    return r.attempt < attempts;
+  });
+  const auto it = std::lower_bound(begin, reports.end(), step, [](const StepReport& r, std::int64_t s) { return r.step < s; });
+  if (it == reports.end()) return std::nullopt;
+  const bool cut = !running && (outcome.status == workers::TrialStatus::stopped || outcome.status == workers::TrialStatus::paused);
+  if (cut && it->step > outcome.last_step) return std::nullopt;
+  return *it;
+}
+
 void RunState::record_proposal(Trial& t, ProposalSource source, const std::string& note) {
   if (t.proposed_by != ProposalSource::unrecorded || source == ProposalSource::unrecorded) return;
   if (!t.lost()) {

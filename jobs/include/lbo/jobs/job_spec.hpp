@@ -147,6 +147,21 @@ enum class StoppingMode : std::uint8_t {
 };
 std::string_view to_string(StoppingMode mode);
 
+/// What the model learns from a trial's curve (`[early_stopping] model`).
+enum class CurveModel : std::uint8_t {
+  /// a trial enters with its last value: a stopped or paused trial's at the step it ended on, as
+  /// a searcher hears it in Ray Tune or Optuna (one model task per task)
+  last,
+  /// every rung of bracket 0 and max_step is a model task of its own (the steps as related
+  /// functions sharing features, as in SMS-DKL; MOBSTER's GP over configuration and resource,
+  /// discretized at the rungs); proposals maximize the acquisition at max_step
+  rungs,
+  /// the same model tasks; proposals maximize the acquisition at the highest rung with more
+  /// results than the space has dimensions (BOHB's rule, Falkner et al., ICML 2018)
+  highest_rung,
+};
+std::string_view to_string(CurveModel model);
+
 struct EarlyStoppingSpec {
   StoppingRule rule = StoppingRule::asha;
   StoppingMode mode = StoppingMode::stop;
@@ -161,12 +176,17 @@ struct EarlyStoppingSpec {
   /// asha, hyperband: the best value that the task's trials of earlier tasks' best
   /// configurations ([policy] transfer_best) have at a rung is a hurdle there (RUSH).
   bool transfer = true;
+  /// The job file's default: highest_rung for asha and hyperband, last for median.
+  CurveModel model = CurveModel::last;
 
   /// The rung steps of `bracket`: r·η^(bracket+k) for k = 0, 1, ... while below max_step.
   std::vector<std::int64_t> rungs(int bracket) const;
   /// promotion: the step an attempt of a trial in `bracket` runs to when it resumes after
   /// step `resume` (its next rung, or max_step).
   std::int64_t target_step(int bracket, std::int64_t resume) const;
+  /// The steps the model learns at (model = rungs, highest_rung): bracket 0's rungs and
+  /// max_step. Every bracket's rungs are among them.
+  std::vector<std::int64_t> model_steps() const;
 };
 
 /// Where a task came from: the job file, `lbo add-task`, or a file in the watched folder.

@@ -52,6 +52,11 @@ struct Trial {
 
   /// The last step attempt `attempt` reported (0: none).
   std::int64_t last_step(int attempt) const;
+  /// Its first report at or past `step`: in the reports of every attempt (`every_attempt`: in
+  /// promotion mode they make one curve) or of the newest. A trial stopped or paused counts up
+  /// to the step it was stopped on: what it reported after (before the signal reached it)
+  /// depends on timing.
+  std::optional<StepReport> report_at(std::int64_t step, bool every_attempt) const;
   /// Paused at a rung ([early_stopping] mode = "promotion"): its last attempt ended there, and
   /// it waits to be promoted (another attempt) or to end `stopped`.
   bool paused() const { return !finished && !running && outcome.status == workers::TrialStatus::paused; }
