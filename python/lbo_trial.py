@@ -21,7 +21,8 @@ goes on from what it saved in checkpoint_dir() (kept across its attempts)::
     model = load(lbo_trial.checkpoint_dir()) if start else new_model(params)
     for epoch in range(start + 1, epochs + 1):
         score = train_one_epoch(model)
-        save(model, lbo_trial.checkpoint_dir())  # before the report: lbo may pause on it
+        save(model, lbo_trial.checkpoint_dir())  # before the report (lbo may pause on it), as a
+                                                 # new file renamed over the old one
         lbo_trial.report(epoch, score)
         if lbo_trial.should_stop():             # reached its rung (or stopped)
             break

@@ -1,11 +1,11 @@
 """bench/fidelity: early stopping on learning curves, lbo's rules against Optuna's pruners.
 
-    suite.py --lbo build/lbo --out DIR [--seeds 3] [--trials 20] [--methods ...]
+    suite.py --lbo build/lbo --out DIR [--seeds 3] [--trials 20] [--slots 2] [--methods ...]
 
 The objective (curves.py) trains XGBoost round by round on each task of bench/real's rotterdam
 problem (7 windows by year of surgery; bench/real/data/README.md) and reports the held-out AUC
 after every round, up to R = 81 rounds. Every method sees the same tasks in the same order, the
-same trial budget per task and 2 trials at a time:
+same trial budget per task and 2 trials at a time (--slots):
 
 - lbo methods run one lbo job per seed over all tasks (a later task learns from the earlier
   ones): `lbo` runs every trial to R; `lbo+asha`, `lbo+hyperband`, `lbo+median`, `gp+asha`,
@@ -13,13 +13,14 @@ same trial budget per task and 2 trials at a time:
   a later task's first trials are earlier tasks' bests whose values at each rung are hurdles
   (RUSH); `lbo+asha+notransfer` turns the hurdles off, `+r<N>` starts the rungs at
   round N (`lbo+asha+r9`: rungs 9 and 27), and `+promotion` pauses every trial at its rungs and
-  resumes the best third from its saved booster (mode = "promotion"). `+rungs` makes every
-  rung a task of the model and proposes at R (model = "rungs"); `+highest` proposes at the
-  highest rung with d + 1 results (model = "highest_rung", BOHB's rule).
+  resumes the best third from its saved booster (mode = "promotion"). The model learns a
+  stopped trial's last value (model = "last") unless a variant says otherwise: `+highest` (each
+  rung a task of the model, proposals at the highest rung with d + 1 results, BOHB's rule),
+  `+rungs` (the same tasks, proposals at R).
 - `one-step`: the baseline of Egele et al. 2023 (DeepHyper): each task's trials are random
   configurations run to round 1, and the best 3 of them are continued to R from their saved
   boosters.
-- Optuna 3.1 (one study per task, n_jobs = 2), reporting each round through trial.report and
+- Optuna 3.1 (one study per task, n_jobs = --slots), reporting each round through trial.report and
   pruning on should_prune: `optuna-tpe` (no pruner), `optuna-tpe-hyperband`
   (HyperbandPruner(1, 81, 3)), `optuna-tpe-median` (MedianPruner()), `optuna-random-sha`
   (RandomSampler + SuccessiveHalvingPruner(1, 3)).
@@ -55,14 +56,16 @@ SPACE = [("lr", "float", 0.01, 0.5, True), ("depth", "int", 1, 8, False),
          ("min_child_weight", "float", 0.5, 20.0, True), ("subsample", "float", 0.5, 1.0, False),
          ("colsample", "float", 0.5, 1.0, False), ("lambda", "float", 1e-3, 10.0, True)]
 EARLY = {"asha": 'rule = "asha"', "hyperband": 'rule = "hyperband"', "median": 'rule = "median"'}
-LBO_METHODS = ("lbo", "lbo+asha", "lbo+asha+notransfer", "lbo+asha+promotion", "lbo+hyperband", "lbo+hyperband+promotion",
-               "lbo+median", "gp+asha", "random+asha", "lbo+asha+rungs", "lbo+asha+highest", "lbo+median+highest",
-               "gp+asha+highest")
-# What the model learns from curves ([early_stopping] model): each "last" method against the same
-# with BOHB's rule and with rung tasks proposing at R.
-PAIRS = ("lbo+asha:lbo+asha+highest", "lbo+asha:lbo+asha+rungs", "gp+asha:gp+asha+highest",
-         "lbo+median:lbo+median+highest", "lbo+median:lbo+median+rungs", "lbo+hyperband:lbo+hyperband+highest",
-         "lbo+asha+promotion:lbo+asha+promotion+highest")
+LBO_METHODS = ("lbo", "lbo+asha", "lbo+asha+highest", "lbo+asha+rungs", "lbo+asha+notransfer", "lbo+asha+notransfer+highest",
+               "lbo+asha+promotion", "lbo+asha+promotion+highest", "lbo+hyperband", "lbo+hyperband+highest",
+               "lbo+hyperband+promotion", "lbo+hyperband+promotion+highest", "lbo+median", "lbo+median+highest",
+               "lbo+median+rungs", "gp+asha", "gp+asha+highest", "random+asha")
+# What the model learns from curves ([early_stopping] model): the default (last values) against
+# BOHB's rule and the rung tasks proposing at R.
+PAIRS = ("lbo+asha:lbo+asha+highest", "lbo+asha:lbo+asha+rungs", "lbo+asha+notransfer:lbo+asha+notransfer+highest",
+         "lbo+asha+promotion:lbo+asha+promotion+highest", "lbo+hyperband:lbo+hyperband+highest",
+         "lbo+hyperband+promotion:lbo+hyperband+promotion+highest", "gp+asha:gp+asha+highest",
+         "lbo+median:lbo+median+highest", "lbo+median:lbo+median+rungs")
 ONE_STEP_KEPT = 3
 OPTUNA_METHODS = ("optuna-tpe", "optuna-tpe-hyperband", "optuna-tpe-median", "optuna-random-sha")
 OTHER_METHODS = ("one-step",)
@@ -262,12 +265,12 @@ def mean(xs):
     return sum(xs) / len(xs) if xs else float("nan")
 
 
-def report(results, methods, trials, seeds):
+def report(results, methods, trials, seeds, times):
     full = trials * ROUNDS
     print(f"bench/fidelity: rotterdam, {len(TASKS)} tasks, {trials} trials per task, R = {ROUNDS} rounds, "
           f"{SLOTS} slots, seeds {', '.join(map(str, seeds))}; figures over tasks 2+ and seeds")
     print(f"{'method':24s} {'resource':>9s} {'best@25%':>9s} {'best@50%':>9s} {'best@100%':>10s} {'final':>8s} "
-          f"{'to lbo final':>13s} {'reached':>8s}")
+          f"{'to lbo final':>13s} {'reached':>8s} {'wall_s':>7s}")
     for method in methods:
         used, at25, at50, at100, final, to_target, reached, total = [], [], [], [], [], [], 0, 0
         for seed in seeds:
@@ -289,10 +292,12 @@ def report(results, methods, trials, seeds):
                     if spent is not None:
                         reached += 1
                         to_target.append(spent / full)
+        wall = mean([times.get(f"{method}-seed{seed}") for seed in seeds])
         print(f"{method:24s} {mean(used):9.3f} {mean(at25):9.4f} {mean(at50):9.4f} {mean(at100):10.4f} "
-              f"{mean(final):8.4f} {mean(to_target):13.3f} {reached:>3d}/{total:<3d}")
+              f"{mean(final):8.4f} {mean(to_target):13.3f} {reached:>3d}/{total:<3d} {wall:7.0f}")
     print("resource: rounds used / (trials × 81); best@x: best full-fidelity AUC within x of trials × 81 rounds; "
-          "to lbo final: rounds (share of trials × 81) until the best reached lbo's final best, over the tasks that did")
+          "to lbo final: rounds (share of trials × 81) until the best reached lbo's final best, over the tasks that did; "
+          "wall_s: seconds per seed for all tasks (nan: not recorded)")
 
 
 def paired(results, pairs, trials, seeds):
@@ -342,11 +347,17 @@ def main():
     parser.add_argument("--out", required=True)
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--trials", type=int, default=20)
+    parser.add_argument("--slots", type=int, default=SLOTS, help="trials at a time (lbo's local slots, Optuna's n_jobs)")
     parser.add_argument("--methods", nargs="+", default=list(LBO_METHODS + OPTUNA_METHODS + OTHER_METHODS))
     parser.add_argument("--paired", nargs="*", default=list(PAIRS), metavar="A:B",
                         help="print B's best minus A's per task run, with its standard error")
     args = parser.parse_args()
+    global SLOTS
+    SLOTS = args.slots
     os.makedirs(args.out, exist_ok=True)
+    # Each method's wall time per seed (all tasks), kept beside the raw results.
+    times_path = os.path.join(args.out, "times.json")
+    times = json.load(open(times_path)) if os.path.exists(times_path) else {}
     server, socket_path = start_server(args.out)
     results = {}
     seeds = list(range(1, args.seeds + 1))
@@ -369,10 +380,13 @@ def main():
                 with open(raw, "w") as f:
                     json.dump(tasks, f)
                 results[(method, seed)] = tasks
+                times[f"{method}-seed{seed}"] = time.time() - start
+                with open(times_path, "w") as f:
+                    json.dump(times, f, indent=1)
                 print(f"{method} seed {seed}: {time.time() - start:.0f} s", file=sys.stderr, flush=True)
     finally:
         server.terminate()
-    report(results, args.methods, args.trials, seeds)
+    report(results, args.methods, args.trials, seeds, times)
     paired(results, [p for p in args.paired if all(m in args.methods for m in p.split(":"))], args.trials, seeds)
 
 

