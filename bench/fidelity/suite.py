@@ -342,6 +342,7 @@ def start_server(out):
 
 
 def main():
+    global SLOTS
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--lbo", required=True)
     parser.add_argument("--out", required=True)
@@ -352,7 +353,6 @@ def main():
     parser.add_argument("--paired", nargs="*", default=list(PAIRS), metavar="A:B",
                         help="print B's best minus A's per task run, with its standard error")
     args = parser.parse_args()
-    global SLOTS
     SLOTS = args.slots
     os.makedirs(args.out, exist_ok=True)
     # Each method's wall time per seed (all tasks), kept beside the raw results.

@@ -25,7 +25,6 @@ AcquisitionKind acquisition_of(jobs::AcquisitionKind kind) {
   }
 }
 
-
 // A configuration this task has already (or is now) evaluating is not proposed again, as in
 // scikit-optimize: with an overconfident model the maximizer can return to the incumbent
 // over and over, and two running trials must never share a configuration.
