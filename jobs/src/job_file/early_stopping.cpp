@@ -28,6 +28,29 @@ int most_brackets(const EarlyStoppingSpec& e) {
   return brackets;
 }
 
+// `mode` (after `rule`: the median rule only stops) and `model`.
+void read_mode_and_model(Reader& r, const toml::table& t, EarlyStoppingSpec& e) {
+  const std::string prefix = "early_stopping";
+  if (const auto mode = r.get_string(t, "mode", prefix, false)) {
+    if (*mode == "promotion" && e.rule == StoppingRule::median) {
+      r.error(*t.get("mode"), "early_stopping.mode",
+              "\"promotion\" is for rule = \"asha\" or \"hyperband\"; the median rule only stops (mode = \"stop\")");
+    } else if (*mode == "promotion") {
+      e.mode = StoppingMode::promotion;
+    } else if (*mode != "stop") {
+      r.error(*t.get("mode"), "early_stopping.mode", "must be \"stop\" or \"promotion\", not " + in_quotes(*mode));
+    }
+  }
+  if (const auto model = r.get_string(t, "model", prefix, false)) {
+    if (const auto known = curve_model_named(*model)) {
+      e.model = *known;
+    } else {
+      r.error(*t.get("model"), "early_stopping.model",
+              "must be \"last\", \"rungs\" or \"highest_rung\", not " + in_quotes(*model));
+    }
+  }
+}
+
 }  // namespace
 
 void read_early_stopping(Reader& r, const toml::table& t, JobSpec& job) {
@@ -42,16 +65,6 @@ void read_early_stopping(Reader& r, const toml::table& t, JobSpec& job) {
     } else {
       r.error(*t.get("rule"), "early_stopping.rule", "must be \"asha\", \"hyperband\" or \"median\", not " + in_quotes(*rule));
       valid = false;
-    }
-  }
-  if (const auto mode = r.get_string(t, "mode", prefix, false)) {
-    if (*mode == "promotion" && e.rule == StoppingRule::median) {
-      r.error(*t.get("mode"), "early_stopping.mode",
-              "\"promotion\" is for rule = \"asha\" or \"hyperband\"; the median rule only stops (mode = \"stop\")");
-    } else if (*mode == "promotion") {
-      e.mode = StoppingMode::promotion;
-    } else if (*mode != "stop") {
-      r.error(*t.get("mode"), "early_stopping.mode", "must be \"stop\" or \"promotion\", not " + in_quotes(*mode));
     }
   }
   if (const auto name = r.get_string(t, "step_name", prefix, false)) {
@@ -100,14 +113,7 @@ void read_early_stopping(Reader& r, const toml::table& t, JobSpec& job) {
       e.transfer = *transfer;
     }
   }
-  if (const auto model = r.get_string(t, "model", prefix, false)) {
-    if (const auto known = curve_model_named(*model)) {
-      e.model = *known;
-    } else {
-      r.error(*t.get("model"), "early_stopping.model",
-              "must be \"last\", \"rungs\" or \"highest_rung\", not " + in_quotes(*model));
-    }
-  }
+  read_mode_and_model(r, t, e);
   if (job.objective.stepwise > 0) {
     r.error(t.source(), "early_stopping", "cannot be combined with [objective] stepwise (a stepwise result has no "
                                           "intermediate steps to stop on); remove one");
