@@ -142,3 +142,27 @@ TEST(ResultsCsvTest, a_new_metric_name_adds_a_column_and_rewrites) {
   csv.flush();
   EXPECT_EQ(lbo::testing::read_text(dir.path() / "results.csv"), text + "4,a,ok,1," + common + ",,,,,\n");
 }
+
+// Trials that end in one turn are committed together; when the first brings a new column, the
+// rewrite holds the others too, and they are not appended after it again (a table objective's
+// trials all end at once, each with its metrics).
+TEST(ResultsCsvTest, a_new_column_in_a_commit_of_several_trials_writes_each_row_once) {
+  lbo::testing::ScratchDir dir;
+  const auto job = lbo::testing::job_from(lbo::testing::test_job(), dir.path());
+  RunState state = lbo::testing::started_state(job);
+  ResultsCsv csv(dir.path() / "results.csv", job);
+  std::vector<const Trial*> batch;
+  for (const char* metrics : {R"({"auc": 0.9})", R"({"auc": 0.8})", "{}"}) {
+    const std::int64_t id = lbo::testing::start_trial(state, 0, lbo::jobs::Config{{0.5}});
+    lbo::workers::Outcome o = ok(1, 0);
+    o.metrics_json = metrics;
+    lbo::testing::end_attempt(state, id, o);
+  }
+  for (std::int64_t id = 0; id < 3; ++id) batch.push_back(&state.trial(id));
+  csv.append(state, batch);
+  csv.flush();
+  const std::string text = lbo::testing::read_text(dir.path() / "results.csv");
+  const std::string common = "1,0.000,local:0,0.5,model,,,,0,0,,,,";
+  EXPECT_EQ(text, ResultsCsv::header(job, {"auc"}) + "0,a,ok,1," + common + ",0.9\n1,a,ok,1," + common + ",0.8\n" +
+                      "2,a,ok,1," + common + ",\n");
+}

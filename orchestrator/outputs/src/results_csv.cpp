@@ -146,13 +146,17 @@ ResultsCsv::~ResultsCsv() {
   if (file_ != nullptr) std::fclose(file_);
 }
 
-void ResultsCsv::append(const RunState& state, const Trial& trial) {
-  if (add_metric_names(trial, metrics_)) {
+void ResultsCsv::append(const RunState& state, const std::vector<const Trial*>& trials) {
+  bool new_column = false;
+  for (const Trial* t : trials) new_column |= add_metric_names(*t, metrics_);
+  if (new_column) {
     rewrite(state);
     return;
   }
-  const std::string line = row(job_, state, trial, metrics_);
-  std::fputs(line.c_str(), file_);
+  for (const Trial* t : trials) {
+    const std::string line = row(job_, state, *t, metrics_);
+    std::fputs(line.c_str(), file_);
+  }
 }
 
 void ResultsCsv::flush() {

@@ -25,12 +25,16 @@ RunOutputs::RunOutputs(const RunPaths& run, const jobs::JobSpec& job, Console& c
       reports_csv_(run.reports_csv()) {}
 
 void RunOutputs::committed(const RunState& state, const std::vector<EndedAttempt>& ended) {
+  std::vector<const Trial*> finished;
   for (const EndedAttempt& e : ended) {
     const Trial& t = state.trial(e.trial);
-    if (t.finished) guard([&] { csv_.append(state, t); });
+    if (t.finished) finished.push_back(&t);
     report_attempt(state, t, e.attempt);
   }
-  guard([&] { csv_.flush(); });
+  guard([&] {
+    csv_.append(state, finished);
+    csv_.flush();
+  });
 }
 
 void RunOutputs::rewrite_results(const RunState& state) {

@@ -29,9 +29,11 @@ class ResultsCsv {
   ResultsCsv(const ResultsCsv&) = delete;
   ResultsCsv& operator=(const ResultsCsv&) = delete;
 
-  /// Appends the row of a finished trial of `state` (buffered until flush()); rewrites the
-  /// file instead when its metrics bring a new column.
-  void append(const RunState& state, const Trial& trial);
+  /// Appends the rows of the finished trials of one commit (buffered until flush()), all of
+  /// them already in `state`; rewrites the file instead when their metrics bring a new column
+  /// (the rewrite holds them: appending them too would write them twice).
+  void append(const RunState& state, const std::vector<const Trial*>& trials);
+  void append(const RunState& state, const Trial& trial) { append(state, std::vector<const Trial*>{&trial}); }
   void flush();
   /// Rewrites the whole file, one row per finished trial in id order (atomic rename).
   void rewrite(const RunState& state);
