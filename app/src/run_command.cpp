@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "commands.hpp"
+#include "lbo/cluster/in_process_transport.hpp"
 #include "lbo/cluster/local_transport.hpp"
 #include "lbo/cluster/mpi.hpp"
 #include "lbo/jobs/error.hpp"
@@ -19,6 +20,7 @@
 #include "lbo/orchestrator/warm_start.hpp"
 #include "lbo/report/html.hpp"
 #include "lbo/workers/resources.hpp"
+#include "lbo/workers/tabulated.hpp"
 
 namespace lbo::orchestrator {
 
@@ -107,6 +109,19 @@ namespace {
 // this process's cores and GPUs.
 TransportFactory transport_for(const jobs::JobSpec& job, const std::string& job_file, cluster::MpiSession* mpi,
                                Console& console) {
+  if (job.objective.table_data) {
+    if (mpi != nullptr && mpi->size() > 1) {
+      throw InputError(job.job_file.string() + ": objective.table: a tabulated objective is looked up in the master, "
+                       "and worker ranks would idle; start lbo without mpirun");
+    }
+    const std::shared_ptr<const jobs::ObjectiveTable> table = job.objective.table_data;
+    const int slots = job.workers.local_slots;
+    return [table, space = job.space, slots](boost::asio::io_context& io, cluster::Transport::CompletionHandler done) {
+      return std::make_unique<cluster::InProcessTransport>(
+          io, slots, [table, space](const workers::WorkOrder& order) { return workers::evaluate_tabulated(*table, space, order); },
+          std::move(done), "table " + table->spec().path.filename().string());
+    };
+  }
   if (mpi != nullptr && mpi->size() > 1) {
     cluster::WorkerSetup setup;
     setup.resources = resource_request(job.workers, true);

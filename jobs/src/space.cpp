@@ -201,6 +201,82 @@ std::string Space::format_value(int param, double value) const {
   return std::string(buffer, end);
 }
 
+std::optional<double> Space::parse_value(int param, std::string_view text, std::string& why) const {
+  const ParamSpec& p = params_[static_cast<std::size_t>(param)];
+  if (p.type == ParamType::categorical) {
+    const auto at = std::find(p.choices.begin(), p.choices.end(), text);
+    if (at != p.choices.end()) return static_cast<double>(at - p.choices.begin());
+    why = "\"" + std::string(text) + "\" is not one of its choices";
+    return std::nullopt;
+  }
+  while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
+  while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
+  double value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || !std::isfinite(value)) {
+    why = "\"" + std::string(text) + "\" is not a number";
+    return std::nullopt;
+  }
+  const double slack = 1e-9 * (p.high - p.low);
+  if (value < p.low - slack) {
+    why = std::string(text) + " is below low = " + format_value(param, p.low);
+    return std::nullopt;
+  }
+  if (value > p.high + slack) {
+    why = std::string(text) + " is above high = " + format_value(param, p.high);
+    return std::nullopt;
+  }
+  value = std::clamp(value, p.low, p.high);
+  if (p.type == ParamType::integer && value != std::round(value)) {
+    why = std::string(text) + " is not an integer";
+    return std::nullopt;
+  }
+  return value;
+}
+
+std::optional<Config> Space::parse_config(const std::function<std::string_view(int)>& cell, std::string& why) const {
+  Config config;
+  config.values.assign(params_.size(), std::nullopt);
+  for (const int i : order_) {
+    if (!is_active(i, config)) continue;
+    const std::string_view text = cell(i);
+    const ParamSpec& p = params_[static_cast<std::size_t>(i)];
+    if (text.empty()) {
+      why = p.name + ": empty, but the parameter is active there";
+      return std::nullopt;
+    }
+    const std::optional<double> value = parse_value(i, text, why);
+    if (!value) {
+      why = p.name + ": " + why;
+      return std::nullopt;
+    }
+    config.values[static_cast<std::size_t>(i)] = value;
+  }
+  return config;
+}
+
+Config Space::from_json(std::string_view json) const {
+  const nlohmann::json doc = nlohmann::json::parse(json, nullptr, false);
+  if (!doc.is_object()) throw std::invalid_argument("params: not a JSON object");
+  Config config;
+  config.values.assign(params_.size(), std::nullopt);
+  for (std::size_t i = 0; i < params_.size(); ++i) {
+    const auto at = doc.find(params_[i].name);
+    if (at == doc.end()) continue;
+    if (params_[i].type == ParamType::categorical) {
+      const auto& choices = params_[i].choices;
+      const auto choice = at->is_string() ? std::find(choices.begin(), choices.end(), at->get<std::string>()) : choices.end();
+      if (choice == choices.end()) throw std::invalid_argument("params: " + params_[i].name + ": not one of its choices");
+      config.values[i] = static_cast<double>(choice - choices.begin());
+    } else if (at->is_number()) {
+      config.values[i] = at->get<double>();
+    } else {
+      throw std::invalid_argument("params: " + params_[i].name + ": not a number");
+    }
+  }
+  return config;
+}
+
 std::uint64_t trial_seed(std::uint64_t run_seed, std::int64_t trial_id) {
   // SplitMix64 finaliser (Steele, Lea & Flood 2014) over the pair.
   std::uint64_t z = run_seed + 0x9e3779b97f4a7c15ULL * (static_cast<std::uint64_t>(trial_id) + 1);

@@ -1,7 +1,6 @@
 #pragma once
-// A CSV file lbo wrote (tasks.csv, hedge.csv) read back as rows keyed by the header. RFC 4180
-// quoting, as csv_field() writes it. Written here because Debian packages no C++ CSV reader;
-// the files are small and lbo's own.
+// A CSV file lbo wrote (tasks.csv, hedge.csv) read back as rows keyed by the header
+// (jobs::parse_csv: RFC 4180 quoting, as csv_field() writes it).
 
 #include <filesystem>
 #include <map>

@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "lbo/cluster/local_transport.hpp"
+#include "lbo/jobs/csv.hpp"
 #include "lbo/orchestrator/journal.hpp"
 #include "lbo/orchestrator/master.hpp"
 #include "lbo/orchestrator/recovery.hpp"
@@ -24,43 +25,15 @@ namespace lbo::testing {
 
 using Row = std::map<std::string, std::string>;
 
-/// A CSV file lbo wrote as one map per row (RFC 4180 quoting, as csv_field writes it).
+/// A CSV file lbo wrote as one map per row (jobs::parse_csv, tested on its own); every row must
+/// have the header's width.
 inline std::vector<Row> read_csv(const std::filesystem::path& path) {
-  const std::string text = read_text(path);
-  std::vector<std::vector<std::string>> records;
-  std::vector<std::string> fields;
-  std::string field;
-  bool quoted = false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (quoted) {
-      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
-        field += '"';
-        ++i;
-      } else if (c == '"') {
-        quoted = false;
-      } else {
-        field += c;
-      }
-    } else if (c == '"') {
-      quoted = true;
-    } else if (c == ',') {
-      fields.push_back(std::move(field));
-      field.clear();
-    } else if (c == '\n') {
-      fields.push_back(std::move(field));
-      field.clear();
-      records.push_back(std::move(fields));
-      fields.clear();
-    } else {
-      field += c;
-    }
-  }
+  const jobs::CsvTable table = jobs::parse_csv(read_text(path));
   std::vector<Row> rows;
-  for (std::size_t r = 1; r < records.size(); ++r) {
-    EXPECT_EQ(records[r].size(), records[0].size()) << "row " << r << " of " << path.string();
+  for (const jobs::CsvRecord& record : table.records) {
+    EXPECT_EQ(record.fields.size(), table.header.size()) << "line " << record.line << " of " << path.string();
     Row row;
-    for (std::size_t i = 0; i < records[0].size() && i < records[r].size(); ++i) row[records[0][i]] = records[r][i];
+    for (std::size_t i = 0; i < table.header.size() && i < record.fields.size(); ++i) row[table.header[i]] = record.fields[i];
     rows.push_back(row);
   }
   return rows;

@@ -1,5 +1,6 @@
 #include <filesystem>
 
+#include "lbo/jobs/error.hpp"
 #include "lbo/jobs/protocol.hpp"
 #include "sections.hpp"
 
@@ -58,7 +59,14 @@ std::string resolve_argument(Reader& r, const toml::node& where, const std::stri
 void read_command(Reader& r, const toml::table& t, ObjectiveSpec& o) {
   const toml::node* node = t.get("command");
   if (node == nullptr) {
-    r.error(t.source(), "objective.command", "missing; add command = [\"program\", \"arg\", ...] (an argv array, no shell)");
+    if (t.get("table") == nullptr) {
+      r.error(t.source(), "objective.command",
+              "missing; add command = [\"program\", \"arg\", ...] (an argv array, no shell), or table = \"evals.csv\"");
+    }
+    return;
+  }
+  if (t.get("table") != nullptr) {
+    r.error(*node, "objective.command", "an objective is a command or a table, not both; leave one out");
     return;
   }
   const toml::array* array = node->as_array();
@@ -83,7 +91,52 @@ void read_command(Reader& r, const toml::table& t, ObjectiveSpec& o) {
   }
 }
 
+// table = "evals.csv" and its columns; the file is read once the space is known (read_table).
+void read_table_keys(Reader& r, const toml::table& t, ObjectiveSpec& o) {
+  const std::string prefix = "objective";
+  const auto path = r.get_string(t, "table", prefix, false);
+  if (!path) {
+    for (const char* key : {"table_objective", "table_task", "table_time"}) {
+      if (const toml::node* node = t.get(key)) r.error(*node, Reader::key_path(prefix, key), "needs objective.table");
+    }
+    return;
+  }
+  ObjectiveTableSpec table;
+  table.path = r.resolve(*path);
+  if (const auto column = r.get_string(t, "table_objective", prefix, false)) {
+    table.objective_column = *column;
+  } else if (t.get("table_objective") == nullptr) {
+    r.error(t.source(), "objective.table_objective", "missing; name the table's column that holds the objective");
+  }
+  if (const auto column = r.get_string(t, "table_task", prefix, false)) table.task_column = *column;
+  if (const auto column = r.get_string(t, "table_time", prefix, false)) table.time_column = *column;
+  o.table = std::move(table);
+}
+
 }  // namespace
+
+void read_table(Reader& r, const toml::table& root, JobSpec& job) {
+  if (!job.objective.table || !r.errors().empty()) return;  // the space must be right first
+  const toml::node& where = *root.at_path("objective.table").node();
+  try {
+    job.objective.table_data = std::make_shared<const ObjectiveTable>(ObjectiveTable::load(*job.objective.table, job.space));
+  } catch (const InputError& e) {
+    r.error(where, "objective.table", e.what());
+    return;
+  }
+  const ObjectiveTable& table = *job.objective.table_data;
+  for (const TaskSpec& task : job.tasks) {
+    if (table.rows(task.name).empty()) {
+      r.error(where, "objective.table",
+              "no row of " + table.spec().path.filename().string() + " is of task " + in_quotes(task.name) +
+                  " (column " + in_quotes(table.spec().task_column) + "); its tasks are " + join_quoted(table.tasks()));
+    }
+  }
+  if (job.objective.stepwise > 0) r.error(where, "objective.table", "a table has no steps; leave out objective.stepwise");
+  if (job.early_stopping) {
+    r.error(where, "objective.table", "a table gives no intermediate reports; leave out [early_stopping]");
+  }
+}
 
 void read_top(Reader& r, const toml::table& root, JobSpec& job) {
   if (const auto name = r.get_string(root, "name", "", false)) {
@@ -115,9 +168,11 @@ void read_top(Reader& r, const toml::table& root, JobSpec& job) {
 
 void read_objective(Reader& r, const toml::table& t, JobSpec& job) {
   const std::string prefix = "objective";
-  r.check_keys(t, prefix, {"command", "direction", "timeout_s", "kill_grace_s", "retries", "stepwise"});
+  r.check_keys(t, prefix, {"command", "table", "table_objective", "table_task", "table_time", "direction", "timeout_s",
+                           "kill_grace_s", "retries", "stepwise"});
   ObjectiveSpec& o = job.objective;
   read_command(r, t, o);
+  read_table_keys(r, t, o);
   if (const auto direction = r.get_string(t, "direction", prefix, false)) {
     if (*direction == "maximize") {
       o.direction = Direction::maximize;

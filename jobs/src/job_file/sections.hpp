@@ -24,5 +24,7 @@ void read_early_stopping(Reader& r, const toml::table& t, JobSpec& job);
 void read_space(Reader& r, const toml::table& space, JobSpec& job);
 /// [[tasks]] (after [objective] and [schedule], which decide what a task needs).
 void read_tasks(Reader& r, const toml::table& root, JobSpec& job);
+/// [objective] table: the file read against the space, with a row for every task (last).
+void read_table(Reader& r, const toml::table& root, JobSpec& job);
 
 }  // namespace lbo::jobs::job_file

@@ -55,6 +55,11 @@ JobIdentity JobIdentity::of(const jobs::JobSpec& job) {
   id.space = job.space.params();
   id.direction = job.objective.direction;
   id.command = job.objective.command;
+  if (const std::optional<jobs::ObjectiveTableSpec>& table = job.objective.table) {
+    // A tabulated objective's identity: its file and columns, where a command's argv goes.
+    id.command = {"table", table->path.string(), "objective=" + table->objective_column, "task=" + table->task_column,
+                  "time=" + table->time_column};
+  }
   for (const jobs::TaskSpec& t : job.tasks) id.tasks.push_back(TaskIdentity::of(t));
   return id;
 }

@@ -3,12 +3,14 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "lbo/jobs/objective_table.hpp"
 #include "lbo/jobs/space.hpp"
 
 namespace lbo::jobs {
@@ -18,7 +20,12 @@ std::string_view to_string(Direction direction);
 
 struct ObjectiveSpec {
   /// argv with placeholders; relative paths that exist next to the job file made absolute.
+  /// Empty with a table.
   std::vector<std::string> command;
+  /// [objective] table: tabulated evaluations instead of a command (objective_table.hpp).
+  std::optional<ObjectiveTableSpec> table;
+  /// The table, read with the job file (shared by the spec's copies); null without one.
+  std::shared_ptr<const ObjectiveTable> table_data;
   Direction direction = Direction::maximize;
   std::optional<double> timeout_s;  ///< per attempt; none = no limit
   double kill_grace_s = 5.0;        ///< SIGTERM → SIGKILL delay when a trial is stopped

@@ -2,6 +2,7 @@
 // The search space: typed parameters with bounds, log scale, choices and `when` conditions.
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <random>
 #include <string>
@@ -81,6 +82,18 @@ class Space {
   std::string to_json(const Config& config) const;
   /// A value as text for tables: shortest round-trip form for reals, the choice for categoricals.
   std::string format_value(int param, double value) const;
+  /// The inverse of format_value for a table cell someone else may have written: a number
+  /// within the bounds (integers integral; a value past a bound by rounding, 1e-9 of the
+  /// range, taken as the bound) or a choice's name. Nothing, with `why` set ("0.9 is above
+  /// high = 0.5"), when `text` is none.
+  std::optional<double> parse_value(int param, std::string_view text, std::string& why) const;
+  /// The configuration whose parameter `p` is written `cell(p)`: the active parameters'
+  /// values parsed (parents first), an inactive parameter's cell not read. Nothing, with `why`
+  /// set ("lr: 0.9 is above high = 0.5"), when a cell of an active parameter is empty or
+  /// holds no value.
+  std::optional<Config> parse_config(const std::function<std::string_view(int)>& cell, std::string& why) const;
+  /// The configuration params.json (to_json) holds; throws std::invalid_argument otherwise.
+  Config from_json(std::string_view json) const;
 
  private:
   std::vector<ParamSpec> params_;

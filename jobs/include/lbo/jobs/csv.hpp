@@ -1,0 +1,35 @@
+#pragma once
+// CSV text as records with the line each starts on, for tables a user hands lbo (an objective's
+// tabulated evaluations, earlier evaluations to warm-start from) and for the files lbo writes
+// and reads back. RFC 4180: fields separated by commas, quoted with "..." ("" for a quote,
+// commas and line breaks inside), LF or CRLF line ends. Written here because Debian packages
+// no C++ CSV reader and a reader that keeps line numbers for errors is short.
+
+#include <cstddef>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace lbo::jobs {
+
+struct CsvRecord {
+  std::size_t line = 0;  ///< 1-based line of the file where the record starts
+  std::vector<std::string> fields;
+};
+
+struct CsvTable {
+  std::vector<std::string> header;  ///< the first record; empty for an empty text
+  std::vector<CsvRecord> records;   ///< the others, blank lines left out
+
+  /// The index of the header's column `name`, or -1.
+  int column(std::string_view name) const;
+  /// Record `r`'s field in column `c` (-1 or past its end: empty).
+  std::string_view field(const CsvRecord& r, int c) const;
+};
+
+CsvTable parse_csv(std::string_view text);
+/// The file at `path`; throws InputError "PATH: cannot read it: <reason>".
+CsvTable read_csv_file(const std::filesystem::path& path);
+
+}  // namespace lbo::jobs

@@ -1,0 +1,83 @@
+#include "lbo/jobs/csv.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "lbo/jobs/error.hpp"
+
+namespace lbo::jobs {
+
+int CsvTable::column(std::string_view name) const {
+  for (std::size_t i = 0; i < header.size(); ++i) {
+    if (header[i] == name) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+std::string_view CsvTable::field(const CsvRecord& r, int c) const {
+  if (c < 0 || static_cast<std::size_t>(c) >= r.fields.size()) return {};
+  return r.fields[static_cast<std::size_t>(c)];
+}
+
+CsvTable parse_csv(std::string_view text) {
+  std::vector<CsvRecord> all;
+  CsvRecord record{1, {}};
+  std::string field;
+  bool quoted = false, any = false;
+  std::size_t line = 1;
+  const auto end_record = [&] {
+    record.fields.push_back(std::move(field));
+    field.clear();
+    const bool blank = record.fields.size() == 1 && record.fields.front().empty();
+    if (!blank) all.push_back(std::move(record));
+    record = CsvRecord{line, {}};
+    any = false;
+  };
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    any = true;
+    if (quoted) {
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
+        field += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        if (c == '\n') ++line;
+        field += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      record.fields.push_back(std::move(field));
+      field.clear();
+    } else if (c == '\n' || c == '\r') {
+      if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') ++i;
+      ++line;
+      end_record();
+    } else {
+      field += c;
+    }
+  }
+  if (any) end_record();
+  CsvTable table;
+  if (all.empty()) return table;
+  table.header = std::move(all.front().fields);
+  table.records.assign(std::make_move_iterator(all.begin() + 1), std::make_move_iterator(all.end()));
+  return table;
+}
+
+CsvTable read_csv_file(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw InputError(path.string() + ": cannot read it: it is a directory");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path.string() + ": cannot read it: " + std::strerror(errno));
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw InputError(path.string() + ": cannot read it: " + std::strerror(errno));
+  return parse_csv(text.str());
+}
+
+}  // namespace lbo::jobs

@@ -1,0 +1,124 @@
+#include "lbo/jobs/objective_table.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <limits>
+
+#include "lbo/jobs/csv.hpp"
+#include "lbo/jobs/error.hpp"
+
+namespace lbo::jobs {
+
+namespace {
+
+constexpr std::size_t kMaxProblems = 5;
+
+std::optional<double> number(std::string_view text) {
+  while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
+  while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
+  double value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+// The problems of one file, said together (at most kMaxProblems, then how many more).
+class Problems {
+ public:
+  explicit Problems(std::string file) : file_(std::move(file)) {}
+  void add(std::size_t line, const std::string& what) {
+    if (count_++ < kMaxProblems) text_ += "\n  " + file_ + ":" + std::to_string(line) + ": " + what;
+  }
+  void throw_if_any() const {
+    if (count_ == 0) return;
+    std::string more = count_ > kMaxProblems ? "\n  ... and " + std::to_string(count_ - kMaxProblems) + " more" : "";
+    throw InputError(std::to_string(count_) + " problem(s) in the table:" + text_ + more);
+  }
+
+ private:
+  std::string file_, text_;
+  std::size_t count_ = 0;
+};
+
+}  // namespace
+
+ObjectiveTable ObjectiveTable::load(const ObjectiveTableSpec& spec, const Space& space) {
+  const CsvTable csv = read_csv_file(spec.path);
+  const std::string file = spec.path.filename().string();
+  std::vector<std::string> missing;
+  const auto column = [&](const std::string& name) {
+    const int c = csv.column(name);
+    if (c < 0) missing.push_back("\"" + name + "\"");
+    return c;
+  };
+  const int task_column = column(spec.task_column);
+  const int objective_column = column(spec.objective_column);
+  const int time_column = spec.time_column.empty() ? -1 : column(spec.time_column);
+  std::vector<int> param_columns;
+  for (const ParamSpec& p : space.params()) param_columns.push_back(column(p.name));
+  if (!missing.empty()) {
+    std::string list;
+    for (const std::string& m : missing) list += (list.empty() ? "" : ", ") + m;
+    throw InputError(file + ":1: no column " + list + " in its header; name the columns in [objective] (table_task, "
+                     "table_objective, table_time) and give the space's parameters the table's column names");
+  }
+
+  ObjectiveTable table;
+  table.spec_ = spec;
+  table.encoder_.emplace(space);
+  const Encoder& encoder = *table.encoder_;
+  Problems problems(file);
+  for (const CsvRecord& record : csv.records) {
+    const std::string task(csv.field(record, task_column));
+    if (task.empty()) {
+      problems.add(record.line, "no task in column \"" + spec.task_column + "\"");
+      continue;
+    }
+    std::string why;
+    const std::optional<Config> config =
+        space.parse_config([&](int p) { return csv.field(record, param_columns[static_cast<std::size_t>(p)]); }, why);
+    if (!config) {
+      problems.add(record.line, why + "; widen the space to hold it, or leave the row out");
+      continue;
+    }
+    Row row{record.line, *config, encoder.encode(*config), number(csv.field(record, objective_column)), std::nullopt};
+    if (row.objective && !std::isfinite(*row.objective)) row.objective.reset();
+    if (time_column >= 0) {
+      row.time_s = number(csv.field(record, time_column));
+      if (!row.time_s || !std::isfinite(*row.time_s) || *row.time_s < 0) {
+        problems.add(record.line, spec.time_column + ": \"" + std::string(csv.field(record, time_column)) +
+                                      "\" is no duration; it must be a number of seconds >= 0");
+        continue;
+      }
+    }
+    auto [at, added] = table.rows_.try_emplace(task);
+    if (added) table.task_names_.push_back(task);
+    if (!row.objective) ++table.failed_count_;
+    at->second.push_back(std::move(row));
+    ++table.row_count_;
+  }
+  problems.throw_if_any();
+  if (table.row_count_ == 0) throw InputError(file + ": no rows below its header; the table needs evaluations");
+  return table;
+}
+
+const std::vector<ObjectiveTable::Row>& ObjectiveTable::rows(std::string_view task) const {
+  static const std::vector<Row> none;
+  const auto at = rows_.find(std::string(task));
+  return at == rows_.end() ? none : at->second;
+}
+
+ObjectiveTable::Match ObjectiveTable::nearest(std::string_view task, const Config& config) const {
+  const std::vector<double> x = encoder_->encode(config);
+  Match best{nullptr, std::numeric_limits<double>::infinity()};
+  for (const Row& row : rows(task)) {
+    double squared = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) squared += (x[i] - row.encoded[i]) * (x[i] - row.encoded[i]);
+    const double distance = std::sqrt(squared);
+    if (distance < best.distance) best = {&row, distance};  // strict: the first of equals stays
+  }
+  if (best.row == nullptr) best.distance = 0;
+  return best;
+}
+
+}  // namespace lbo::jobs

@@ -1,0 +1,263 @@
+// CSV reading, table cells as parameter values, and the tabulated objective's file checks and
+// nearest-row lookup, each against values worked out by hand.
+
+#include "lbo/jobs/objective_table.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "lbo/jobs/csv.hpp"
+#include "lbo/jobs/error.hpp"
+#include "lbo/jobs/job_spec.hpp"
+
+using namespace lbo::jobs;
+namespace fs = std::filesystem;
+
+namespace {
+
+// lr in [0.001, 0.1] on a log scale, depth in 1..9, opt in {adam, sgd}.
+Space test_space() {
+  ParamSpec lr{"lr", ParamType::real, 0.001, 0.1, true, {}, {}};
+  ParamSpec depth{"depth", ParamType::integer, 1, 9, false, {}, {}};
+  ParamSpec opt{"opt", ParamType::categorical, 0, 1, false, {"adam", "sgd"}, {}};
+  return Space({lr, depth, opt});
+}
+
+Config config(double lr, double depth, double opt) { return Config{{lr, depth, opt}}; }
+
+class ObjectiveTableTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("lbo-table-" + std::to_string(::getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  ObjectiveTableSpec write(const std::string& text, std::string time_column = "") {
+    std::ofstream(dir_ / "evals.csv") << text;
+    ObjectiveTableSpec spec;
+    spec.path = dir_ / "evals.csv";
+    spec.objective_column = "loss";
+    spec.time_column = std::move(time_column);
+    return spec;
+  }
+  std::string load_error(const std::string& text, std::string time_column = "") {
+    try {
+      ObjectiveTable::load(write(text, std::move(time_column)), test_space());
+    } catch (const lbo::InputError& e) {
+      return e.what();
+    }
+    ADD_FAILURE() << "no error for:\n" << text;
+    return "";
+  }
+
+  fs::path dir_;
+};
+
+TEST(Csv, keeps_quoted_commas_quotes_and_line_breaks_and_the_line_each_record_starts_on) {
+  const CsvTable t = parse_csv("a,b\r\n1,\"x, \"\"y\"\"\"\n\n\"two\nlines\",3\nlast,4");
+  ASSERT_EQ(t.header, (std::vector<std::string>{"a", "b"}));
+  ASSERT_EQ(t.records.size(), 3u);  // the blank line 3 is no record
+  EXPECT_EQ(t.records[0].line, 2u);
+  EXPECT_EQ(t.records[0].fields, (std::vector<std::string>{"1", "x, \"y\""}));
+  EXPECT_EQ(t.records[1].line, 4u);
+  EXPECT_EQ(t.records[1].fields, (std::vector<std::string>{"two\nlines", "3"}));
+  EXPECT_EQ(t.records[2].line, 6u);  // after the quoted line break, and without a final newline
+  EXPECT_EQ(t.column("b"), 1);
+  EXPECT_EQ(t.column("c"), -1);
+  EXPECT_EQ(t.field(t.records[2], 1), "4");
+  EXPECT_EQ(t.field(t.records[2], 5), "");
+  EXPECT_TRUE(parse_csv("").header.empty());
+}
+
+TEST(Csv, a_missing_file_is_an_input_error_naming_it) {
+  try {
+    read_csv_file("/nonexistent/evals.csv");
+    FAIL() << "no error";
+  } catch (const lbo::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/evals.csv: cannot read it"), std::string::npos) << e.what();
+  }
+}
+
+TEST(SpaceCells, parse_numbers_within_bounds_integers_and_choices_and_say_why_not) {
+  const Space space = test_space();
+  std::string why;
+  EXPECT_EQ(space.parse_value(0, "0.01", why), 0.01);
+  EXPECT_EQ(space.parse_value(0, " 1e-3 ", why), 0.001);
+  EXPECT_EQ(space.parse_value(0, "0.1000000000001", why), 0.1);  // past high by rounding: high
+  EXPECT_FALSE(space.parse_value(0, "0.2", why));
+  EXPECT_EQ(why, "0.2 is above high = 0.1");
+  EXPECT_FALSE(space.parse_value(0, "0.0001", why));
+  EXPECT_EQ(why, "0.0001 is below low = 0.001");
+  EXPECT_FALSE(space.parse_value(0, "fast", why));
+  EXPECT_EQ(why, "\"fast\" is not a number");
+  EXPECT_FALSE(space.parse_value(0, "nan", why));
+  EXPECT_EQ(space.parse_value(1, "4", why), 4.0);
+  EXPECT_EQ(space.parse_value(1, "4.0", why), 4.0);
+  EXPECT_FALSE(space.parse_value(1, "4.5", why));
+  EXPECT_EQ(why, "4.5 is not an integer");
+  EXPECT_EQ(space.parse_value(2, "sgd", why), 1.0);
+  EXPECT_FALSE(space.parse_value(2, "rmsprop", why));
+  EXPECT_EQ(why, "\"rmsprop\" is not one of its choices");
+}
+
+TEST(SpaceCells, a_configuration_reads_active_cells_only_and_names_the_parameter_of_a_bad_one) {
+  ParamSpec opt{"opt", ParamType::categorical, 0, 1, false, {"adam", "sgd"}, {}};
+  ParamSpec momentum{"momentum", ParamType::real, 0, 1, false, {}, {Condition{0, {1}}}};  // only with sgd
+  const Space space({opt, momentum});
+  std::vector<std::string> cells = {"adam", "not read"};
+  std::string why;
+  const auto adam = space.parse_config([&](int p) { return std::string_view(cells[static_cast<std::size_t>(p)]); }, why);
+  ASSERT_TRUE(adam) << why;
+  EXPECT_EQ(*adam, (Config{{0.0, std::nullopt}}));
+  cells = {"sgd", ""};
+  EXPECT_FALSE(space.parse_config([&](int p) { return std::string_view(cells[static_cast<std::size_t>(p)]); }, why));
+  EXPECT_EQ(why, "momentum: empty, but the parameter is active there");
+  cells = {"sgd", "2"};
+  EXPECT_FALSE(space.parse_config([&](int p) { return std::string_view(cells[static_cast<std::size_t>(p)]); }, why));
+  EXPECT_EQ(why, "momentum: 2 is above high = 1");
+}
+
+TEST(SpaceCells, from_json_reads_what_to_json_writes) {
+  const Space space = test_space();
+  const Config c = config(0.0123, 7, 1);
+  EXPECT_EQ(space.from_json(space.to_json(c)), c);
+  EXPECT_THROW(space.from_json("{\"opt\": \"rmsprop\"}"), std::invalid_argument);
+  EXPECT_THROW(space.from_json("[1]"), std::invalid_argument);
+}
+
+// The encoded box: lr ↦ log10(lr/0.001)/2, depth ↦ (depth-1)/8, opt ↦ one-hot (adam, sgd).
+TEST_F(ObjectiveTableTest, the_nearest_row_is_the_nearest_in_the_encoded_box) {
+  const ObjectiveTable table = ObjectiveTable::load(write("task,lr,depth,opt,loss\n"
+                                                          "a,0.001,1,adam,5\n"    // (0, 0, 1, 0)
+                                                          "a,0.1,9,adam,6\n"      // (1, 1, 1, 0)
+                                                          "a,0.01,5,sgd,7\n"      // (0.5, 0.5, 0, 1)
+                                                          "b,0.01,5,adam,8\n"),
+                                                    test_space());
+  EXPECT_EQ(table.tasks(), (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(table.row_count(), 4u);
+  // lr = 0.01 (0.5), depth 5 (0.5), adam: √(0.5² + 0.5²) ≈ 0.707 from rows 1 and 2 alike, √2
+  // from row 3 (the other choice): the first of the two equals, line 2.
+  ObjectiveTable::Match m = table.nearest("a", config(0.01, 5, 0));
+  ASSERT_NE(m.row, nullptr);
+  EXPECT_EQ(m.row->line, 2u);
+  EXPECT_NEAR(m.distance, std::sqrt(0.5), 1e-12);
+  // Closer to row 2 in the numbers: lr 0.1·10^(-0.2) (0.9), depth 8 (0.875).
+  m = table.nearest("a", config(0.1 * std::pow(10.0, -0.2), 8, 0));
+  EXPECT_EQ(m.row->line, 3u);
+  EXPECT_EQ(*m.row->objective, 6.0);
+  EXPECT_NEAR(m.distance, std::hypot(0.1, 0.125), 1e-12);
+  // sgd: row 4 differs by nothing, whatever the numbers of the adam rows.
+  m = table.nearest("a", config(0.01, 5, 1));
+  EXPECT_EQ(m.row->line, 4u);
+  EXPECT_EQ(m.distance, 0.0);
+  // Another task's rows never answer.
+  m = table.nearest("b", config(0.001, 1, 0));
+  EXPECT_EQ(m.row->line, 5u);
+  EXPECT_EQ(table.nearest("c", config(0.01, 5, 0)).row, nullptr);
+}
+
+TEST_F(ObjectiveTableTest, an_unusable_objective_cell_is_a_failed_evaluation_and_a_time_is_kept) {
+  const ObjectiveTable table =
+      ObjectiveTable::load(write("task,lr,depth,opt,loss,seconds\n"
+                                 "a,0.001,1,adam,,10\n"
+                                 "a,0.01,1,adam,nan,20\n"
+                                 "a,0.1,1,adam,diverged,30\n"
+                                 "a,0.1,9,adam,1.5,40.5\n",
+                                 "seconds"),
+                           test_space());
+  EXPECT_EQ(table.failed_count(), 3u);
+  const std::vector<ObjectiveTable::Row>& rows = table.rows("a");
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_FALSE(rows[0].objective);
+  EXPECT_FALSE(rows[1].objective);
+  EXPECT_FALSE(rows[2].objective);
+  EXPECT_EQ(rows[3].objective, 1.5);
+  EXPECT_EQ(rows[3].time_s, 40.5);
+}
+
+TEST_F(ObjectiveTableTest, bad_rows_are_named_by_line_with_the_fix) {
+  EXPECT_EQ(load_error("task,lr,depth,loss\na,0.01,1,3\n"),
+            "evals.csv:1: no column \"opt\" in its header; name the columns in [objective] (table_task, table_objective, "
+            "table_time) and give the space's parameters the table's column names");
+  const std::string e = load_error("task,lr,depth,opt,loss\n"
+                                   "a,0.5,1,adam,3\n"
+                                   "a,0.01,1,rmsprop,3\n"
+                                   ",0.01,1,adam,3\n"
+                                   "a,0.01,1,adam,3\n");
+  EXPECT_NE(e.find("3 problem(s) in the table:"), std::string::npos) << e;
+  EXPECT_NE(e.find("evals.csv:2: lr: 0.5 is above high = 0.1; widen the space to hold it, or leave the row out"),
+            std::string::npos) << e;
+  EXPECT_NE(e.find("evals.csv:3: opt: \"rmsprop\" is not one of its choices"), std::string::npos) << e;
+  EXPECT_NE(e.find("evals.csv:4: no task in column \"task\""), std::string::npos) << e;
+  EXPECT_NE(load_error("task,lr,depth,opt,loss,t\na,0.01,1,adam,3,-1\n", "t").find("evals.csv:2: t: \"-1\" is no duration"),
+            std::string::npos);
+  EXPECT_EQ(load_error("task,lr,depth,opt,loss\n"), "evals.csv: no rows below its header; the table needs evaluations");
+  std::string many = "task,lr,depth,opt,loss\n";
+  for (int i = 0; i < 7; ++i) many += "a,1,1,adam,3\n";
+  EXPECT_NE(load_error(many).find("... and 2 more"), std::string::npos);
+}
+
+class TableJobTest : public ObjectiveTableTest {
+ protected:
+  std::string job(const std::string& objective) {
+    return "name = \"t\"\n[objective]\n" + objective +
+           "direction = \"minimize\"\n"
+           "[space]\nlr = { type = \"float\", low = 0.001, high = 0.1, log = true }\n"
+           "depth = { type = \"int\", low = 1, high = 9 }\n"
+           "opt = { type = \"categorical\", choices = [\"adam\", \"sgd\"] }\n"
+           "[[tasks]]\nname = \"a\"\nbudget = 3\n";
+  }
+  std::string job_error(const std::string& text) {
+    try {
+      parse_job(text, dir_ / "job.toml");
+    } catch (const lbo::InputError& e) {
+      return e.what();
+    }
+    ADD_FAILURE() << "no error for:\n" << text;
+    return "";
+  }
+};
+
+TEST_F(TableJobTest, a_table_job_reads_its_file_with_the_job) {
+  write("task,lr,depth,opt,loss,secs\na,0.01,1,adam,3,2\n");
+  const JobSpec spec = parse_job(job("table = \"evals.csv\"\ntable_objective = \"loss\"\ntable_time = \"secs\"\n"),
+                                 dir_ / "job.toml");
+  ASSERT_TRUE(spec.objective.table);
+  EXPECT_TRUE(spec.objective.command.empty());
+  EXPECT_EQ(spec.objective.table->path, dir_ / "evals.csv");
+  EXPECT_EQ(spec.objective.table->task_column, "task");
+  EXPECT_EQ(spec.objective.table->time_column, "secs");
+  ASSERT_TRUE(spec.objective.table_data);
+  EXPECT_EQ(spec.objective.table_data->rows("a").size(), 1u);
+}
+
+TEST_F(TableJobTest, table_keys_are_checked_where_they_are_written) {
+  write("task,lr,depth,opt,loss\nb,0.01,1,adam,3\n");
+  EXPECT_NE(job_error(job("table = \"evals.csv\"\ntable_objective = \"loss\"\n"))
+                .find("job.toml:3:9: objective.table: no row of evals.csv is of task \"a\" (column \"task\"); its tasks are \"b\""),
+            std::string::npos);
+  EXPECT_NE(job_error(job("table = \"evals.csv\"\n")).find("objective.table_objective: missing; name the table's column"),
+            std::string::npos);
+  EXPECT_NE(job_error(job("command = [\"/bin/true\"]\ntable = \"evals.csv\"\ntable_objective = \"loss\"\n"))
+                .find("objective.command: an objective is a command or a table, not both"),
+            std::string::npos);
+  EXPECT_NE(job_error(job("command = [\"/bin/true\"]\ntable_objective = \"loss\"\n"))
+                .find("objective.table_objective: needs objective.table"),
+            std::string::npos);
+  EXPECT_NE(job_error(job("")).find("objective.command: missing; add command = [\"program\", \"arg\", ...] (an argv array, "
+                                    "no shell), or table = \"evals.csv\""),
+            std::string::npos);
+  write("task,lr,depth,opt,loss\na,0.5,1,adam,3\n");
+  EXPECT_NE(job_error(job("table = \"evals.csv\"\ntable_objective = \"loss\"\n"))
+                .find("objective.table: 1 problem(s) in the table:\n  evals.csv:2: lr: 0.5 is above high = 0.1"),
+            std::string::npos);
+}
+
+}  // namespace
