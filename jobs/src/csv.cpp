@@ -1,6 +1,7 @@
 #include "lbo/jobs/csv.hpp"
 
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -67,6 +68,23 @@ CsvTable parse_csv(std::string_view text) {
   table.header = std::move(all.front().fields);
   table.records.assign(std::make_move_iterator(all.begin() + 1), std::make_move_iterator(all.end()));
   return table;
+}
+
+std::optional<double> parse_number(std::string_view cell) {
+  while (!cell.empty() && cell.front() == ' ') cell.remove_prefix(1);
+  while (!cell.empty() && cell.back() == ' ') cell.remove_suffix(1);
+  double value = 0;
+  const auto [end, ec] = std::from_chars(cell.data(), cell.data() + cell.size(), value);
+  if (cell.empty() || ec != std::errc() || end != cell.data() + cell.size()) return std::nullopt;
+  return value;
+}
+
+void CsvProblems::add(std::size_t line, const std::string& what) {
+  if (count_++ < 5) lines_ += "\n  " + file_ + ":" + std::to_string(line) + ": " + what;
+}
+
+std::string CsvProblems::lines() const {
+  return count_ > 5 ? lines_ + "\n  ... and " + std::to_string(count_ - 5) + " more" : lines_;
 }
 
 CsvTable read_csv_file(const std::filesystem::path& path) {

@@ -1,6 +1,5 @@
 #include "lbo/jobs/objective_table.hpp"
 
-#include <charconv>
 #include <cmath>
 #include <limits>
 
@@ -9,38 +8,6 @@
 
 namespace lbo::jobs {
 
-namespace {
-
-constexpr std::size_t kMaxProblems = 5;
-
-std::optional<double> number(std::string_view text) {
-  while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
-  while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
-  double value = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
-  return value;
-}
-
-// The problems of one file, said together (at most kMaxProblems, then how many more).
-class Problems {
- public:
-  explicit Problems(std::string file) : file_(std::move(file)) {}
-  void add(std::size_t line, const std::string& what) {
-    if (count_++ < kMaxProblems) text_ += "\n  " + file_ + ":" + std::to_string(line) + ": " + what;
-  }
-  void throw_if_any() const {
-    if (count_ == 0) return;
-    std::string more = count_ > kMaxProblems ? "\n  ... and " + std::to_string(count_ - kMaxProblems) + " more" : "";
-    throw InputError(std::to_string(count_) + " problem(s) in the table:" + text_ + more);
-  }
-
- private:
-  std::string file_, text_;
-  std::size_t count_ = 0;
-};
-
-}  // namespace
 
 ObjectiveTable ObjectiveTable::load(const ObjectiveTableSpec& spec, const Space& space) {
   const CsvTable csv = read_csv_file(spec.path);
@@ -67,7 +34,7 @@ ObjectiveTable ObjectiveTable::load(const ObjectiveTableSpec& spec, const Space&
   table.spec_ = spec;
   table.encoder_.emplace(space);
   const Encoder& encoder = *table.encoder_;
-  Problems problems(file);
+  CsvProblems problems(file);
   for (const CsvRecord& record : csv.records) {
     const std::string task(csv.field(record, task_column));
     if (task.empty()) {
@@ -78,13 +45,13 @@ ObjectiveTable ObjectiveTable::load(const ObjectiveTableSpec& spec, const Space&
     const std::optional<Config> config =
         space.parse_config([&](int p) { return csv.field(record, param_columns[static_cast<std::size_t>(p)]); }, why);
     if (!config) {
-      problems.add(record.line, why + "; widen the space to hold it, or leave the row out");
+      problems.add(record.line, why + "; fix the row or widen the space, or leave the row out");
       continue;
     }
-    Row row{record.line, *config, encoder.encode(*config), number(csv.field(record, objective_column)), std::nullopt};
+    Row row{record.line, *config, encoder.encode(*config), parse_number(csv.field(record, objective_column)), std::nullopt};
     if (row.objective && !std::isfinite(*row.objective)) row.objective.reset();
     if (time_column >= 0) {
-      row.time_s = number(csv.field(record, time_column));
+      row.time_s = parse_number(csv.field(record, time_column));
       if (!row.time_s || !std::isfinite(*row.time_s) || *row.time_s < 0) {
         problems.add(record.line, spec.time_column + ": \"" + std::string(csv.field(record, time_column)) +
                                       "\" is no duration; it must be a number of seconds >= 0");
@@ -97,7 +64,7 @@ ObjectiveTable ObjectiveTable::load(const ObjectiveTableSpec& spec, const Space&
     at->second.push_back(std::move(row));
     ++table.row_count_;
   }
-  problems.throw_if_any();
+  if (problems.count() > 0) throw InputError(std::to_string(problems.count()) + " problem(s) in the table:" + problems.lines());
   if (table.row_count_ == 0) throw InputError(file + ": no rows below its header; the table needs evaluations");
   return table;
 }

@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "lbo/jobs/csv.hpp"
+
 namespace lbo::jobs {
 
 std::string_view to_string(ParamType type) {
@@ -209,14 +211,12 @@ std::optional<double> Space::parse_value(int param, std::string_view text, std::
     why = "\"" + std::string(text) + "\" is not one of its choices";
     return std::nullopt;
   }
-  while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
-  while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
-  double value = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || !std::isfinite(value)) {
+  const std::optional<double> number = parse_number(text);
+  if (!number || !std::isfinite(*number)) {
     why = "\"" + std::string(text) + "\" is not a number";
     return std::nullopt;
   }
+  double value = *number;
   const double slack = 1e-9 * (p.high - p.low);
   if (value < p.low - slack) {
     why = std::string(text) + " is below low = " + format_value(param, p.low);

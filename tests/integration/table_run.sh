@@ -118,6 +118,6 @@ set +e
 "$LBO_BIN" validate "$SCRATCH/narrow.toml" 2> "$SCRATCH/d.log"; status=$?
 set -e
 [ "$status" -eq 2 ] || fail "a row outside the space: exit $status, expected 2"
-grep -qF "evals.csv:6: y: 5 is above high = 4; widen the space to hold it, or leave the row out" "$SCRATCH/d.log" \
+grep -qF "evals.csv:6: y: 5 is above high = 4; fix the row or widen the space, or leave the row out" "$SCRATCH/d.log" \
   || { cat "$SCRATCH/d.log"; fail "the message does not name the row"; }
 echo "table runs: nearest rows, failed rows, --sync resume, bad tables"

@@ -476,7 +476,7 @@ TEST_F(JobSpecTest, libo_forced_exploration_and_warm_start_parse) {
   EXPECT_NE(warm.policy.warm_start_places[0].find("job.toml:"), std::string::npos) << warm.policy.warm_start_places[0];
   EXPECT_NE(warm.policy.warm_start_places[0].find(": policy.warm_start[0]"), std::string::npos) << warm.policy.warm_start_places[0];
   const std::string message = error_of(valid_with("initial_random = 5", "warm_start = [\"runs/missing\", 3]"));
-  EXPECT_NE(message.find("policy.warm_start[1]: must be a string naming a run directory"), std::string::npos) << message;
+  EXPECT_NE(message.find("policy.warm_start[1]: must be a string naming a run directory or a CSV file"), std::string::npos) << message;
 }
 
 TEST(JobFileTest, dataset_files_name_tasks) {

@@ -192,7 +192,7 @@ TEST_F(ObjectiveTableTest, bad_rows_are_named_by_line_with_the_fix) {
                                    ",0.01,1,adam,3\n"
                                    "a,0.01,1,adam,3\n");
   EXPECT_NE(e.find("3 problem(s) in the table:"), std::string::npos) << e;
-  EXPECT_NE(e.find("evals.csv:2: lr: 0.5 is above high = 0.1; widen the space to hold it, or leave the row out"),
+  EXPECT_NE(e.find("evals.csv:2: lr: 0.5 is above high = 0.1; fix the row or widen the space, or leave the row out"),
             std::string::npos) << e;
   EXPECT_NE(e.find("evals.csv:3: opt: \"rmsprop\" is not one of its choices"), std::string::npos) << e;
   EXPECT_NE(e.find("evals.csv:4: no task in column \"task\""), std::string::npos) << e;

@@ -284,6 +284,59 @@ TEST(LifelongRunTest, warm_start_reads_the_finished_tasks_of_other_runs_with_the
   }
 }
 
+// [policy] warm_start also takes CSV files of evaluations made elsewhere: a run's own results.csv
+// teaches what its run directory does; Optuna's trials_dataframe columns (value, params_x,
+// state) work too; failures stay out; a row outside the space is named with its line.
+TEST(LifelongRunTest, warm_start_reads_csv_files_of_earlier_evaluations_checked_against_the_space) {
+  lbo::testing::ScratchDir dir;
+  const std::string older = lbo::testing::test_job("", "[[tasks]]\nname = \"a\"\nbudget = 3\n[[tasks]]\nname = \"b\"\nbudget = 2\n");
+  ASSERT_EQ(run_job(older, dir, 2, {}, dir.path() / "older").exit_code, kExitDone);
+  const auto warm_from = [&](const std::string& entry) {
+    return load_warm_start(lbo::testing::job_from(
+        lbo::testing::test_job("", "[[tasks]]\nname = \"c\"\nbudget = 2\n", "", "surrogate = \"random\"\nwarm_start = [\"" + entry + "\"]"),
+        dir.path()));
+  };
+  const std::vector<WarmTask> run = warm_from("older/t");
+  const std::vector<WarmTask> csv = warm_from("older/t/results.csv");
+  ASSERT_EQ(csv.size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(csv[i].source, (dir.path() / "older" / "t" / "results.csv").string() + (i == 0 ? ":a" : ":b"));
+    EXPECT_EQ(csv[i].configs, run[i].configs);
+    EXPECT_EQ(csv[i].objectives, run[i].objectives);
+  }
+
+  lbo::testing::write_text(dir.path() / "optuna.csv",
+                           "number,value,params_x,state\n0,0.5,0.25,COMPLETE\n1,,0.5,FAIL\n2,0.1,0.75,PRUNED\n3,0.9,1,COMPLETE\n");
+  const std::vector<WarmTask> optuna = warm_from("optuna.csv");
+  ASSERT_EQ(optuna.size(), 1u);
+  EXPECT_EQ(optuna[0].source, (dir.path() / "optuna.csv").string() + ":optuna");
+  EXPECT_EQ(optuna[0].configs, (std::vector<lbo::jobs::Config>{{{0.25}}, {{1.0}}}));
+  EXPECT_EQ(optuna[0].objectives, (std::vector<double>{0.5, 0.9}));
+  EXPECT_EQ(optuna[0].direction, lbo::jobs::Direction::maximize);
+
+  const auto error_of = [&](const std::string& entry) -> std::string {
+    try {
+      warm_from(entry);
+    } catch (const lbo::InputError& e) {
+      return e.what();
+    }
+    ADD_FAILURE() << entry << " was accepted";
+    return "";
+  };
+  lbo::testing::write_text(dir.path() / "wide.csv", "task,x,objective\nq,0.5,1\nq,1.5,2\nq,x,3\n");
+  const std::string wide = error_of("wide.csv");
+  EXPECT_NE(wide.find(": policy.warm_start[0]: " + (dir.path() / "wide.csv").string() + ": 2 problem(s) in its rows:\n"
+                      "  wide.csv:3: x: 1.5 is above high = 1; fix the row or widen the space, or leave the row out\n"
+                      "  wide.csv:4: x: \"x\" is not a number; fix the row"),
+            std::string::npos)
+      << wide;
+  EXPECT_EQ(wide.find((dir.path() / "job.toml").string() + ":9:15: "), 0u) << wide;
+  lbo::testing::write_text(dir.path() / "narrow.csv", "task,y,score\nq,1,2\n");
+  EXPECT_NE(error_of("narrow.csv").find("narrow.csv:1: no column for x, objective (or value)"), std::string::npos)
+      << error_of("narrow.csv");
+  EXPECT_NE(error_of("absent.csv").find("not a run directory"), std::string::npos);
+}
+
 namespace {
 
 // A job over x ∈ [0, 1] with the test objective's `function`, one slot's worth of settings.

@@ -42,6 +42,8 @@ inline std::string read_text(const std::filesystem::path& p) {
   return s.str();
 }
 
+inline void write_text(const std::filesystem::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
+
 /// A job running the test objective (value = sum of the numeric parameters): `x` in [0, 1]
 /// plus `extra_space`, the given tasks, random search unless `policy` says otherwise.
 inline std::string test_job(const std::string& extra_space = "", const std::string& tasks =

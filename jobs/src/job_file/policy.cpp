@@ -63,7 +63,7 @@ void read_warm_start(Reader& r, const toml::table& t, PolicySpec& policy) {
   if (warm == nullptr) return;
   const toml::array* runs = warm->as_array();
   if (runs == nullptr) {
-    r.error(*warm, "policy.warm_start", "must be an array of run directories, e.g. [\"runs/older-run\"]");
+    r.error(*warm, "policy.warm_start", "must be an array of run directories or CSV files, e.g. [\"runs/older-run\", \"history.csv\"]");
     return;
   }
   for (std::size_t i = 0; i < runs->size(); ++i) {
@@ -71,10 +71,10 @@ void read_warm_start(Reader& r, const toml::table& t, PolicySpec& policy) {
     const std::string key = "policy.warm_start[" + std::to_string(i) + "]";
     const auto text = entry.value_exact<std::string>();
     if (!text) {
-      r.error(entry, key, "must be a string naming a run directory");
+      r.error(entry, key, "must be a string naming a run directory or a CSV file");
       continue;
     }
-    // Whether it holds a run is the orchestrator's to say (it knows a run's files).
+    // Whether it holds a run, or is a CSV file of evaluations, is the orchestrator's to say.
     policy.warm_start.push_back(r.resolve(*text));
     policy.warm_start_places.push_back(r.place(entry.source(), key));
   }

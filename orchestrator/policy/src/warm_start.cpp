@@ -1,5 +1,9 @@
 #include "lbo/orchestrator/warm_start.hpp"
 
+#include <algorithm>
+#include <cmath>
+
+#include "lbo/jobs/csv.hpp"
 #include "lbo/jobs/error.hpp"
 #include "lbo/orchestrator/job_identity.hpp"
 #include "lbo/orchestrator/recovery.hpp"
@@ -7,12 +11,96 @@
 
 namespace lbo::orchestrator {
 
+namespace {
+
+// The index of the first of `names` in the header, or -1.
+int column_of(const jobs::CsvTable& csv, std::initializer_list<std::string> names) {
+  for (const std::string& name : names) {
+    if (const int c = csv.column(name); c >= 0) return c;
+  }
+  return -1;
+}
+
+// Whether a row is a successful evaluation: its status (lbo's results.csv) is "ok", or its state
+// (Optuna's trials_dataframe) "COMPLETE"; without either column, one with an objective.
+bool succeeded(const jobs::CsvTable& csv, const jobs::CsvRecord& r, int status, int state) {
+  if (status >= 0) return csv.field(r, status) == "ok";
+  if (state >= 0) return csv.field(r, state) == "COMPLETE";
+  return true;
+}
+
+// Earlier evaluations in a CSV file, one warm task per value of its task column (in the order
+// they first appear; the whole file is one task, named by the file, without the column).
+std::vector<WarmTask> tasks_of_csv(const std::filesystem::path& file, const std::string& place, const jobs::JobSpec& job) {
+  jobs::CsvTable csv;
+  try {
+    csv = jobs::read_csv_file(file);
+  } catch (const InputError& e) {
+    throw InputError(place + ": " + e.what());
+  }
+  const std::string where = place + ": " + file.string();
+  const std::string name = file.filename().string();
+  const int task = csv.column("task");
+  const int objective = column_of(csv, {"objective", "value"});
+  const int status = csv.column("status");
+  const int state = csv.column("state");
+  std::vector<int> params;
+  std::string missing;
+  for (const jobs::ParamSpec& p : job.space.params()) {
+    params.push_back(column_of(csv, {p.name, "params_" + p.name}));
+    if (params.back() < 0) missing += (missing.empty() ? "" : ", ") + p.name;
+  }
+  if (objective < 0) missing += std::string(missing.empty() ? "" : ", ") + "objective (or value)";
+  if (!missing.empty()) {
+    throw InputError(where + ":1: no column for " + missing + "; a row holds a task column (task), a column per " +
+                     "parameter (its name, or params_<name>) and the objective (objective or value)");
+  }
+  std::vector<WarmTask> tasks;
+  jobs::CsvProblems problems(name);
+  for (const jobs::CsvRecord& r : csv.records) {
+    if (!succeeded(csv, r, status, state)) continue;  // a failure teaches nothing here
+    std::optional<double> value = jobs::parse_number(csv.field(r, objective));
+    if (value && !std::isfinite(*value)) value.reset();
+    if (!value) {
+      if (status < 0 && state < 0) continue;  // no status: a row without a value is a failure
+      problems.add(r.line, "an ok row's objective \"" + std::string(csv.field(r, objective)) + "\" is not a finite number");
+      continue;
+    }
+    std::string why;
+    const std::optional<jobs::Config> config =
+        job.space.parse_config([&](int p) { return csv.field(r, params[static_cast<std::size_t>(p)]); }, why);
+    if (!config) {
+      problems.add(r.line, why + "; fix the row or widen the space, or leave the row out");
+      continue;
+    }
+    const std::string label = task >= 0 ? std::string(csv.field(r, task)) : file.stem().string();
+    auto at = std::find_if(tasks.begin(), tasks.end(), [&](const WarmTask& w) { return w.source == file.string() + ":" + label; });
+    if (at == tasks.end()) {
+      tasks.push_back(WarmTask{file.string() + ":" + label, {}, {}, job.objective.direction});
+      at = tasks.end() - 1;
+    }
+    at->configs.push_back(*config);
+    at->objectives.push_back(*value);
+  }
+  if (problems.count() > 0) {
+    throw InputError(where + ": " + std::to_string(problems.count()) + " problem(s) in its rows:" + problems.lines());
+  }
+  return tasks;
+}
+
+}  // namespace
+
 std::vector<WarmTask> load_warm_start(const jobs::JobSpec& job) {
   std::vector<WarmTask> tasks;
   const JobIdentity ours = JobIdentity::of(job);
   for (std::size_t i = 0; i < job.policy.warm_start.size(); ++i) {
     const std::filesystem::path& dir = job.policy.warm_start[i];
     const std::string where = job.policy.warm_start_places[i] + ": " + dir.string();
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(dir, ec)) {
+      for (WarmTask& w : tasks_of_csv(dir, job.policy.warm_start_places[i], job)) tasks.push_back(std::move(w));
+      continue;
+    }
     if (!RunPaths(dir).holds_run()) {
       throw InputError(where + ": not a run directory (no " + RunPaths(dir).journal().filename().string() + " in it)");
     }

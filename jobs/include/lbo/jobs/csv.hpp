@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,6 +30,24 @@ struct CsvTable {
 };
 
 CsvTable parse_csv(std::string_view text);
+
+/// A cell as a number (blanks around it allowed), or nothing; NaN and infinities pass.
+std::optional<double> parse_number(std::string_view cell);
+
+/// The problems of a file's rows, said together: up to five "FILE:LINE: what" lines, then how
+/// many more.
+class CsvProblems {
+ public:
+  explicit CsvProblems(std::string file) : file_(std::move(file)) {}
+  void add(std::size_t line, const std::string& what);
+  std::size_t count() const { return count_; }
+  /// "\n  FILE:LINE: what" for each of the first five, and "\n  ... and N more".
+  std::string lines() const;
+
+ private:
+  std::string file_, lines_;
+  std::size_t count_ = 0;
+};
 /// The file at `path`; throws InputError "PATH: cannot read it: <reason>".
 CsvTable read_csv_file(const std::filesystem::path& path);
 
