@@ -1,8 +1,9 @@
-"""bench/fidelity's objective: XGBoost trained round by round, the held-out ROC AUC reported
-after every round (a learning curve), on one task's CSV of bench/real/data.
+"""bench/fidelity's objective: a model trained step by step on one task's CSV of bench/real/data,
+the held-out ROC AUC reported after every step (a learning curve): XGBoost boosting round by
+round (--model xgboost, the default) or a multilayer perceptron epoch by epoch (--model mlp).
 
     curves.py serve --socket PATH                          # the evaluation server
-    python3 -S -E curves.py ask --socket PATH --data PATH --params PATH --rounds R
+    python3 -S -E curves.py ask --socket PATH --data PATH --params PATH --rounds R [--model mlp]
 
 `ask` is the lbo objective: it imports only the standard library, sends the request to the
 server, and copies what comes back to stdout line by line: one `lbo:report {"step": r,
@@ -15,7 +16,8 @@ the round to reach (LBO_RESUME_STEP, LBO_TARGET_STEP) and a checkpoint file in t
 booster is saved after every round, before its report, and a resumed attempt goes on from it.
 
 Data: the CSV's last column is the 0/1 target; a stratified 30% (random_state=0) is held out.
-Parameters: lr, depth, min_child_weight, subsample, colsample, lambda (suite.py's space).
+Parameters (suite.py's spaces): XGBoost's lr, depth, min_child_weight, subsample, colsample,
+lambda; the MLP's lr (Adam's), units, layers, alpha (L2), batch.
 """
 
 import json
@@ -63,14 +65,59 @@ def _train_curve(data_path, params, rounds, emit, resume=0, target=None, checkpo
     return auc
 
 
-def evaluate(data_path, params, rounds, emit, resume=0, target=None, checkpoint=None):
-    return _train_curve(data_path, params, rounds, emit, resume, target, checkpoint)
+def _train_mlp_curve(data_path, params, epochs, emit, resume=0, target=None, checkpoint=None):
+    """The same for a multilayer perceptron (scikit-learn's MLPClassifier, Adam) trained epoch by
+    epoch on standardized features: one `partial_fit` pass over the training rows per epoch. Its
+    checkpoint is the pickled network."""
+    import pickle
+    import warnings
+    import numpy as np
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.metrics import roc_auc_score
+    from sklearn.model_selection import train_test_split
+    from sklearn.neural_network import MLPClassifier
+    from sklearn.preprocessing import StandardScaler
+
+    warnings.filterwarnings("ignore", category=ConvergenceWarning)
+    data = np.genfromtxt(data_path, delimiter=",", skip_header=1)
+    x, y = data[:, :-1], data[:, -1].astype(int)
+    x_train, x_test, y_train, y_test = train_test_split(x, y, test_size=0.3, stratify=y, random_state=0)
+    scaler = StandardScaler().fit(x_train)
+    x_train, x_test = scaler.transform(x_train), scaler.transform(x_test)
+    network, first = None, 1
+    if checkpoint and resume > 0 and os.path.exists(checkpoint):
+        with open(checkpoint, "rb") as f:
+            network = pickle.load(f)
+        first = resume + 1
+    if network is None:
+        network = MLPClassifier(hidden_layer_sizes=(int(params["units"]),) * int(params["layers"]),
+                                learning_rate_init=float(params["lr"]), alpha=float(params["alpha"]),
+                                batch_size=int(params["batch"]), random_state=0)
+    auc = 0.5
+    last = epochs if target is None else min(epochs, target)
+    for epoch in range(first, last + 1):
+        network.partial_fit(x_train, y_train, classes=[0, 1])
+        probabilities = network.predict_proba(x_test)[:, 1]
+        auc = float(roc_auc_score(y_test, probabilities)) if np.all(np.isfinite(probabilities)) else 0.5
+        if checkpoint:
+            with open(checkpoint + ".tmp", "wb") as f:
+                pickle.dump(network, f)
+            os.replace(checkpoint + ".tmp", checkpoint)
+        if emit(epoch, auc) is False:
+            break
+    return auc
+
+
+def evaluate(data_path, params, rounds, emit, resume=0, target=None, checkpoint=None, model="xgboost"):
+    train = _train_mlp_curve if model == "mlp" else _train_curve
+    return train(data_path, params, rounds, emit, resume, target, checkpoint)
 
 
 def serve(socket_path):
     import numpy  # noqa: F401  (imported once, before the forks)
     import sklearn.metrics  # noqa: F401
     import sklearn.model_selection  # noqa: F401
+    import sklearn.neural_network  # noqa: F401
     import xgboost  # noqa: F401
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
@@ -95,7 +142,8 @@ def serve(socket_path):
 
                     try:
                         auc = evaluate(request["data"], request["params"], int(request["rounds"]), emit,
-                                       int(request.get("resume", 0)), request.get("target"), request.get("checkpoint"))
+                                       int(request.get("resume", 0)), request.get("target"), request.get("checkpoint"),
+                                       request.get("model", "xgboost"))
                         stream.write(json.dumps({"objective": auc}) + "\n")
                     except (BrokenPipeError, ConnectionResetError):
                         os._exit(0)
@@ -117,19 +165,20 @@ def ask(argv):
     parser.add_argument("--data", required=True)
     parser.add_argument("--params", required=True)
     parser.add_argument("--rounds", type=int, required=True)
+    parser.add_argument("--model", default="xgboost", choices=("xgboost", "mlp"))
     args = parser.parse_args(argv)
     with open(args.params) as f:
         params = json.load(f)
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
         connection.connect(args.socket)
         with connection.makefile("rw") as stream:
-            request = {"data": args.data, "params": params, "rounds": args.rounds}
+            request = {"data": args.data, "params": params, "rounds": args.rounds, "model": args.model}
             # Promotion mode (lbo's environment): go on from the checkpoint, up to the rung.
             folder = os.environ.get("LBO_CHECKPOINT_DIR")
             if folder:
                 request.update(resume=int(os.environ.get("LBO_RESUME_STEP", "0")),
                                target=int(os.environ.get("LBO_TARGET_STEP", str(args.rounds))),
-                               checkpoint=os.path.join(folder, "booster.json"))
+                               checkpoint=os.path.join(folder, "booster.json" if args.model == "xgboost" else "network.pickle"))
             stream.write(json.dumps(request) + "\n")
             stream.flush()
             for line in stream:

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # bench/fidelity: early stopping on learning curves (see suite.py and bench/README.md): lbo with
-# and without [early_stopping] against Optuna 3.1's pruners, the same XGBoost objective reporting
-# each boosting round, 20 trials per task of bench/real's rotterdam problem, 2 at a time.
+# and without [early_stopping] against Optuna 3.1's pruners, the same objective reporting each
+# step (XGBoost's boosting rounds, or an MLP's epochs), 20 trials per task of a bench/real problem
+# (--problem rotterdam, nwtco or rotterdam-mlp), 2 at a time.
 #
 # Usage: bench/fidelity/run.sh [--out DIR] [suite.py options: --seeds N --trials N --methods ...]
 #   --out DIR   raw results per method and seed; an existing DIR is continued (default: bench/fidelity/out)

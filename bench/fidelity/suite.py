@@ -1,11 +1,14 @@
 """bench/fidelity: early stopping on learning curves, lbo's rules against Optuna's pruners.
 
-    suite.py --lbo build/lbo --out DIR [--seeds 3] [--trials 20] [--slots 2] [--methods ...]
+    suite.py --lbo build/lbo --out DIR [--problem rotterdam] [--seeds 3] [--trials 20] [--slots 2]
+             [--methods ...]
 
-The objective (curves.py) trains XGBoost round by round on each task of bench/real's rotterdam
-problem (7 windows by year of surgery; bench/real/data/README.md) and reports the held-out AUC
-after every round, up to R = 81 rounds. Every method sees the same tasks in the same order, the
-same trial budget per task and 2 trials at a time (--slots):
+The objective (curves.py) trains a model step by step on each task of a bench/real problem
+(bench/real/data/README.md) and reports the held-out AUC after every step, up to R = 81 steps:
+`rotterdam` (the default; 7 windows by year of surgery) and `nwtco` (8 trials and stages) with
+XGBoost boosting round by round, `rotterdam-mlp` with a multilayer perceptron trained epoch by
+epoch. Every method sees the same tasks in the same order, the same trial budget per task and 2
+trials at a time (--slots). "Round" below is one step (a boosting round or an epoch).
 
 - lbo methods run one lbo job per seed over all tasks (a later task learns from the earlier
   ones): `lbo` runs every trial to R; `lbo+asha`, `lbo+hyperband`, `lbo+median`, `gp+asha`,
@@ -19,7 +22,7 @@ same trial budget per task and 2 trials at a time (--slots):
   `+rungs` (the same tasks, proposals at R).
 - `one-step`: the baseline of Egele et al. 2023 (DeepHyper): each task's trials are random
   configurations run to round 1, and the best 3 of them are continued to R from their saved
-  boosters.
+  checkpoints.
 - Optuna 3.1 (one study per task, n_jobs = --slots), reporting each round through trial.report and
   pruning on should_prune: `optuna-tpe` (no pruner), `optuna-tpe-hyperband`
   (HyperbandPruner(1, 81, 3)), `optuna-tpe-median` (MedianPruner()), `optuna-random-sha`
@@ -48,13 +51,21 @@ import warnings
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 DATA = os.path.join(REPO, "bench", "real", "data")
-TASKS = [os.path.join(DATA, f"rotterdam-{y}.csv") for y in
-         ("1978-1985", "1986-1987", "1988", "1989", "1990", "1991", "1992-1993")]
+ROTTERDAM = [os.path.join(DATA, f"rotterdam-{y}.csv") for y in
+             ("1978-1985", "1986-1987", "1988", "1989", "1990", "1991", "1992-1993")]
+NWTCO = [os.path.join(DATA, f"nwtco-study{s}-stage{g}.csv") for s in (3, 4) for g in (1, 2, 3, 4)]
+XGBOOST_SPACE = [("lr", "float", 0.01, 0.5, True), ("depth", "int", 1, 8, False),
+                 ("min_child_weight", "float", 0.5, 20.0, True), ("subsample", "float", 0.5, 1.0, False),
+                 ("colsample", "float", 0.5, 1.0, False), ("lambda", "float", 1e-3, 10.0, True)]
+MLP_SPACE = [("lr", "float", 1e-4, 0.1, True), ("units", "int", 4, 128, True), ("layers", "int", 1, 3, False),
+             ("alpha", "float", 1e-6, 1.0, True), ("batch", "int", 16, 256, True)]
+# --problem: (tasks in arrival order, the model curves.py trains, its space)
+PROBLEMS = {"rotterdam": (ROTTERDAM, "xgboost", XGBOOST_SPACE), "nwtco": (NWTCO, "xgboost", XGBOOST_SPACE),
+            "rotterdam-mlp": (ROTTERDAM, "mlp", MLP_SPACE)}
+PROBLEM = "rotterdam"
+TASKS, MODEL, SPACE = PROBLEMS[PROBLEM]
 ROUNDS = 81
 SLOTS = 2
-SPACE = [("lr", "float", 0.01, 0.5, True), ("depth", "int", 1, 8, False),
-         ("min_child_weight", "float", 0.5, 20.0, True), ("subsample", "float", 0.5, 1.0, False),
-         ("colsample", "float", 0.5, 1.0, False), ("lambda", "float", 1e-3, 10.0, True)]
 EARLY = {"asha": 'rule = "asha"', "hyperband": 'rule = "hyperband"', "median": 'rule = "median"'}
 LBO_METHODS = ("lbo", "lbo+asha", "lbo+asha+highest", "lbo+asha+rungs", "lbo+asha+notransfer", "lbo+asha+notransfer+highest",
                "lbo+asha+promotion", "lbo+asha+promotion+highest", "lbo+hyperband", "lbo+hyperband+highest",
@@ -77,7 +88,7 @@ def task_name(path):
 
 def command(socket_path, dataset, params_file):
     return ["/usr/bin/python3", "-S", "-E", os.path.join(HERE, "curves.py"), "ask", "--socket", socket_path,
-            "--data", dataset, "--params", params_file, "--rounds", str(ROUNDS)]
+            "--data", dataset, "--params", params_file, "--rounds", str(ROUNDS), "--model", MODEL]
 
 
 def job_toml(method, seed, trials, socket_path):
@@ -90,7 +101,7 @@ def job_toml(method, seed, trials, socket_path):
              'direction = "maximize"', "timeout_s = 120", "", "[policy]", f'surrogate = "{surrogate}"', "",
              "[workers]", f"local_slots = {SLOTS}", ""]
     if rule:
-        lines += ["[early_stopping]", EARLY[rule], 'step_name = "round"', f"min_step = {min_step}",
+        lines += ["[early_stopping]", EARLY[rule], f'step_name = "{"epoch" if MODEL == "mlp" else "round"}"', f"min_step = {min_step}",
                   f"max_step = {ROUNDS}", "eta = 3"] + (["transfer = false"] if "notransfer" in variants else []) + \
                  (['mode = "promotion"'] if "promotion" in variants else []) + \
                  (['model = "rungs"'] if "rungs" in variants else []) + \
@@ -148,7 +159,7 @@ def stream_evaluate(socket_path, path, params, on_report, **request):
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
         connection.connect(socket_path)
         with connection.makefile("rw") as stream:
-            stream.write(json.dumps(dict(data=path, params=params, rounds=ROUNDS, **request)) + "\n")
+            stream.write(json.dumps(dict(data=path, params=params, rounds=ROUNDS, model=MODEL, **request)) + "\n")
             stream.flush()
             for line in stream:
                 if line.startswith("lbo:report "):
@@ -267,7 +278,7 @@ def mean(xs):
 
 def report(results, methods, trials, seeds, times):
     full = trials * ROUNDS
-    print(f"bench/fidelity: rotterdam, {len(TASKS)} tasks, {trials} trials per task, R = {ROUNDS} rounds, "
+    print(f"bench/fidelity: {PROBLEM} ({MODEL}), {len(TASKS)} tasks, {trials} trials per task, R = {ROUNDS} rounds, "
           f"{SLOTS} slots, seeds {', '.join(map(str, seeds))}; figures over tasks 2+ and seeds")
     print(f"{'method':24s} {'resource':>9s} {'best@25%':>9s} {'best@50%':>9s} {'best@100%':>10s} {'final':>8s} "
           f"{'to lbo final':>13s} {'reached':>8s} {'wall_s':>7s}")
@@ -342,18 +353,21 @@ def start_server(out):
 
 
 def main():
-    global SLOTS
+    global SLOTS, PROBLEM, TASKS, MODEL, SPACE
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--lbo", required=True)
     parser.add_argument("--out", required=True)
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--trials", type=int, default=20)
     parser.add_argument("--slots", type=int, default=SLOTS, help="trials at a time (lbo's local slots, Optuna's n_jobs)")
+    parser.add_argument("--problem", default=PROBLEM, choices=sorted(PROBLEMS),
+                        help="rotterdam or nwtco (XGBoost round by round), rotterdam-mlp (an MLP epoch by epoch)")
     parser.add_argument("--methods", nargs="+", default=list(LBO_METHODS + OPTUNA_METHODS + OTHER_METHODS))
     parser.add_argument("--paired", nargs="*", default=list(PAIRS), metavar="A:B",
                         help="print B's best minus A's per task run, with its standard error")
     args = parser.parse_args()
-    SLOTS = args.slots
+    SLOTS, PROBLEM = args.slots, args.problem
+    TASKS, MODEL, SPACE = PROBLEMS[PROBLEM]
     os.makedirs(args.out, exist_ok=True)
     # Each method's wall time per seed (all tasks), kept beside the raw results.
     times_path = os.path.join(args.out, "times.json")
