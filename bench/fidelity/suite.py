@@ -19,7 +19,7 @@ trials at a time (--slots). "Round" below is one step (a boosting round or an ep
   resumes the best third from its saved booster (mode = "promotion"). The model learns a
   stopped trial's last value (model = "last") unless a variant says otherwise: `+highest` (each
   rung a task of the model, proposals at the highest rung with d + 1 results, BOHB's rule),
-  `+rungs` (the same tasks, proposals at R), `+full` (only the trials run to R).
+  `+rungs` (the same tasks, proposals at R).
 - `one-step`: the baseline of Egele et al. 2023 (DeepHyper): each task's trials are random
   configurations run to round 1, and the best 3 of them are continued to R from their saved
   checkpoints.
@@ -70,15 +70,13 @@ EARLY = {"asha": 'rule = "asha"', "hyperband": 'rule = "hyperband"', "median": '
 LBO_METHODS = ("lbo", "lbo+asha", "lbo+asha+highest", "lbo+asha+rungs", "lbo+asha+notransfer", "lbo+asha+notransfer+highest",
                "lbo+asha+promotion", "lbo+asha+promotion+highest", "lbo+hyperband", "lbo+hyperband+highest",
                "lbo+hyperband+promotion", "lbo+hyperband+promotion+highest", "lbo+median", "lbo+median+highest",
-               "lbo+median+rungs", "gp+asha", "gp+asha+highest", "random+asha", "lbo+asha+full", "lbo+hyperband+full",
-               "lbo+median+full")
+               "lbo+median+rungs", "gp+asha", "gp+asha+highest", "random+asha")
 # What the model learns from curves ([early_stopping] model): the default (last values) against
 # BOHB's rule and the rung tasks proposing at R.
 PAIRS = ("lbo+asha:lbo+asha+highest", "lbo+asha:lbo+asha+rungs", "lbo+asha+notransfer:lbo+asha+notransfer+highest",
          "lbo+asha+promotion:lbo+asha+promotion+highest", "lbo+hyperband:lbo+hyperband+highest",
          "lbo+hyperband+promotion:lbo+hyperband+promotion+highest", "gp+asha:gp+asha+highest",
-         "lbo+median:lbo+median+highest", "lbo+median:lbo+median+rungs", "lbo+asha:lbo+asha+full",
-         "lbo+hyperband:lbo+hyperband+full", "lbo+median:lbo+median+full")
+         "lbo+median:lbo+median+highest", "lbo+median:lbo+median+rungs")
 ONE_STEP_KEPT = 3
 OPTUNA_METHODS = ("optuna-tpe", "optuna-tpe-hyperband", "optuna-tpe-median", "optuna-random-sha")
 OTHER_METHODS = ("one-step",)
@@ -107,8 +105,7 @@ def job_toml(method, seed, trials, socket_path):
                   f"max_step = {ROUNDS}", "eta = 3"] + (["transfer = false"] if "notransfer" in variants else []) + \
                  (['mode = "promotion"'] if "promotion" in variants else []) + \
                  (['model = "rungs"'] if "rungs" in variants else []) + \
-                 (['model = "highest_rung"'] if "highest" in variants else []) + \
-                 (['model = "full"'] if "full" in variants else []) + [""]
+                 (['model = "highest_rung"'] if "highest" in variants else []) + [""]
     lines.append("[space]")
     for name, kind, low, high, log in SPACE:
         lines.append(f'{name} = {{ type = "{kind}", low = {low!r}, high = {high!r}{", log = true" if log else ""} }}')

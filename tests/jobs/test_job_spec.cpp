@@ -764,7 +764,7 @@ TEST_F(JobSpecTest, early_stopping_errors_name_the_key_and_the_fix) {
                 .find("early_stopping.mode: \"promotion\" is for rule = \"asha\" or \"hyperband\""),
             std::string::npos);
   EXPECT_NE(table("max_step = 9\nmodel = \"mobster\"")
-                .find("early_stopping.model: must be \"last\", \"rungs\", \"highest_rung\" or \"full\", not \"mobster\""),
+                .find("early_stopping.model: must be \"last\", \"rungs\" or \"highest_rung\", not \"mobster\""),
             std::string::npos);
   EXPECT_NE(table("max_step = 9\ngrace = 1").find("early_stopping.grace"), std::string::npos);
   const std::string stepwise =

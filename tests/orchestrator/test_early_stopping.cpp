@@ -324,7 +324,7 @@ TEST(EarlyStoppingTest, sync_decides_a_rung_once_every_running_trial_reached_it_
 // takes every ended trial (ok, stopped, paused) with a report there, at its first report at or
 // past the rung, up to the step a stopped trial was stopped on; max_step's takes the trials that
 // finished ok, at their result. Running and failed trials enter nowhere. "last" (the default) has
-// one model task of every ok, stopped or paused trial at its last value, "full" of the ok ones.
+// one model task of every ok, stopped or paused trial at its last value.
 TEST(EarlyStoppingTest, rung_tasks_take_each_ended_trials_value_at_every_rung_it_reached) {
   TrialsAtRungs table(6);
   lbo::testing::ScratchDir dir;
@@ -378,13 +378,6 @@ TEST(EarlyStoppingTest, rung_tasks_take_each_ended_trials_value_at_every_rung_it
   EXPECT_EQ(last.usable_trials(table.state, 0, 0), (std::vector<std::int64_t>{0, 1, 2, 5}));
   EXPECT_EQ(last.values(table.state, {0, 1, 2, 5}, 0), (Eigen::Vector4d{0.7, 0.5, 0.35, 0.1}));
   EXPECT_EQ(last.proposing_steps(table.state, 0), (std::vector<int>{0}));
-
-  // "full": the trials that ran to max_step only, at their result.
-  job.early_stopping->model = lbo::jobs::CurveModel::full;
-  const ModelData full(job, {});
-  ASSERT_EQ(full.steps(), 1);
-  EXPECT_EQ(full.usable_trials(table.state, 0, 0), (std::vector<std::int64_t>{0, 5}));
-  EXPECT_EQ(full.values(table.state, {0, 5}, 0), (Eigen::Vector2d{0.7, 0.1}));
 }
 
 namespace {

@@ -15,7 +15,7 @@ std::optional<StoppingRule> rule_named(std::string_view name) {
 }
 
 std::optional<CurveModel> curve_model_named(std::string_view name) {
-  for (const CurveModel model : {CurveModel::last, CurveModel::rungs, CurveModel::highest_rung, CurveModel::full}) {
+  for (const CurveModel model : {CurveModel::last, CurveModel::rungs, CurveModel::highest_rung}) {
     if (to_string(model) == name) return model;
   }
   return std::nullopt;
@@ -46,7 +46,7 @@ void read_mode_and_model(Reader& r, const toml::table& t, EarlyStoppingSpec& e) 
       e.model = *known;
     } else {
       r.error(*t.get("model"), "early_stopping.model",
-              "must be \"last\", \"rungs\", \"highest_rung\" or \"full\", not " + in_quotes(*model));
+              "must be \"last\", \"rungs\" or \"highest_rung\", not " + in_quotes(*model));
     }
   }
 }

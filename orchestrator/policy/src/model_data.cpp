@@ -9,8 +9,7 @@ namespace lbo::orchestrator {
 
 ModelData::ModelData(const jobs::JobSpec& job, const std::vector<WarmTask>& warm_start)
     : job_(job), encoder_(job.space), steps_(std::max(1, job.objective.stepwise)) {
-  if (job.early_stopping && (job.early_stopping->model == jobs::CurveModel::rungs ||
-                             job.early_stopping->model == jobs::CurveModel::highest_rung)) {
+  if (job.early_stopping && job.early_stopping->model != jobs::CurveModel::last) {
     rungs_ = job.early_stopping->model_steps();
     steps_ = static_cast<int>(rungs_.size());
     promotes_ = job.early_stopping->mode == jobs::StoppingMode::promotion;
@@ -64,10 +63,9 @@ bool ModelData::usable(const Trial& t, int step) const {
   }
   // A trial stopped early enters with its value at the step it was stopped on, as a searcher hears a
   // stopped trial's last result in Ray Tune or Optuna: below what it would have reached. A trial
-  // paused at a rung enters with its value there until it is resumed. With model = "full", neither.
-  const bool partial_too = !job_.early_stopping || job_.early_stopping->model != jobs::CurveModel::full;
-  if (t.paused()) return partial_too;
-  return (ok || (stopped && partial_too)) && (job_.objective.stepwise == 0 || static_cast<int>(t.outcome.steps.size()) == job_.objective.stepwise);
+  // paused at a rung enters with its value there until it is resumed.
+  if (t.paused()) return true;
+  return (ok || stopped) && (job_.objective.stepwise == 0 || static_cast<int>(t.outcome.steps.size()) == job_.objective.stepwise);
 }
 
 double ModelData::value_of(const Trial& t, int step) const {

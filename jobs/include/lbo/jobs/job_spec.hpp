@@ -166,9 +166,6 @@ enum class CurveModel : std::uint8_t {
   /// the same model tasks; proposals maximize the acquisition at the highest rung with more
   /// results than the space has dimensions (BOHB's rule, Falkner et al., ICML 2018)
   highest_rung,
-  /// only the trials that ran to max_step (ok): a stopped or paused trial's partial value, which
-  /// ranks a slow starter low, never reaches the model (one model task per task)
-  full,
 };
 std::string_view to_string(CurveModel model);
 
