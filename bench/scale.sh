@@ -93,6 +93,7 @@ write_job() {  # write_job FILE METHOD SEED LOCAL_SLOTS SLOTS_PER_RANK BUDGET
     echo "slots_per_rank = $5"
     if [ -n "$early" ]; then
       echo "[early_stopping]"
+      echo "rule = \"asha\""
       echo "max_step = $early"
     fi
     echo "[space]"

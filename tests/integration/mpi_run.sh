@@ -38,6 +38,7 @@ surrogate = "random"
 [workers]
 slots_per_rank = 2
 [early_stopping]
+rule = "asha"
 step_name = "epoch"
 max_step = 9
 [space]

@@ -691,7 +691,14 @@ TEST_F(JobSpecTest, watch_pattern_defaults_to_csv_and_is_checked) {
 TEST_F(JobSpecTest, early_stopping_reads_its_rule_and_rungs) {
   const JobSpec none = parse(kValid);
   EXPECT_FALSE(none.early_stopping);
-  const JobSpec asha = parse(valid_with("[space]", "[early_stopping]\nstep_name = \"epoch\"\nmax_step = 27\n\n[space]"));
+  // The default rule is hyperband, with every bracket whose first rung is below max_step (1,
+  // 3, 9) and the one that runs each trial to the end.
+  const JobSpec plain = parse(valid_with("[space]", "[early_stopping]\nstep_name = \"epoch\"\nmax_step = 27\n\n[space]"));
+  ASSERT_TRUE(plain.early_stopping);
+  EXPECT_EQ(plain.early_stopping->rule, StoppingRule::hyperband);
+  EXPECT_EQ(plain.early_stopping->brackets, 4);
+  const JobSpec asha =
+      parse(valid_with("[space]", "[early_stopping]\nrule = \"asha\"\nstep_name = \"epoch\"\nmax_step = 27\n\n[space]"));
   ASSERT_TRUE(asha.early_stopping);
   EXPECT_EQ(asha.early_stopping->rule, StoppingRule::asha);
   EXPECT_EQ(asha.early_stopping->step_name, "epoch");
@@ -753,7 +760,7 @@ TEST_F(JobSpecTest, early_stopping_errors_name_the_key_and_the_fix) {
             std::string::npos);
   EXPECT_NE(table("max_step = 9\neta = 1").find("early_stopping.eta: must be an integer between 2 and 100 (got 1)"),
             std::string::npos);
-  EXPECT_NE(table("max_step = 9\nbrackets = 2").find("early_stopping.brackets: is for rule = \"hyperband\""), std::string::npos);
+  EXPECT_NE(table("rule = \"asha\"\nmax_step = 9\nbrackets = 2").find("early_stopping.brackets: is for rule = \"hyperband\""), std::string::npos);
   EXPECT_NE(table("rule = \"hyperband\"\nmax_step = 9\nbrackets = 4").find("early_stopping.brackets: must be between 1 and 3"),
             std::string::npos);
   EXPECT_NE(table("max_step = 9\nmin_trials = 2").find("early_stopping.min_trials: is for rule = \"median\""),

@@ -328,7 +328,7 @@ TEST(EarlyStoppingTest, sync_decides_a_rung_once_every_running_trial_reached_it_
 TEST(EarlyStoppingTest, rung_tasks_take_each_ended_trials_value_at_every_rung_it_reached) {
   TrialsAtRungs table(6);
   lbo::testing::ScratchDir dir;
-  lbo::jobs::JobSpec job = lbo::testing::job_from(lbo::testing::test_job() + "[early_stopping]\nstep_name = \"epoch\"\n"
+  lbo::jobs::JobSpec job = lbo::testing::job_from(lbo::testing::test_job() + "[early_stopping]\nrule = \"asha\"\nstep_name = \"epoch\"\n"
                                                   "max_step = 9\nmodel = \"rungs\"\n", dir.path());
   const auto stop = [&](std::int64_t id, std::int64_t step, double value, bool pause) {
     table.apply({StopDecision{id, 1, step, value, 0, "", pause}});
@@ -388,7 +388,7 @@ std::string asha_job(int budget, int report_ms, int seed = 3) {
   return "grace_s = 0\nname = \"es\"\nseed = " + std::to_string(seed) + "\n[objective]\ncommand = [\"" +
          std::string(LBO_TEST_OBJECTIVE) + "\", \"--reports\", \"9\", \"--report-ms\", \"" + std::to_string(report_ms) +
          "\"]\ndirection = \"maximize\"\nretries = 2\n[policy]\nsurrogate = \"gp\"\ninitial_random = 4\n"
-         "[early_stopping]\nstep_name = \"epoch\"\nmin_step = 1\nmax_step = 8\neta = 3\n"
+         "[early_stopping]\nrule = \"asha\"\nstep_name = \"epoch\"\nmin_step = 1\nmax_step = 8\neta = 3\n"
          "[space]\nx = { type = \"float\", low = 0, high = 1 }\ny = { type = \"float\", low = 0, high = 1 }\n"
          "[[tasks]]\nname = \"a\"\nbudget = " + std::to_string(budget) + "\n";
 }

@@ -172,7 +172,7 @@ TEST(RunStateTest, the_model_share_starts_after_the_initial_design) {
 TEST(RunStateTest, a_budget_in_steps_ends_a_task_once_its_trials_spent_it_and_ended) {
   lbo::testing::ScratchDir dir;
   const auto job = lbo::testing::job_from(
-      lbo::testing::test_job("", "[early_stopping]\nmax_step = 9\n[[tasks]]\nname = \"a\"\nbudget = 10\nbudget_steps = 12\n"),
+      lbo::testing::test_job("", "[early_stopping]\nrule = \"asha\"\nmax_step = 9\n[[tasks]]\nname = \"a\"\nbudget = 10\nbudget_steps = 12\n"),
       dir.path());
   RunState state = lbo::testing::started_state(job);
   const auto report = [&](std::int64_t id, std::int64_t step) {

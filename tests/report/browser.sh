@@ -119,6 +119,7 @@ local_slots = 2
 [schedule]
 concurrent_tasks = 2
 [early_stopping]
+rule = "asha"
 max_step = 4
 [space]
 x = { type = "float", low = 0, high = 1 }

@@ -241,7 +241,7 @@ TEST(RunDataTest, curves_and_stopped_trials) {
   ScratchDir dir;
   std::string job = report_job("surrogate = \"random\"", "", "[[tasks]]\nname = \"a\"\nbudget = 12\n");
   job.replace(job.find("\"--metrics\", \"on\""), 17, "\"--reports\", \"9\", \"--report-ms\", \"2\"");
-  job.replace(job.find("[space]"), 7, "[early_stopping]\nmax_step = 9\n[space]");
+  job.replace(job.find("[space]"), 7, "[early_stopping]\nrule = \"asha\"\nmax_step = 9\n[space]");
   const RunOutput out = lbo::testing::run_job(job, dir, 2);
   ASSERT_EQ(out.exit_code, lbo::orchestrator::kExitDone) << out.log;
   const nlohmann::json data = lbo::report::run_data(out.run_dir);
@@ -278,7 +278,7 @@ TEST(RunDataTest, a_promoted_trials_curve_spans_its_attempts_and_marks_its_pause
   ScratchDir dir;
   std::string job = report_job("surrogate = \"random\"", "", "[[tasks]]\nname = \"a\"\nbudget = 18\n");
   job.replace(job.find("\"--metrics\", \"on\""), 17, "\"--reports\", \"9\", \"--report-ms\", \"2\"");
-  job.replace(job.find("[space]"), 7, "[early_stopping]\nmax_step = 9\nmode = \"promotion\"\n[space]");
+  job.replace(job.find("[space]"), 7, "[early_stopping]\nrule = \"asha\"\nmax_step = 9\nmode = \"promotion\"\n[space]");
   const RunOutput out = lbo::testing::run_job(job, dir, 2);
   ASSERT_EQ(out.exit_code, lbo::orchestrator::kExitDone) << out.log;
   const nlohmann::json data = lbo::report::run_data(out.run_dir);

@@ -170,7 +170,9 @@ enum class CurveModel : std::uint8_t {
 std::string_view to_string(CurveModel model);
 
 struct EarlyStoppingSpec {
-  StoppingRule rule = StoppingRule::asha;
+  /// Hyperband by default: on bench/fidelity's three problems (bench/README.md) its brackets,
+  /// which hedge over the first rung, were ahead of asha's single one (r = 1) at every budget.
+  StoppingRule rule = StoppingRule::hyperband;
   StoppingMode mode = StoppingMode::stop;
   std::string step_name = "step";  ///< what a step is ("epoch"), for the log and the report
   std::int64_t min_step = 1;       ///< r: the first rung
