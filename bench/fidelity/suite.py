@@ -311,6 +311,18 @@ def report(results, methods, trials, seeds, times):
           "wall_s: seconds per seed for all tasks (nan: not recorded)")
 
 
+def per_task(results, methods, trials, seeds):
+    """Each task's best at 25%, 50% and 100% of the resource, averaged over the seeds."""
+    full = trials * ROUNDS
+    print(f"{'per task: best@25% / @50% / @100%':28s} " + " ".join(f"{task_name(p)[-22:]:>22s}" for p in TASKS[1:]))
+    for method in methods:
+        cells = []
+        for t in range(1, len(TASKS)):
+            runs = [results[(method, seed)][t] for seed in seeds if (method, seed) in results]
+            cells.append("/".join(f"{mean([best_within(c, share * full) for c in runs]):.3f}"[1:] for share in (0.25, 0.5, 1.0)))
+        print(f"{method:28s} " + " ".join(f"{c:>22s}" for c in cells))
+
+
 def paired(results, pairs, trials, seeds):
     """Per pair "A:B": B's best minus A's at 25%, 50% and 100% of the resource, averaged over the
     task runs (tasks 2+, seeds) both have a value for, with its standard error."""
@@ -363,6 +375,7 @@ def main():
     parser.add_argument("--problem", default=PROBLEM, choices=sorted(PROBLEMS),
                         help="rotterdam or nwtco (XGBoost round by round), rotterdam-mlp (an MLP epoch by epoch)")
     parser.add_argument("--methods", nargs="+", default=list(LBO_METHODS + OPTUNA_METHODS + OTHER_METHODS))
+    parser.add_argument("--per-task", action="store_true", help="also print each task's best at 25%%, 50%% and 100%%")
     parser.add_argument("--paired", nargs="*", default=list(PAIRS), metavar="A:B",
                         help="print B's best minus A's per task run, with its standard error")
     args = parser.parse_args()
@@ -401,6 +414,8 @@ def main():
     finally:
         server.terminate()
     report(results, args.methods, args.trials, seeds, times)
+    if args.per_task:
+        per_task(results, args.methods, args.trials, seeds)
     paired(results, [p for p in args.paired if all(m in args.methods for m in p.split(":"))], args.trials, seeds)
 
 
