@@ -120,4 +120,7 @@ set -e
 [ "$status" -eq 2 ] || fail "a row outside the space: exit $status, expected 2"
 grep -qF "evals.csv:6: y: 5 is above high = 4; fix the row or widen the space, or leave the row out" "$SCRATCH/d.log" \
   || { cat "$SCRATCH/d.log"; fail "the message does not name the row"; }
-echo "table runs: nearest rows, failed rows, --sync resume, bad tables"
+# The example job on the published DeepAR evaluations reads its table.
+"$LBO_BIN" validate "$REPO/jobs/examples/deepar_table.toml" | grep -q ": ok: 6 parameter(s), 11 task(s)" \
+  || fail "jobs/examples/deepar_table.toml does not validate"
+echo "table runs: nearest rows, failed rows, --sync resume, bad tables, the DeepAR example"
