@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <charconv>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -75,7 +76,7 @@ std::optional<double> parse_number(std::string_view cell) {
   while (!cell.empty() && cell.back() == ' ') cell.remove_suffix(1);
   double value = 0;
   const auto [end, ec] = std::from_chars(cell.data(), cell.data() + cell.size(), value);
-  if (cell.empty() || ec != std::errc() || end != cell.data() + cell.size()) return std::nullopt;
+  if (cell.empty() || ec != std::errc() || end != cell.data() + cell.size() || !std::isfinite(value)) return std::nullopt;
   return value;
 }
 

@@ -8,7 +8,6 @@
 
 namespace lbo::jobs {
 
-
 ObjectiveTable ObjectiveTable::load(const ObjectiveTableSpec& spec, const Space& space) {
   const CsvTable csv = read_csv_file(spec.path);
   const std::string file = spec.path.filename().string();
@@ -45,14 +44,13 @@ ObjectiveTable ObjectiveTable::load(const ObjectiveTableSpec& spec, const Space&
     const std::optional<Config> config =
         space.parse_config([&](int p) { return csv.field(record, param_columns[static_cast<std::size_t>(p)]); }, why);
     if (!config) {
-      problems.add(record.line, why + "; fix the row or widen the space, or leave the row out");
+      problems.add(record.line, why + std::string(kRowFix));
       continue;
     }
     Row row{record.line, *config, encoder.encode(*config), parse_number(csv.field(record, objective_column)), std::nullopt};
-    if (row.objective && !std::isfinite(*row.objective)) row.objective.reset();
     if (time_column >= 0) {
       row.time_s = parse_number(csv.field(record, time_column));
-      if (!row.time_s || !std::isfinite(*row.time_s) || *row.time_s < 0) {
+      if (!row.time_s || *row.time_s < 0) {
         problems.add(record.line, spec.time_column + ": \"" + std::string(csv.field(record, time_column)) +
                                       "\" is no duration; it must be a number of seconds >= 0");
         continue;

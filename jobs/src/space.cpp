@@ -212,7 +212,7 @@ std::optional<double> Space::parse_value(int param, std::string_view text, std::
     return std::nullopt;
   }
   const std::optional<double> number = parse_number(text);
-  if (!number || !std::isfinite(*number)) {
+  if (!number) {
     why = "\"" + std::string(text) + "\" is not a number";
     return std::nullopt;
   }

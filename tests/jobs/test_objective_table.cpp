@@ -254,6 +254,13 @@ TEST_F(TableJobTest, table_keys_are_checked_where_they_are_written) {
   EXPECT_NE(job_error(job("")).find("objective.command: missing; add command = [\"program\", \"arg\", ...] (an argv array, "
                                     "no shell), or table = \"evals.csv\""),
             std::string::npos);
+  write("task,lr,depth,opt,loss\na,0.01,1,adam,3\n");
+  EXPECT_NE(job_error(job("table = \"evals.csv\"\ntable_objective = \"loss\"\nstepwise = 2\n"))
+                .find("objective.table: a table has no steps; leave out objective.stepwise"),
+            std::string::npos);
+  EXPECT_NE(job_error(job("table = \"evals.csv\"\ntable_objective = \"loss\"\n") + "[early_stopping]\nmax_step = 9\n")
+                .find("objective.table: a table gives no intermediate reports; leave out [early_stopping]"),
+            std::string::npos);
   write("task,lr,depth,opt,loss\na,0.5,1,adam,3\n");
   EXPECT_NE(job_error(job("table = \"evals.csv\"\ntable_objective = \"loss\"\n"))
                 .find("objective.table: 1 problem(s) in the table:\n  evals.csv:2: lr: 0.5 is above high = 0.1"),

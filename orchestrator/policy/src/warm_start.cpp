@@ -1,7 +1,6 @@
 #include "lbo/orchestrator/warm_start.hpp"
 
 #include <algorithm>
-#include <cmath>
 
 #include "lbo/jobs/csv.hpp"
 #include "lbo/jobs/error.hpp"
@@ -59,8 +58,7 @@ std::vector<WarmTask> tasks_of_csv(const std::filesystem::path& file, const std:
   jobs::CsvProblems problems(name);
   for (const jobs::CsvRecord& r : csv.records) {
     if (!succeeded(csv, r, status, state)) continue;  // a failure teaches nothing here
-    std::optional<double> value = jobs::parse_number(csv.field(r, objective));
-    if (value && !std::isfinite(*value)) value.reset();
+    const std::optional<double> value = jobs::parse_number(csv.field(r, objective));
     if (!value) {
       if (status < 0 && state < 0) continue;  // no status: a row without a value is a failure
       problems.add(r.line, "an ok row's objective \"" + std::string(csv.field(r, objective)) + "\" is not a finite number");
@@ -70,7 +68,7 @@ std::vector<WarmTask> tasks_of_csv(const std::filesystem::path& file, const std:
     const std::optional<jobs::Config> config =
         job.space.parse_config([&](int p) { return csv.field(r, params[static_cast<std::size_t>(p)]); }, why);
     if (!config) {
-      problems.add(r.line, why + "; fix the row or widen the space, or leave the row out");
+      problems.add(r.line, why + std::string(jobs::kRowFix));
       continue;
     }
     const std::string label = task >= 0 ? std::string(csv.field(r, task)) : file.stem().string();

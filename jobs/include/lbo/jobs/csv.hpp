@@ -31,8 +31,11 @@ struct CsvTable {
 
 CsvTable parse_csv(std::string_view text);
 
-/// A cell as a number (blanks around it allowed), or nothing; NaN and infinities pass.
+/// A cell as a finite number (blanks around it allowed), or nothing (NaN and infinities too).
 std::optional<double> parse_number(std::string_view cell);
+
+/// What a row that does not fit the space can do, after its problem.
+inline constexpr std::string_view kRowFix = "; fix the row or widen the space, or leave the row out";
 
 /// The problems of a file's rows, said together: up to five "FILE:LINE: what" lines, then how
 /// many more.
