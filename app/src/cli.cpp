@@ -67,6 +67,12 @@ void add_run(CLI::App& app, Commands& c) {
   run->add_flag("--fresh", o.fresh, "Move an existing run directory aside (timestamp suffix) and start anew");
   run->add_option("--local-slots", o.local_slots, "Concurrent trials without mpirun (overrides [workers] local_slots)")
       ->check(CLI::Range(1, 4096));
+  run->add_option("--simulate", o.simulate,
+                  "Simulate the job's tabulated objective on N virtual slots: trials complete on a virtual clock "
+                  "(durations: [workers] simulate_duration), the master's own time counted (overrides [workers] "
+                  "simulate)")
+      ->type_name("N")
+      ->check(CLI::Range(1, jobs::kMaxSimulatedSlots));
   run->add_option("--checkpoint-every", o.checkpoint_every_s,
                   "Seconds between checkpoints, 0.1 to 1e9 (overrides the job's checkpoint_every_s)");
   run->add_flag("--sync", o.sync,

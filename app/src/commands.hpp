@@ -17,6 +17,7 @@ struct RunOptions {
   std::string run_root = "runs";
   bool fresh = false;
   std::optional<int> local_slots;
+  std::optional<int> simulate;  ///< virtual slots ([workers] simulate)
   std::optional<double> checkpoint_every_s;
   bool sync = false;
   std::optional<std::string> deadline;

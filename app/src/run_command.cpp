@@ -1,6 +1,8 @@
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -10,6 +12,7 @@
 #include "lbo/cluster/in_process_transport.hpp"
 #include "lbo/cluster/local_transport.hpp"
 #include "lbo/cluster/mpi.hpp"
+#include "lbo/cluster/simulated_transport.hpp"
 #include "lbo/jobs/error.hpp"
 #include "lbo/jobs/job_spec.hpp"
 #include "lbo/orchestrator/deadline.hpp"
@@ -72,6 +75,19 @@ workers::SlotPlan local_slot_plan(const jobs::WorkersSpec& w, const std::string&
   return plan;
 }
 
+std::string seconds(double s) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f s", s);
+  return text;
+}
+
+// The latest time a recovered run recorded: where a simulated run's virtual clock goes on from.
+double last_recorded_time(const RunState& state) {
+  double latest = 0;
+  for (const Trial& t : state.trials()) latest = std::max({latest, t.started_unix, t.finished_unix});
+  return latest;
+}
+
 }  // namespace
 
 int validate_command(const std::string& job_file) {
@@ -105,15 +121,37 @@ void check_run_options(const RunOptions& options) {
 
 namespace {
 
-// How the master reaches its slots: MPI worker ranks under a launcher, else local slots over
-// this process's cores and GPUs.
+// A simulated run's slots: the table's trials on `clock`, each taking its simulate_duration.
+TransportFactory simulated_transport(const jobs::JobSpec& job, std::shared_ptr<cluster::VirtualClock> clock) {
+  const std::shared_ptr<const jobs::ObjectiveTable> table = job.objective.table_data;
+  const jobs::SimulatedDuration duration = job.workers.simulate_duration;
+  const std::string what = duration.kind == jobs::SimulatedDuration::Kind::table
+                               ? "from column " + table->spec().time_column + " of " + table->spec().path.filename().string()
+                               : jobs::to_string(duration);
+  return [table, space = job.space, duration, seed = job.seed, slots = job.workers.simulate, clock, what](
+             boost::asio::io_context& io, cluster::Transport::CompletionHandler done) {
+    return std::make_unique<cluster::SimulatedTransport>(
+        io, clock, slots,
+        [table, space, duration, seed](const workers::WorkOrder& order) {
+          workers::TabulatedEvaluation looked_up = workers::look_up_tabulated(*table, space, order);
+          return cluster::SimulatedAttempt{
+              std::move(looked_up.outcome),
+              cluster::simulated_duration_s(duration, looked_up.time_s, seed, order.trial, order.attempt)};
+        },
+        std::move(done), what);
+  };
+}
+
+// How the master reaches its slots: a simulation on `clock` (set for a simulated run), MPI
+// worker ranks under a launcher, else local slots over this process's cores and GPUs.
 TransportFactory transport_for(const jobs::JobSpec& job, const std::string& job_file, cluster::MpiSession* mpi,
-                               Console& console) {
+                               Console& console, const std::shared_ptr<cluster::VirtualClock>& clock) {
   if (job.objective.table_data) {
     if (mpi != nullptr && mpi->size() > 1) {
       throw InputError(job.job_file.string() + ": objective.table: a tabulated objective is looked up in the master, "
                        "and worker ranks would idle; start lbo without mpirun");
     }
+    if (clock) return simulated_transport(job, clock);
     const std::shared_ptr<const jobs::ObjectiveTable> table = job.objective.table_data;
     const int slots = job.workers.local_slots;
     return [table, space = job.space, slots](boost::asio::io_context& io, cluster::Transport::CompletionHandler done) {
@@ -218,17 +256,28 @@ int run_command(const RunOptions& options, cluster::MpiSession* mpi) {
   check_run_options(options);
   jobs::JobSpec job = jobs::load_job_file(options.job_file);
   if (options.local_slots) job.workers.local_slots = *options.local_slots;
+  if (options.simulate) {
+    job.workers.simulate = *options.simulate;
+    if (const std::string why = jobs::simulation_problem(job, "--simulate"); !why.empty()) throw InputError(why);
+  }
   const bool use_mpi = mpi != nullptr && mpi->size() > 1;
+  const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  // A simulated run's clock; a resumed one goes on from its last recorded time (below).
+  const std::shared_ptr<cluster::VirtualClock> clock =
+      job.workers.simulate > 0 ? std::make_shared<cluster::VirtualClock>(now) : nullptr;
 
   Console console;
-  TransportFactory make_transport = transport_for(job, options.job_file, mpi, console);
+  TransportFactory make_transport = transport_for(job, options.job_file, mpi, console, clock);
   // Read before the run directory is touched: bad input leaves nothing written.
   std::vector<WarmTask> warm_start = load_warm_start(job);
-  const DeadlineSearch deadline = find_deadline(
-      options.deadline, std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count());
+  DeadlineSearch deadline = find_deadline(options.deadline, now);
   for (const std::string& note : deadline.notes) console.log(note);
   for (const std::string& warning : deadline.warnings) console.warn(warning);
-  if (!use_mpi) warn_if_too_few_descriptors(job.workers.local_slots, console);
+  if (clock && deadline.deadline) {
+    console.log("the deadline does not apply to a simulated run, whose clock is virtual");
+    deadline.deadline.reset();
+  }
+  if (!use_mpi && !clock) warn_if_too_few_descriptors(job.workers.local_slots, console);
   LockOptions locking;
   locking.take = !options.no_lock;
   RunDirectory run_dir = RunDirectory::open(options.run_root, job, options.fresh, locking);
@@ -236,8 +285,19 @@ int run_command(const RunOptions& options, cluster::MpiSession* mpi) {
   std::optional<RecoveredRun> recovered = recover_for(run_dir, job, options.job_file, console);
   MasterOptions master_options =
       master_options_for(job, options, use_mpi, std::move(warm_start), deadline, run_dir, console);
+  if (clock) {
+    if (recovered) clock->advance_to(last_recorded_time(recovered->state));
+    master_options.clock = [clock] { return clock->now(); };
+  }
+  const double virtual_start = clock ? clock->now() : 0;
   Master master(job, run_dir, std::move(make_transport), console, master_options, std::move(recovered));
-  return master.run();
+  const int exit_code = master.run();
+  if (clock) {
+    console.log("simulated: " + seconds(clock->now() - virtual_start) + " of virtual time in " +
+                seconds(clock->real_elapsed_s()) + " of real time (" + seconds(clock->jumped_s()) +
+                " jumped over while the master waited); times in results.csv, the journal and the report are virtual");
+  }
+  return exit_code;
 }
 
 }  // namespace lbo::orchestrator

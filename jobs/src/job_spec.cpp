@@ -127,6 +127,7 @@ JobSpec read_job(Reader& r) {
   if (const toml::table* t = r.require_table(root, "space", "")) job_file::read_space(r, *t, job);
   job_file::read_tasks(r, root, job);
   job_file::read_table(r, root, job);
+  job_file::check_simulation(r, root, job);
   return job;
 }
 

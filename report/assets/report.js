@@ -240,6 +240,9 @@
   }
 
   const isOk = t => t.status === 'ok' && isNum(t.objective);
+  // A simulated run's times are those of its virtual clock: every time axis and caption says so.
+  const wall = P => (P.run.virtual_clock ? 'virtual time' : 'wall time');
+  const sinceStart = (P, text) => text + (P.run.virtual_clock ? ' (virtual)' : '');
   const objectiveColors = P => (P.sign > 0 ? OBJECTIVE : OBJECTIVE.slice().reverse());
   // Whose acquisition functions a GP-Hedge row weighs: a task, or a task's step ("name/step_2").
   const hedgeOwner = (P, h) => (h.task_name ? String(h.task_name) : Number.isInteger(h.task) && P.names[h.task] ? P.names[h.task] : MISSING);
@@ -260,6 +263,7 @@
     const facts = [
       ['directory', el('code', { text: r.dir || MISSING })], ['lbo version', r.lbo_version],
       ['started', iso(r.started)], ['last activity', iso(r.last_activity)],
+      ['clock', r.virtual_clock ? 'virtual: a simulated run, whose times are those of its virtual clock' : 'real'],
       ['allocations', allocs.length ? allocs.length + ': ' + allocs.join(', ') : MISSING],
       ['trials', P.trials.length + ' (' + P.trials.filter(isOk).length + ' ok)'],
     ];
@@ -338,7 +342,7 @@
     return {
       legend: legend(), grid: { left: 70, right: 30, top: 40, bottom: 50 },
       tooltip: { trigger: 'axis', confine: true, formatter: bestTooltip },
-      xAxis: Object.assign(axisName(mode === 'time' ? 'minutes since run start' : 'trial number in the task', { nameGap: 28 }),
+      xAxis: Object.assign(axisName(mode === 'time' ? sinceStart(P, 'minutes since run start') : 'trial number in the task', { nameGap: 28 }),
         { type: 'value', min: mode === 'time' ? 0 : 1, minInterval: mode === 'time' ? 0 : 1 }),
       yAxis: Object.assign(axisName('best objective so far', { nameGap: 50 }), { type: 'value', scale: true }),
       series: series,
@@ -359,12 +363,12 @@
     const controls = el('div', { class: 'controls' });
     box.append(controls);
     const redraw = chart(box, 'best-so-far', P, 400, bestSoFarOption(P, 'trial'));
-    controls.append(toggle([['trial', 'trial number'], ['time', 'wall time']], 'trial',
+    controls.append(toggle([['trial', 'trial number'], ['time', wall(P)]], 'trial',
       mode => redraw(bestSoFarOption(P, mode)), timed ? [] : ['time']));
-    if (!timed) controls.append(el('span', { class: 'caption', text: 'wall time unavailable: the trials carry no finishing times (older run directory)' }));
+    if (!timed) controls.append(el('span', { class: 'caption', text: wall(P) + ' unavailable: the trials carry no finishing times (older run directory)' }));
     caption(box, '\u25C6 marks the first trial of each task proposed by the model (model or model-prior), where it took over from the ' +
       'initial design; red dots are random-fallback trials. Failed trials count as trials but do not improve the line. ' +
-      'In wall time, each task\u2019s trials are taken in the order they finished.');
+      'In ' + wall(P) + ', each task\u2019s trials are taken in the order they finished.');
   }
 
   // ---------------------------------------------------------------- transfer (all runs on one figure)
@@ -697,7 +701,7 @@
       legend: legend({ data: statuses }), tooltip: { trigger: 'item', confine: true },
       grid: { left: 80, right: 30, top: 50, bottom: 75 },
       dataZoom: [{ type: 'inside', xAxisIndex: 0, filterMode: 'weakFilter' }, { type: 'slider', xAxisIndex: 0, filterMode: 'weakFilter', height: 18, bottom: 8 }],
-      xAxis: Object.assign(axisName('minutes since run start', { nameGap: 26 }), { type: 'value', min: 0, max: Math.max(endMin, 1e-3), axisLabel: { formatter: fmt } }),
+      xAxis: Object.assign(axisName(sinceStart(P, 'minutes since run start'), { nameGap: 26 }), { type: 'value', min: 0, max: Math.max(endMin, 1e-3), axisLabel: { formatter: fmt } }),
       yAxis: { type: 'category', data: labels, inverse: true, axisLabel: { fontSize: 11, fontFamily: 'monospace' } },
       series: series,
     });
@@ -710,7 +714,9 @@
         pct(r.available > 0 ? r.busy / r.available : NaN)]);
       box.append(el('div', { class: 'scroll' }, table(['rank', 'slots', 'busy', 'available', 'utilization'], rows, [1, 2, 3, 4])));
     } else note(box, 'No utilization in this report\u2019s data (built by an older lbo).');
-    caption(box, 'One row per worker slot, one bar per attempt (running attempts reach the last activity). Utilization is busy ' +
+    caption(box, (P.run.virtual_clock ? 'A simulated run: its slots are virtual and every time is on its virtual clock, which ' +
+      'runs with real time while the master proposes and fits and jumps ahead while it waits. ' : '') +
+      'One row per worker slot, one bar per attempt (running attempts reach the last activity). Utilization is busy ' +
       'slot time over slots \u00d7 wall time, the wall time summed over allocations, each from its start to the last record it ' +
       'wrote: the time between a stop and a resume is not counted, and a resume that found nothing to do adds none. Per rank, ' +
       'the available time counts the slots the rank was seen to use in each allocation. Scroll or drag the slider to zoom.');
@@ -890,7 +896,7 @@
     return {
       grid: { left: 70, right: 30, top: 30, bottom: 50 },
       tooltip: { trigger: 'axis', confine: true, formatter: q => fmt(q[0].data[0]) + ' min: ' + q[0].data[1] + ' steps' },
-      xAxis: Object.assign(axisName('minutes since the run started', { nameGap: 28 }), { type: 'value', min: 0 }),
+      xAxis: Object.assign(axisName(sinceStart(P, 'minutes since the run started'), { nameGap: 28 }), { type: 'value', min: 0 }),
       yAxis: Object.assign(axisName('steps reported, all trials', { nameGap: 50 }), { type: 'value' }),
       series: [{ type: 'line', data: data, showSymbol: false, step: 'end', color: '#1f77b4' }],
     };

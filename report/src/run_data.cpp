@@ -405,6 +405,7 @@ json run_data(const fs::path& dir, std::optional<int> ended_with) {
     out["started"] = time_or_null(history.allocations.front().started);
   }
   out["last_activity"] = time_or_null(history.last_activity);
+  out["virtual_clock"] = state.job().virtual_clock;  // a simulated run: every time above is virtual
 
   AttemptIndex attempts;
   out["attempts"] = attempts_json(history, running, attempts);

@@ -267,4 +267,52 @@ TEST_F(TableJobTest, table_keys_are_checked_where_they_are_written) {
             std::string::npos);
 }
 
+TEST_F(TableJobTest, a_simulated_job_names_its_slots_and_durations) {
+  write("task,lr,depth,opt,loss,secs\na,0.01,1,adam,3,2\n");
+  const std::string table = "table = \"evals.csv\"\ntable_objective = \"loss\"\n";
+  JobSpec spec = parse_job(job(table + "table_time = \"secs\"\n") + "[workers]\nsimulate = 2048\n", dir_ / "job.toml");
+  EXPECT_EQ(spec.workers.simulate, 2048);
+  EXPECT_EQ(spec.workers.simulate_duration.kind, SimulatedDuration::Kind::table);
+  spec = parse_job(job(table) + "[workers]\nsimulate = 8\nsimulate_duration = \"lognormal(6.2, 0.5)\"\n", dir_ / "job.toml");
+  EXPECT_EQ(spec.workers.simulate_duration, (SimulatedDuration{SimulatedDuration::Kind::lognormal, 6.2, 0.5}));
+  spec = parse_job(job(table) + "[workers]\nsimulate = 8\nsimulate_duration = 600\n", dir_ / "job.toml");
+  EXPECT_EQ(spec.workers.simulate_duration, (SimulatedDuration{SimulatedDuration::Kind::fixed, 600, 0}));
+  EXPECT_EQ(simulation_problem(spec, "--simulate"), "");
+
+  EXPECT_NE(job_error(job(table) + "[workers]\nsimulate = 8\n")
+                .find("job.toml:14:12: workers.simulate: a simulated trial takes the time of its table row, and the table "
+                      "has no time column; name it with objective.table_time, or set workers.simulate_duration"),
+            std::string::npos)
+      << job_error(job(table) + "[workers]\nsimulate = 8\n");
+  EXPECT_NE(job_error(job("command = [\"/bin/true\"]\n") + "[workers]\nsimulate = 8\n")
+                .find("workers.simulate: a simulated run looks its trials up in a table, and this job runs a command; "
+                      "set [objective] table, or run without simulation"),
+            std::string::npos);
+  EXPECT_NE(job_error(job(table) + "[workers]\nsimulate = 0\n").find("workers.simulate: must be in 1..1000000"),
+            std::string::npos);
+  for (const char* bad : {"\"uniform(9, 3)\"", "-1", "\"lognormal(1, 0)\"", "\"exponential(0)\"", "\"gamma(2, 3)\"",
+                          "\"uniform(1)\"", "true"}) {
+    EXPECT_NE(job_error(job(table) + "[workers]\nsimulate = 8\nsimulate_duration = " + bad + "\n")
+                  .find("job.toml:15:21: workers.simulate_duration: must be \"table\", seconds >= 0"),
+              std::string::npos)
+        << bad;
+  }
+}
+
+TEST(SimulatedDurationTest, what_to_string_writes_parses_back) {
+  using Kind = SimulatedDuration::Kind;
+  for (const SimulatedDuration& d : {SimulatedDuration{}, SimulatedDuration{Kind::fixed, 600, 0},
+                                     SimulatedDuration{Kind::uniform, 300, 900.5}, SimulatedDuration{Kind::lognormal, -1.5, 0.25},
+                                     SimulatedDuration{Kind::exponential, 42, 0}}) {
+    const std::optional<SimulatedDuration> back = parse_simulated_duration(to_string(d));
+    ASSERT_TRUE(back) << to_string(d);
+    EXPECT_EQ(*back, d) << to_string(d);
+  }
+  EXPECT_EQ(to_string(SimulatedDuration{Kind::uniform, 300, 900.5}), "uniform(300, 900.5)");
+  EXPECT_TRUE(parse_simulated_duration(" uniform( 1 ,2 ) "));
+  EXPECT_FALSE(parse_simulated_duration("uniform(1, 2"));
+  EXPECT_FALSE(parse_simulated_duration("uniform(a, 2)"));
+  EXPECT_FALSE(parse_simulated_duration(""));
+}
+
 }  // namespace

@@ -566,6 +566,12 @@ TEST(FitThreadsTest, the_job_then_omp_num_threads_then_the_affinity_mask_less_th
   EXPECT_EQ(fit_threads(job, false).count, std::max(cores - 1, 1));
   EXPECT_EQ(fit_threads(job, true).count, cores);  // the master rank's cores are the model's
   EXPECT_NE(fit_threads(job, true).why.find("affinity mask"), std::string::npos);
+  job.workers.local_slots = 1000;
+  job.objective.table = lbo::jobs::ObjectiveTableSpec{};  // its slots start no process
+  EXPECT_EQ(fit_threads(job, false).count, cores);
+  EXPECT_NE(fit_threads(job, false).why.find("a tabulated objective starts no process"), std::string::npos);
+  job.objective.table.reset();
+  job.workers.local_slots = 1;
   ::setenv("OMP_NUM_THREADS", "7", 1);
   EXPECT_EQ(fit_threads(job, false).count, 7);
   EXPECT_EQ(fit_threads(job, false).why, "OMP_NUM_THREADS");

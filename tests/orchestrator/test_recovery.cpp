@@ -228,7 +228,7 @@ TEST(RecoveryTest, a_damaged_header_is_repaired_in_place_and_later_commits_stay_
 TEST(RecoveryTest, a_flipped_bit_in_a_middle_record_loses_that_record_only_and_nothing_is_cut) {
   lbo::testing::ScratchDir dir;
   std::vector<JournalRecord> records = history();
-  records.push_back(TrialFinished{4, 1, true, outcome(TrialStatus::ok, 9.0), "local:0", 6, 1, at(0.5)});
+  records.emplace_back(std::in_place_type<TrialFinished>, 4, 1, true, outcome(TrialStatus::ok, 9.0), "local:0", 6, 1, at(0.5));
   const std::vector<std::uint64_t> ends = write_journal(dir.path(), records);
   const fs::path journal = dir.path() / "journal.lbo";
   const auto size = fs::file_size(journal);

@@ -33,11 +33,11 @@ k = { type = "int", low = 1, high = 9, when = { kind = "plain" } })"),
       dir.path());
   EXPECT_EQ(ResultsCsv::header(job),
             "trial,task,status,objective,attempts,duration_s,worker,x,kind,k,proposed_by,proposal_note,started,finished,rank,"
-            "slot,reason,cores,gpus,last_step\n");
+            "slot,reason,cores,gpus,last_step,clock\n");
   RunState state = lbo::testing::started_state(job);
   lbo::testing::start_trial(state, 0, lbo::jobs::Config{{0.5, 0.0, std::nullopt}}, "local:1", ProposalSource::initial);
   lbo::testing::end_attempt(state, 0, ok(0.1, 1.23456), "local:1");
-  EXPECT_EQ(ResultsCsv::row(job, state, state.trial(0)), "0,a,ok,0.1,1,1.235,local:1,0.5,\"a,b\",,initial,,,,0,1,,,,\n");
+  EXPECT_EQ(ResultsCsv::row(job, state, state.trial(0)), "0,a,ok,0.1,1,1.235,local:1,0.5,\"a,b\",,initial,,,,0,1,,,,,real\n");
   lbo::testing::start_trial(state, 0, lbo::jobs::Config{{0.25, 1.0, 7.0}}, "rank2:0", ProposalSource::random_fallback,
                             "no fit, yet");
   lbo::workers::Outcome failed;
@@ -47,7 +47,7 @@ k = { type = "int", low = 1, high = 9, when = { kind = "plain" } })"),
   failed.gpus = "GPU-a,GPU-b";
   lbo::testing::end_attempt(state, 1, failed, "rank2:0");
   EXPECT_EQ(ResultsCsv::row(job, state, state.trial(1)),
-            "1,a,timeout,,1,0.000,rank2:0,0.25,plain,7,random-fallback,\"no fit, yet\",,,2,0,,\"4-7,12\",\"GPU-a,GPU-b\",\n");
+            "1,a,timeout,,1,0.000,rank2:0,0.25,plain,7,random-fallback,\"no fit, yet\",,,2,0,,\"4-7,12\",\"GPU-a,GPU-b\",,real\n");
 }
 
 TEST(ResultsCsvTest, rewrite_orders_finished_trials_by_id) {
@@ -98,14 +98,14 @@ TEST(ResultsCsvTest, the_last_attempt_gives_times_place_and_reason) {
   failed.reason = "exit status 4";
   state.apply(TrialFinished{0, 2, true, failed, "local:1", 1764000004.125, 0, config, ProposalSource::initial, ""});
   EXPECT_EQ(ResultsCsv::row(job, state, state.trial(0)),
-            "0,a,failed,,2,0.000,local:1,0.5,initial,,2025-11-24T16:00:02.000Z,2025-11-24T16:00:04.125Z,0,1,exit status 4,,,\n");
+            "0,a,failed,,2,0.000,local:1,0.5,initial,,2025-11-24T16:00:02.000Z,2025-11-24T16:00:04.125Z,0,1,exit status 4,,,,real\n");
   // An MPI attempt whose slot was never reported, of a journal with damaged worker names.
   state.apply(TrialStarted{1, 0, 1, config, "rank3", 1764000005.0, ProposalSource::model, ""});
   state.apply(TrialFinished{1, 1, true, ok(0.5, 1), "rank3", 0, 0, config, ProposalSource::model, ""});
-  EXPECT_EQ(ResultsCsv::row(job, state, state.trial(1)), "1,a,ok,0.5,1,1.000,rank3,0.5,model,,2025-11-24T16:00:05.000Z,,3,,,,,\n");
+  EXPECT_EQ(ResultsCsv::row(job, state, state.trial(1)), "1,a,ok,0.5,1,1.000,rank3,0.5,model,,2025-11-24T16:00:05.000Z,,3,,,,,,real\n");
   state.apply(TrialStarted{2, 0, 1, config, "node7", 0, ProposalSource::model, ""});
   state.apply(TrialFinished{2, 1, true, ok(0.5, 1), "node7", 0, 0, config, ProposalSource::model, ""});
-  EXPECT_EQ(ResultsCsv::row(job, state, state.trial(2)), "2,a,ok,0.5,1,1.000,node7,0.5,model,,,,,,,,,\n");
+  EXPECT_EQ(ResultsCsv::row(job, state, state.trial(2)), "2,a,ok,0.5,1,1.000,node7,0.5,model,,,,,,,,,,real\n");
 }
 
 TEST(ResultsCsvTest, a_new_metric_name_adds_a_column_and_rewrites) {
@@ -126,9 +126,9 @@ TEST(ResultsCsvTest, a_new_metric_name_adds_a_column_and_rewrites) {
   finish(R"({"auc": 0.8})");
   finish(R"({"fit_s": 2, "nested": {"k": [1, 2]}, "none": null})");
   const std::string text = lbo::testing::read_text(dir.path() / "results.csv");
-  const std::string common = "1,0.000,local:0,0.5,model,,,,0,0,,,,";
+  const std::string common = "1,0.000,local:0,0.5,model,,,,0,0,,,,,real";
   EXPECT_EQ(text, "trial,task,status,objective,attempts,duration_s,worker,x,proposed_by,proposal_note,started,finished,"
-                  "rank,slot,reason,cores,gpus,last_step,metric:auc,metric:fit_s,metric:nested,metric:none,metric:note\n"
+                  "rank,slot,reason,cores,gpus,last_step,clock,metric:auc,metric:fit_s,metric:nested,metric:none,metric:note\n"
                   "0,a,ok,1," + common + ",,,,,\n"
                   "1,a,ok,1," + common + ",0.9,,,,\"a,b\"\n"
                   "2,a,ok,1," + common + ",0.8,,,,\n"
@@ -162,7 +162,7 @@ TEST(ResultsCsvTest, a_new_column_in_a_commit_of_several_trials_writes_each_row_
   csv.append(state, batch);
   csv.flush();
   const std::string text = lbo::testing::read_text(dir.path() / "results.csv");
-  const std::string common = "1,0.000,local:0,0.5,model,,,,0,0,,,,";
+  const std::string common = "1,0.000,local:0,0.5,model,,,,0,0,,,,,real";
   EXPECT_EQ(text, ResultsCsv::header(job, {"auc"}) + "0,a,ok,1," + common + ",0.9\n1,a,ok,1," + common + ",0.8\n" +
                       "2,a,ok,1," + common + ",\n");
 }

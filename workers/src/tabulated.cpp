@@ -24,6 +24,10 @@ Outcome failed(std::string reason) {
 }  // namespace
 
 Outcome evaluate_tabulated(const jobs::ObjectiveTable& table, const jobs::Space& space, const WorkOrder& order) {
+  return look_up_tabulated(table, space, order).outcome;
+}
+
+TabulatedEvaluation look_up_tabulated(const jobs::ObjectiveTable& table, const jobs::Space& space, const WorkOrder& order) {
   const std::string file = table.spec().path.filename().string();
   std::string task;
   for (const EnvVar& var : order.env) {
@@ -33,10 +37,10 @@ Outcome evaluate_tabulated(const jobs::ObjectiveTable& table, const jobs::Space&
   try {
     config = space.from_json(order.params_json);
   } catch (const std::invalid_argument& e) {
-    return failed(std::string("the table cannot look up this configuration: ") + e.what());
+    return {failed(std::string("the table cannot look up this configuration: ") + e.what()), std::nullopt};
   }
   const jobs::ObjectiveTable::Match match = table.nearest(task, config);
-  if (match.row == nullptr) return failed("no row of " + file + " is of task \"" + task + "\"");
+  if (match.row == nullptr) return {failed("no row of " + file + " is of task \"" + task + "\""), std::nullopt};
   const jobs::ObjectiveTable::Row& row = *match.row;
   Outcome outcome;
   outcome.metrics_json = "{\"table_line\":" + std::to_string(row.line) + ",\"table_distance\":" + number(match.distance) +
@@ -44,11 +48,11 @@ Outcome evaluate_tabulated(const jobs::ObjectiveTable& table, const jobs::Space&
   if (!row.objective) {
     outcome.status = TrialStatus::failed;
     outcome.reason = "the nearest tabulated evaluation (" + file + ":" + std::to_string(row.line) + ") failed";
-    return outcome;
+    return {std::move(outcome), row.time_s};
   }
   outcome.status = TrialStatus::ok;
   outcome.objective = *row.objective;
-  return outcome;
+  return {std::move(outcome), row.time_s};
 }
 
 }  // namespace lbo::workers

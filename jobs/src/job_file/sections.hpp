@@ -26,5 +26,7 @@ void read_space(Reader& r, const toml::table& space, JobSpec& job);
 void read_tasks(Reader& r, const toml::table& root, JobSpec& job);
 /// [objective] table: the file read against the space, with a row for every task (last).
 void read_table(Reader& r, const toml::table& root, JobSpec& job);
+/// workers.simulate against the objective (jobs::simulation_problem); after read_table.
+void check_simulation(Reader& r, const toml::table& root, const JobSpec& job);
 
 }  // namespace lbo::jobs::job_file

@@ -43,12 +43,44 @@ void read_gpus(Reader& r, const toml::node& node, WorkersSpec& w) {
   }
 }
 
+// simulate = N and simulate_duration; whether the job can be simulated is checked once the
+// objective's table is read (check_simulation).
+void read_simulation(Reader& r, const toml::table& t, WorkersSpec& w) {
+  if (const auto n = r.get_int_in(t, "simulate", "workers", false, 1, kMaxSimulatedSlots,
+                                  "must be in 1..1000000 (virtual slots)")) {
+    w.simulate = *n;
+  }
+  const toml::node* node = t.get("simulate_duration");
+  if (node == nullptr) return;
+  std::optional<SimulatedDuration> duration;
+  if (const auto seconds = node->value<double>(); seconds && !node->is_string()) {
+    duration = parse_simulated_duration(std::to_string(*seconds));
+  } else if (const auto text = node->value_exact<std::string>()) {
+    duration = parse_simulated_duration(*text);
+  }
+  if (!duration) {
+    r.error(*node, "workers.simulate_duration",
+            "must be \"table\", seconds >= 0, \"uniform(a, b)\" with 0 <= a <= b, \"lognormal(mu, sigma)\" with sigma "
+            "> 0, or \"exponential(mean)\" with mean > 0");
+    return;
+  }
+  w.simulate_duration = *duration;
+}
+
 }  // namespace
+
+void check_simulation(Reader& r, const toml::table& root, const JobSpec& job) {
+  if (job.workers.simulate == 0 || !r.errors().empty()) return;
+  if (const std::string why = simulation_problem(job, "workers.simulate"); !why.empty()) {
+    r.error(*root.at_path("workers.simulate").node(), "workers.simulate", why.substr(why.find(':') + 2));
+  }
+}
 
 void read_workers(Reader& r, const toml::table& t, JobSpec& job) {
   const std::string prefix = "workers";
   WorkersSpec& w = job.workers;
-  r.check_keys(t, prefix, {"local_slots", "slots_per_rank", "threads_per_trial", "gpus_per_trial", "gpus", "rank_timeout_s"});
+  r.check_keys(t, prefix, {"local_slots", "slots_per_rank", "threads_per_trial", "gpus_per_trial", "gpus", "rank_timeout_s",
+                           "simulate", "simulate_duration"});
   if (const auto timeout = r.get_number(t, "rank_timeout_s", prefix, false)) {
     if (*timeout >= 1 && *timeout <= 86'400) {
       w.rank_timeout_s = *timeout;
@@ -73,6 +105,7 @@ void read_workers(Reader& r, const toml::table& t, JobSpec& job) {
   }
   if (const auto n = r.get_int_in(t, "gpus_per_trial", prefix, false, 0, 1024, "must be in 0..1024")) w.gpus_per_trial = *n;
   if (const toml::node* node = t.get("gpus")) read_gpus(r, *node, w);
+  read_simulation(r, t, w);
 }
 
 void read_schedule(Reader& r, const toml::table& t, JobSpec& job) {

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "checkpointing.hpp"
+#include "event_loop.hpp"
 #include "fidelity.hpp"
 #include "periodic.hpp"
 #include "lbo/jobs/error.hpp"
@@ -120,7 +121,7 @@ class Master::Loop {
     // stops as after a signal, and the loop goes on until it has.
     for (;;) {
       try {
-        io_.run();
+        run_event_loop(io_, *transport_, *policy_);
         break;
       } catch (const IoError& e) {
         stops_.halt(e.what(), e.error_number());

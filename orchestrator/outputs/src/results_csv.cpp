@@ -93,7 +93,7 @@ std::string ResultsCsv::header(const jobs::JobSpec& job, const MetricNames& metr
   std::string line = "trial,task,status,objective,attempts,duration_s,worker";
   for (int s = 1; s <= job.objective.stepwise; ++s) line += ",step_" + std::to_string(s);
   for (const jobs::ParamSpec& p : job.space.params()) line += "," + csv_field(p.name);
-  line += ",proposed_by,proposal_note,started,finished,rank,slot,reason,cores,gpus,last_step";
+  line += ",proposed_by,proposal_note,started,finished,rank,slot,reason,cores,gpus,last_step,clock";
   for (const std::string& name : metrics) line += "," + csv_field("metric:" + name);
   return line + "\n";
 }
@@ -125,6 +125,7 @@ std::string ResultsCsv::row(const jobs::JobSpec& job, const RunState& state, con
   }
   line += "," + (o.status == workers::TrialStatus::ok ? std::string() : csv_field(o.reason));
   line += "," + csv_field(o.cores) + "," + csv_field(o.gpus) + "," + (o.last_step > 0 ? std::to_string(o.last_step) : "");
+  line += state.job().virtual_clock ? ",virtual" : ",real";  // what started and finished are
   if (!metrics.empty()) {
     const nlohmann::json values = metrics_of(trial);
     for (const std::string& name : metrics) {

@@ -4,6 +4,7 @@
 // results than a design; else an interim GP on its own results until the fit covers them.
 // Private to policy/.
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -26,6 +27,10 @@ class Bases {
 
   /// Interim GPs for `slots` run model tasks (they only grow).
   void track(std::size_t slots) { interims_.resize(std::max(interims_.size(), slots)); }
+  /// Whether an interim GP is being fitted on its thread.
+  bool fitting() const {
+    return std::any_of(interims_.begin(), interims_.end(), [](const auto& fits) { return fits && fits->busy(); });
+  }
   /// Run model task `k`'s posterior in the adopted fit; null without one.
   std::shared_ptr<const surrogate::TaskPosterior> posterior_at(std::size_t k) const;
   /// Where `task`'s `step` proposes from; none while it has nothing to learn from (no result,

@@ -116,6 +116,7 @@ class ModelPolicy::Impl {
   }
 
   std::uint64_t fits_completed() const { return fits_.fits_completed(); }
+  bool fitting() const { return fits_.busy() || bases_.fitting(); }
   void wait_for_fits(std::uint64_t count) const { fits_.wait_for_fits(count); }
 
   PolicyState state(const RunState& run) {
@@ -284,5 +285,6 @@ PolicyState ModelPolicy::state(const RunState& run) { return impl_->state(run); 
 void ModelPolicy::restore(const PolicyState& saved, const RunState& run) { impl_->restore(saved, run); }
 
 bool ModelPolicy::refit_due(const RunState& run) const { return impl_->refit_due(run); }
+bool ModelPolicy::fitting() const { return impl_->fitting(); }
 
 }  // namespace lbo::orchestrator

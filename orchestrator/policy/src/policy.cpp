@@ -34,6 +34,8 @@ FitThreads fit_threads(const jobs::JobSpec& job, bool under_mpi) {
   const int cores = sched_getaffinity(0, sizeof mask, &mask) == 0 ? std::max(CPU_COUNT(&mask), 1) : 1;
   const std::string of_cores = std::to_string(cores) + " core(s) in lbo's affinity mask";
   if (under_mpi) return {cores, "the " + of_cores};
+  // A table's trials are looked up in this process: no objective needs the cores.
+  if (job.objective.table) return {cores, "the " + of_cores + "; a tabulated objective starts no process"};
   const int threads = job.workers.threads_per_trial.value_or(1);
   const int left = std::max(cores - job.workers.local_slots * threads, 1);
   return {left, of_cores + " less " + std::to_string(job.workers.local_slots) + " local slot(s)" +

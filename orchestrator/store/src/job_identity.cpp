@@ -61,6 +61,7 @@ JobIdentity JobIdentity::of(const jobs::JobSpec& job) {
                   "time=" + table->time_column};
   }
   for (const jobs::TaskSpec& t : job.tasks) id.tasks.push_back(TaskIdentity::of(t));
+  id.virtual_clock = job.workers.simulate > 0;
   return id;
 }
 
@@ -117,6 +118,11 @@ std::vector<std::string> JobIdentity::incompatibilities(const JobIdentity& newer
                   std::string(jobs::to_string(newer.direction)));
   }
   if (command != newer.command) why.push_back("objective.command: " + join(command) + " → " + join(newer.command));
+  if (virtual_clock != newer.virtual_clock) {
+    why.push_back(virtual_clock ? "workers.simulate: the run was simulated (its times are virtual); simulate it again"
+                                : "workers.simulate: the run was real; a simulated continuation would mix virtual "
+                                  "times into it");
+  }
   // Tasks by name: the job file's own tasks stay, in their order; any task it names keeps its
   // dataset (a task's trials mean that dataset).
   std::size_t next = 0;  // where in newer.tasks the next job-file task must come

@@ -1,7 +1,8 @@
 #pragma once
-// Transport: where work orders run. One interface, two implementations: local slots in this
-// process (LocalTransport) and MPI worker ranks (mpi.hpp). Both deliver completions as calls
-// on the master's io_context thread, so the master needs no locks.
+// Transport: where work orders run. One interface over local slots in this process
+// (LocalTransport), MPI worker ranks (mpi.hpp), evaluation in this process (InProcessTransport)
+// and a simulation on a virtual clock (SimulatedTransport). All deliver completions as calls on
+// the master's io_context thread, so the master needs no locks.
 
 #include <cstdint>
 #include <functional>
@@ -65,6 +66,19 @@ class Transport {
   /// Whether the slots live in other processes (MPI worker ranks), which a launcher signals
   /// too: a stop signal may reach them as well as this one.
   virtual bool remote() const { return false; }
+
+  /// Whether attempts complete on a virtual clock (simulated_transport.hpp) rather than when
+  /// something real ends; the master's loop then drives the two calls below.
+  virtual bool simulated() const { return false; }
+  /// A simulated transport posts the completions due by now; with `jump`, when none is due, it
+  /// first moves its clock to the next one. Whether it posted any.
+  virtual bool deliver_completions(bool jump) {
+    (void)jump;
+    return false;
+  }
+  /// A simulated transport's virtual seconds until its next completion (<= 0: due); none when
+  /// nothing runs.
+  virtual std::optional<double> next_completion_in() const { return std::nullopt; }
 };
 
 }  // namespace lbo::cluster

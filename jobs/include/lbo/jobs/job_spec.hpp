@@ -115,6 +115,22 @@ struct PolicySpec {
   bool jumbo_cold_switch = true;
 };
 
+/// How long a simulated trial takes ([workers] simulate_duration): "table" (the nearest row's
+/// time, objective.table_time), a number of seconds, "uniform(a, b)", "lognormal(mu, sigma)"
+/// (of ln seconds) or "exponential(mean)".
+struct SimulatedDuration {
+  enum class Kind : std::uint8_t { table, fixed, uniform, lognormal, exponential };
+  Kind kind = Kind::table;
+  double a = 0, b = 0;  ///< fixed: a; uniform: a..b; lognormal: mu, sigma; exponential: the mean a
+
+  friend bool operator==(const SimulatedDuration&, const SimulatedDuration&) = default;
+};
+/// As the job file writes it.
+std::string to_string(const SimulatedDuration& duration);
+/// Reads what to_string writes (spaces allowed); none for anything else or a parameter out of
+/// range (a duration < 0, uniform's b < a, sigma <= 0, a mean <= 0).
+std::optional<SimulatedDuration> parse_simulated_duration(std::string_view text);
+
 struct WorkersSpec {
   /// Concurrent trials without mpirun; default and "auto": the usable cores / threads_per_trial
   /// (at least 1).
@@ -134,6 +150,11 @@ struct WorkersSpec {
   /// nothing from the master for ten times this long exits. Both send a heartbeat every tenth
   /// of it.
   double rank_timeout_s = 120;
+  /// Virtual slots of a simulated run (`simulate`, `lbo run --simulate N`): a tabulated
+  /// objective's trials complete on a virtual clock (cluster/simulated_transport.hpp); 0: a real run.
+  int simulate = 0;
+  /// How long a simulated trial takes (`simulate_duration`).
+  SimulatedDuration simulate_duration;
 };
 
 /// How trials are stopped early on their intermediate reports (`[early_stopping]`).
@@ -205,6 +226,8 @@ std::string_view to_string(TaskOrigin origin);
 
 /// The most trials a task may have (tasks[].budget, default_budget, add-task --budget).
 inline constexpr int kMaxBudget = 100'000'000;
+/// The most virtual slots a simulated run may have ([workers] simulate, --simulate).
+inline constexpr int kMaxSimulatedSlots = 1'000'000;
 
 struct TaskSpec {
   std::string name;
@@ -286,5 +309,10 @@ std::optional<std::string> interpreter_problem(const std::string& program);
 
 /// Usable cores for this process (CPU affinity), at least 1.
 int usable_cores();
+
+/// Why `job` cannot run simulated, with `where` naming what asked for it ("workers.simulate",
+/// "--simulate"): no tabulated objective, or a duration from a table without a time column;
+/// empty when it can.
+std::string simulation_problem(const JobSpec& job, std::string_view where);
 
 }  // namespace lbo::jobs

@@ -43,6 +43,8 @@ class ModelPolicy final : public Policy {
   /// proposals after a resume already use it and the next fit starts warm.
   void restore(const PolicyState& saved, const RunState& run) override;
   bool refit_due(const RunState& run) const override;
+  /// The model's fit or a task's interim GP fit is queued or under way on its thread.
+  bool fitting() const override;
 
   /// Number of fits published so far (tests wait on it).
   std::uint64_t fits_completed() const;

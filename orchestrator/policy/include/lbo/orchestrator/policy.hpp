@@ -55,6 +55,9 @@ class Policy {
     (void)saved;
     (void)run;
   }
+  /// Whether a fit runs in the background now (a simulated run's clock then waits for it in
+  /// real time instead of jumping ahead of it).
+  virtual bool fitting() const { return false; }
   /// Whether results committed since the last fit still await one (a --sync run stopped after
   /// its round ended but before the refit; resuming, it refits before it proposes).
   virtual bool refit_due(const RunState& run) const {
@@ -113,8 +116,9 @@ struct PolicyOptions {
 
 /// How many threads the model's fits and proposals use, and why (for the log): [policy]
 /// fit_threads; else OMP_NUM_THREADS; else, under MPI, the cores of this process's affinity mask
-/// (the master rank's node or share of it); else those cores less the local slots, at least 1, so
-/// local objectives are not starved.
+/// (the master rank's node or share of it), or all of them for a tabulated objective (it starts
+/// no process); else those cores less the local slots, at least 1, so local objectives are not
+/// starved.
 struct FitThreads {
   int count = 1;
   std::string why;

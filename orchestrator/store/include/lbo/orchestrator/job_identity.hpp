@@ -33,6 +33,8 @@ struct JobIdentity {
   jobs::Direction direction = jobs::Direction::maximize;
   std::vector<std::string> command;
   std::vector<TaskIdentity> tasks;
+  /// A simulated run ([workers] simulate, --simulate): its times are virtual (format version 2).
+  bool virtual_clock = false;
 
   static JobIdentity of(const jobs::JobSpec& job);
 
@@ -48,8 +50,9 @@ struct JobIdentity {
   std::vector<jobs::TaskSpec> merged_tasks(const jobs::JobSpec& file) const;
 
   template <class Archive>
-  void serialize(Archive& archive, std::uint32_t /*version*/) {
+  void serialize(Archive& archive, std::uint32_t version) {
     archive(space, direction, command, tasks);
+    if (version >= 2) archive(virtual_clock);
   }
 };
 
