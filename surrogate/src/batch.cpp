@@ -12,10 +12,14 @@ namespace lbo::surrogate {
 BatchProposer::BatchProposer(std::shared_ptr<const TaskPosterior> posterior, const Eigen::MatrixXd& pending,
                              const EncodedSpace& space, const MaximizerOptions& options, std::uint64_t seed,
                              const std::vector<Eigen::VectorXd>& starts)
+    : BatchProposer(std::move(posterior), pending, space, options, candidate_points(space, options, seed, starts)) {}
+
+BatchProposer::BatchProposer(std::shared_ptr<const TaskPosterior> posterior, const Eigen::MatrixXd& pending,
+                             const EncodedSpace& space, const MaximizerOptions& options, Eigen::MatrixXd candidates)
     : posterior_(std::move(posterior)),
       space_(&space),
       options_(options),
-      candidates_(candidate_points(space, options, seed, starts)),
+      candidates_(std::move(candidates)),
       tracked_(posterior_->track(candidates_)),
       used_(static_cast<std::size_t>(candidates_.rows()), 0),
       left_(static_cast<int>(candidates_.rows())) {

@@ -104,6 +104,33 @@ kill -9 "$pid"; wait "$pid" 2>/dev/null || true
 keeps "$before" "$(committed "$SCRATCH/k/table/results.csv")" "a table run resumed after kill -9"
 [ "$(($(wc -l < "$SCRATCH/k/table/results.csv") - 1))" -eq 120 ] || fail "a table run resumed after kill -9 did not complete"
 
+# table_restrict: proposals are the task's own rows, each at most once (the papers' protocol).
+# With a budget of every distinct row, lbo and random each evaluate every row exactly once.
+for method in lbo random; do
+  sed -e 's/^table_time = "seconds"$/table_time = "seconds"\ntable_restrict = true/' -e "s/^surrogate = \"lbo\"$/surrogate = \"$method\"/" \
+    "$SCRATCH/job.toml" > "$SCRATCH/restricted-$method.toml"
+  sed -i 's/^budget = 14$/budget = 66/' "$SCRATCH/restricted-$method.toml"
+  "$LBO_BIN" run "$SCRATCH/restricted-$method.toml" --sync --run-root "$SCRATCH/r-$method" 2> "$SCRATCH/r-$method.log" \
+    || { cat "$SCRATCH/r-$method.log"; fail "a restricted $method run exited $?"; }
+  python3 - "$SCRATCH/r-$method/table/results.csv" <<'PY' || fail "a restricted $method run left its task's rows"
+import collections, csv, sys
+results = list(csv.DictReader(open(sys.argv[1])))
+assert len(results) == 132, len(results)
+for r in results:
+    assert float(r["metric:table_distance"]) == 0, r  # a row's own configuration
+lines = collections.Counter((r["task"], r["metric:table_line"]) for r in results)
+assert all(n == 1 for n in lines.values()), [k for k, n in lines.items() if n > 1]
+print(f"{len(lines)} rows, each once")
+PY
+done
+sed -i 's/^budget = 66$/budget = 67/' "$SCRATCH/restricted-lbo.toml"
+set +e
+"$LBO_BIN" validate "$SCRATCH/restricted-lbo.toml" 2> "$SCRATCH/r.log"; status=$?
+set -e
+[ "$status" -eq 2 ] || fail "a restricted budget above the rows: exit $status, expected 2"
+grep -qF 'restricted-lbo.toml:21:10: tasks[0].budget: 67 is more than the 66 row(s) of task "first" in evals.csv, and objective.table_restrict proposes each at most once; lower it' "$SCRATCH/r.log" \
+  || { cat "$SCRATCH/r.log"; fail "the message does not name the budget"; }
+
 # Bad tables: exit 2, the place and the fix, nothing written.
 write_job "$SCRATCH/missing.toml" third
 set +e

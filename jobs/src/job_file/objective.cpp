@@ -96,7 +96,7 @@ void read_table_keys(Reader& r, const toml::table& t, ObjectiveSpec& o) {
   const std::string prefix = "objective";
   const auto path = r.get_string(t, "table", prefix, false);
   if (!path) {
-    for (const char* key : {"table_objective", "table_task", "table_time"}) {
+    for (const char* key : {"table_objective", "table_task", "table_time", "table_restrict"}) {
       if (const toml::node* node = t.get(key)) r.error(*node, Reader::key_path(prefix, key), "needs objective.table");
     }
     return;
@@ -110,6 +110,13 @@ void read_table_keys(Reader& r, const toml::table& t, ObjectiveSpec& o) {
   }
   if (const auto column = r.get_string(t, "table_task", prefix, false)) table.task_column = *column;
   if (const auto column = r.get_string(t, "table_time", prefix, false)) table.time_column = *column;
+  if (const toml::node* node = t.get("table_restrict")) {
+    if (const auto flag = node->value_exact<bool>()) {
+      table.restricted = *flag;
+    } else {
+      r.error(*node, "objective.table_restrict", "must be true or false");
+    }
+  }
   o.table = std::move(table);
 }
 
@@ -125,11 +132,20 @@ void read_table(Reader& r, const toml::table& root, JobSpec& job) {
     return;
   }
   const ObjectiveTable& table = *job.objective.table_data;
-  for (const TaskSpec& task : job.tasks) {
-    if (table.rows(task.name).empty()) {
+  for (std::size_t k = 0; k < job.tasks.size(); ++k) {
+    const TaskSpec& task = job.tasks[k];
+    const std::size_t rows = table.rows(task.name).size();
+    if (rows == 0) {
       r.error(where, "objective.table",
               "no row of " + table.spec().path.filename().string() + " is of task " + in_quotes(task.name) +
                   " (column " + in_quotes(table.spec().task_column) + "); its tasks are " + join_quoted(table.tasks()));
+    } else if (job.objective.table->restricted && static_cast<std::size_t>(task.budget) > rows) {
+      const std::string key = "tasks[" + std::to_string(k) + "].budget";
+      const toml::node* budget = root.at_path(key).node();
+      r.error(budget != nullptr ? *budget : where, key,
+              std::to_string(task.budget) + " is more than the " + std::to_string(rows) + " row(s) of task " +
+                  in_quotes(task.name) + " in " + table.spec().path.filename().string() +
+                  ", and objective.table_restrict proposes each at most once; lower it");
     }
   }
   if (job.objective.stepwise > 0) r.error(where, "objective.table", "a table has no steps; leave out objective.stepwise");
@@ -168,7 +184,8 @@ void read_top(Reader& r, const toml::table& root, JobSpec& job) {
 
 void read_objective(Reader& r, const toml::table& t, JobSpec& job) {
   const std::string prefix = "objective";
-  r.check_keys(t, prefix, {"command", "table", "table_objective", "table_task", "table_time", "direction", "timeout_s",
+  r.check_keys(t, prefix, {"command", "table", "table_objective", "table_task", "table_time", "table_restrict", "direction",
+                           "timeout_s",
                            "kill_grace_s", "retries", "stepwise"});
   ObjectiveSpec& o = job.objective;
   read_command(r, t, o);

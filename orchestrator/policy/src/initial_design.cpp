@@ -4,6 +4,7 @@
 #include <random>
 
 #include "earlier_best.hpp"
+#include "table_rows.hpp"
 
 namespace lbo::orchestrator {
 
@@ -11,7 +12,8 @@ InitialDesign::InitialDesign(const jobs::JobSpec& job, const std::vector<WarmTas
     : job_(job),
       warm_start_(warm_start),
       transfer_best_(static_cast<std::size_t>(
-          job.policy.transfer_best.value_or(jobs::traits_of(job.policy.surrogate).transfer_best))) {}
+          job.policy.transfer_best.value_or(jobs::traits_of(job.policy.surrogate).transfer_best))),
+      rows_(TableRows::of(job)) {}
 
 int InitialDesign::size(const RunState& state, int task) const {
   if (job_.policy.libo_exploration) {
@@ -27,6 +29,12 @@ int InitialDesign::size(const RunState& state, int task) const {
 std::optional<jobs::Config> InitialDesign::earlier_best(const RunState& state, int task) const {
   if (transfer_best_ == 0 || static_cast<std::size_t>(state.tasks()[task].created) >= transfer_best_) return std::nullopt;
   for (jobs::Config& c : earlier_bests(state, task, warm_start_, transfer_best_)) {
+    if (rows_) {
+      // The task's own row nearest to it: an earlier task's best is another task's row.
+      std::optional<jobs::Config> row = rows_->nearest_untaken(state, task, c);
+      if (!row) return std::nullopt;
+      c = std::move(*row);
+    }
     const auto& ids = state.task_trials(task);
     if (std::none_of(ids.begin(), ids.end(), [&](std::int64_t id) { return state.trial(id).config == c; })) return std::move(c);
   }
@@ -41,6 +49,9 @@ jobs::Config InitialDesign::point(const RunState& state, int task, std::int64_t 
   std::vector<jobs::Config> design;
   for (std::int64_t id : state.task_trials(task)) design.push_back(state.trial(id).config);
   std::mt19937_64 rng(jobs::trial_seed(job_.seed, trial));
+  if (rows_) {
+    if (std::optional<jobs::Config> row = rows_->draw(state, task, rng)) return std::move(*row);
+  }
   return job_.space.sample_balanced(rng, design);
 }
 

@@ -5,6 +5,7 @@
 // Private to policy/.
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -13,6 +14,8 @@
 #include "lbo/orchestrator/run_state.hpp"
 
 namespace lbo::orchestrator {
+
+class TableRows;
 
 class InitialDesign {
  public:
@@ -27,13 +30,15 @@ class InitialDesign {
   /// The next earlier task's best configuration `task` has not taken, while its first
   /// transfer_best trials are handed out; else none.
   std::optional<jobs::Config> earlier_best(const RunState& state, int task) const;
-  /// A random point of `task`'s design, seeded by the trial.
+  /// A random point of `task`'s design, seeded by the trial (a row it has not taken, when the
+  /// table restricts proposals).
   jobs::Config point(const RunState& state, int task, std::int64_t trial) const;
 
  private:
   const jobs::JobSpec& job_;
   const std::vector<WarmTask>& warm_start_;
   std::size_t transfer_best_ = 0;
+  std::shared_ptr<const TableRows> rows_;  ///< a table that restricts proposals; else null
 };
 
 }  // namespace lbo::orchestrator

@@ -6,6 +6,7 @@
 #include <span>
 
 #include "lbo/surrogate/acquisition.hpp"
+#include "table_rows.hpp"
 
 namespace lbo::orchestrator {
 
@@ -43,7 +44,8 @@ Nominations::Nominations(const jobs::JobSpec& job, const PolicyOptions& options,
       hedges_(hedges),
       bases_(bases),
       search_space_(job.space, data.encoder()),
-      random_(job.space, job.seed) {}
+      rows_(TableRows::of(job)),
+      random_(job.space, job.seed, rows_) {}
 
 // The acquisition functions `basis` is scored by: GP-Hedge's portfolio, or the job's one. On
 // another task's posterior, UCB: EI's and PI's incumbent is the other task's, and once the
@@ -115,8 +117,10 @@ std::optional<Nomination> Nominations::nominate(const RunState& state, int task,
   const std::size_t k = data_.slot(task, step);
   const std::uint64_t seed = jobs::trial_seed(job_.seed ^ 0x5eedac9u, trial) + 7919u * static_cast<std::uint64_t>(k);
   TaskBatch& batch = batches_[k];
+  // A restricting table: the acquisition ranks the task's untaken rows only.
+  const Eigen::MatrixXd rows = rows_ ? rows_->encoded_untaken(state, task) : Eigen::MatrixXd();
   const BatchSettings settings{&search_space_, surrogate::MaximizerOptions{job_.policy.candidates, job_.policy.refine},
-                               job_.policy.xi, options_.sync};
+                               job_.policy.xi, options_.sync, rows_ ? &rows : nullptr};
   batch.update(data_.trials_of(state, task, step), *basis, settings, seed);
   const std::vector<AcquisitionKind> arms = arms_for(*basis);
   const bool hedge = arms.size() > 1;
@@ -147,6 +151,11 @@ std::optional<Nomination> Nominations::nominate(const RunState& state, int task,
   }
   n.source = ProposalSource::random_fallback;
   n.note = "every configuration the acquisition ranks high is taken by the task already";
+  if (rows_) {
+    n.config = random_.propose(state, task, trial);  // an untaken row, or any point when none is left
+    if (rows_->untaken(state, task).empty()) n.note = "every tabulated configuration of the task is taken already";
+    return n;
+  }
   for (int i = 0; i < 100; ++i) {
     jobs::Config config = job_.space.sample(rng);
     if (!taken(state, task, config)) {
@@ -162,6 +171,12 @@ std::optional<Nomination> Nominations::nominate(const RunState& state, int task,
 bool Nominations::take_untaken(const RunState& state, const std::vector<surrogate::Maximum>& ranked, Nomination& n) const {
   for (const surrogate::Maximum& m : ranked) {
     jobs::Config config = data_.encoder().decode(std::span<const double>(m.x.data(), static_cast<std::size_t>(m.x.size())));
+    if (rows_) {
+      // A ranked row, decoded: the row itself (its exact values), unless the task took it.
+      std::optional<jobs::Config> row = rows_->nearest_untaken(state, n.task, config);
+      if (!row) return false;
+      config = std::move(*row);
+    }
     if (taken(state, n.task, config)) continue;
     n.config = std::move(config);
     n.value = m.value;

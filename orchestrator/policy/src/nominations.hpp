@@ -57,6 +57,7 @@ class Nominations {
   HedgePortfolios& hedges_;
   Bases& bases_;
   JobEncodedSpace search_space_;
+  std::shared_ptr<const TableRows> rows_;  ///< a table that restricts proposals; else null
   RandomPolicy random_;
   std::vector<TaskBatch> batches_;   // per run model task
   std::vector<int> proposing_step_;  // per task, the model task its last nomination came from (rung tasks)

@@ -8,11 +8,19 @@
 #include <string>
 
 #include "lbo/orchestrator/model_policy.hpp"
+#include "table_rows.hpp"
 
 namespace lbo::orchestrator {
 
-jobs::Config RandomPolicy::propose(const RunState& /*state*/, int /*task*/, std::int64_t trial) {
+RandomPolicy::RandomPolicy(jobs::Space space, std::uint64_t seed, std::shared_ptr<const TableRows> rows)
+    : space_(std::move(space)), seed_(seed), rows_(std::move(rows)) {}
+
+jobs::Config RandomPolicy::propose(const RunState& state, int task, std::int64_t trial) {
   std::mt19937_64 rng(jobs::trial_seed(seed_, trial));
+  if (rows_) {
+    // Every row taken (a task added at runtime with a larger budget): a point of the space.
+    if (std::optional<jobs::Config> row = rows_->draw(state, task, rng)) return std::move(*row);
+  }
   return space_.sample(rng);
 }
 
@@ -43,7 +51,9 @@ FitThreads fit_threads(const jobs::JobSpec& job, bool under_mpi) {
 }
 
 std::unique_ptr<Policy> make_policy(const jobs::JobSpec& job, PolicyOptions options) {
-  if (job.policy.surrogate == jobs::SurrogateKind::random) return std::make_unique<RandomPolicy>(job.space, job.seed);
+  if (job.policy.surrogate == jobs::SurrogateKind::random) {
+    return std::make_unique<RandomPolicy>(job.space, job.seed, TableRows::of(job));
+  }
   return std::make_unique<ModelPolicy>(job, std::move(options));
 }
 

@@ -25,7 +25,7 @@ void TaskBatch::update(const TaskTrials& trials, const Basis& basis, const Batch
   const bool current = key_ == basis.key || (kind_ == basis.kind && now - built_at_ < 9 * build_cost_);
   const bool fresh = batch_ && 2 * batch_->candidates_left() >= settings.maximizer.candidates;
   const auto came_in = std::count_if(pending_.begin(), pending_.end(), [&](std::int64_t id) { return ended(state.trial(id)); });
-  if (batch_ && current && fresh && !settings.sync && finished_ + came_in == finished) {
+  if (batch_ && current && fresh && !settings.sync && settings.candidates == nullptr && finished_ + came_in == finished) {
     finished_ = finished;
     for (std::int64_t id : pending_) {
       const Trial& t = state.trial(id);
@@ -75,7 +75,15 @@ void TaskBatch::update(const TaskTrials& trials, const Basis& basis, const Batch
   if (basis.kind != Basis::Kind::prior) {
     for (std::size_t i = 0; i < observed.size() && i < 3; ++i) starts.push_back(trials.encode(state.trial(observed[i].second)));
   }
-  batch_.emplace(std::move(posterior), surrogate::stack_rows(pending_x, d), *settings.space, settings.maximizer, seed, starts);
+  if (settings.candidates != nullptr) {
+    surrogate::MaximizerOptions ranked_only = settings.maximizer;
+    ranked_only.refine = 0;
+    batch_.emplace(std::move(posterior), surrogate::stack_rows(pending_x, d), *settings.space, ranked_only,
+                   *settings.candidates);
+  } else {
+    batch_.emplace(std::move(posterior), surrogate::stack_rows(pending_x, d), *settings.space, settings.maximizer, seed,
+                   starts);
+  }
   source_ = basis.source();
   kind_ = basis.kind;
   key_ = basis.key;

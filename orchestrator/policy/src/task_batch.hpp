@@ -54,6 +54,9 @@ struct BatchSettings {
   surrogate::MaximizerOptions maximizer;
   double xi = 0.01;
   bool sync = false;  ///< --sync: rebuilt at every update, always refined
+  /// The only configurations to rank (n × d, a restricting table's untaken rows): the batch
+  /// is rebuilt on them at every update and nothing is refined. Null: drawn candidates.
+  const Eigen::MatrixXd* candidates = nullptr;
 };
 
 class TaskBatch {

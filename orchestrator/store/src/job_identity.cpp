@@ -59,6 +59,7 @@ JobIdentity JobIdentity::of(const jobs::JobSpec& job) {
     // A tabulated objective's identity: its file and columns, where a command's argv goes.
     id.command = {"table", table->path.string(), "objective=" + table->objective_column, "task=" + table->task_column,
                   "time=" + table->time_column};
+    if (table->restricted) id.command.push_back("restricted");
   }
   for (const jobs::TaskSpec& t : job.tasks) id.tasks.push_back(TaskIdentity::of(t));
   id.virtual_clock = job.workers.simulate > 0;

@@ -23,6 +23,8 @@ struct ObjectiveTableSpec {
   std::string objective_column;    ///< table_objective
   std::string task_column = "task";  ///< table_task
   std::string time_column;         ///< table_time: an evaluation's duration in seconds; empty: none
+  /// table_restrict: proposals are the task's tabulated configurations only, each at most once
+  bool restricted = false;
 };
 
 class ObjectiveTable {
@@ -51,6 +53,8 @@ class ObjectiveTable {
   const std::vector<Row>& rows(std::string_view task) const;
   /// `config`'s nearest row of `task`.
   Match nearest(std::string_view task, const Config& config) const;
+  /// `config` in the encoded unit box the distances are measured in (Row::encoded's).
+  std::vector<double> encode(const Config& config) const { return encoder_->encode(config); }
   std::size_t row_count() const { return row_count_; }
   std::size_t failed_count() const { return failed_count_; }
 

@@ -43,6 +43,11 @@ class BatchProposer {
   BatchProposer(std::shared_ptr<const TaskPosterior> posterior, const Eigen::MatrixXd& pending,
                 const EncodedSpace& space, const MaximizerOptions& options, std::uint64_t seed,
                 const std::vector<Eigen::VectorXd>& starts = {});
+  /// As above on the given candidates (rows, canonical points of `space`) instead of drawn
+  /// ones: a finite set of configurations, such as a table's rows (with options.refine = 0,
+  /// next() ranks exactly these).
+  BatchProposer(std::shared_ptr<const TaskPosterior> posterior, const Eigen::MatrixXd& pending,
+                const EncodedSpace& space, const MaximizerOptions& options, Eigen::MatrixXd candidates);
 
   /// The maxima of acquisition `kind` given the pending points, the batch so far and the
   /// results that came in for them, best first (the caller takes the first it can use and passes

@@ -66,11 +66,14 @@ class Policy {
   }
 };
 
+class TableRows;  // policy/src/table_rows.hpp
+
 /// Uniform sampling that respects `when` conditions. Trial t draws from its own stream,
-/// seeded from (job seed, t), so proposals do not depend on the order results arrive in.
+/// seeded from (job seed, t), so proposals do not depend on the order results arrive in. With a
+/// table that restricts proposals (`rows`), a row the task has not taken, drawn uniformly.
 class RandomPolicy final : public Policy {
  public:
-  RandomPolicy(jobs::Space space, std::uint64_t seed) : space_(std::move(space)), seed_(seed) {}
+  RandomPolicy(jobs::Space space, std::uint64_t seed, std::shared_ptr<const TableRows> rows = nullptr);
   jobs::Config propose(const RunState& state, int task, std::int64_t trial) override;
   /// Several open tasks: one at random (seeded by the trial), as nothing tells them apart.
   Proposal propose_among(const RunState& state, const std::vector<int>& open, std::int64_t trial) override;
@@ -78,6 +81,7 @@ class RandomPolicy final : public Policy {
  private:
   jobs::Space space_;
   std::uint64_t seed_;
+  std::shared_ptr<const TableRows> rows_;
 };
 
 /// A finished task of another run ([policy] warm_start): an earlier task for the model.

@@ -1,0 +1,86 @@
+// A table that restricts proposals (objective.table_restrict): a task's untaken rows are those
+// none of its trials landed on (nearest row), a repeated configuration is one row, the nearest
+// untaken row is found among them, and the random and model policies propose only untaken rows
+// of the task, each once, until the task has taken them all.
+
+#include "table_rows.hpp"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "lbo/orchestrator/model_policy.hpp"
+#include "lbo/orchestrator/policy.hpp"
+#include "test_support.hpp"
+
+using namespace lbo::orchestrator;
+using lbo::jobs::Config;
+
+namespace {
+
+// Task a: x = 0.0, 0.25, 0.5, 0.75, 1.0 and 0.5 again (a repeat); task b: x = 0.1, 0.9.
+// The objective rises with x.
+std::string table_job(const std::filesystem::path& dir, const std::string& surrogate, int budget_a = 5) {
+  lbo::testing::write_text(dir / "evals.csv",
+                           "task,x,y\na,0.0,0\na,0.25,1\na,0.5,2\na,0.75,3\na,1.0,4\na,0.5,9\nb,0.1,5\nb,0.9,6\n");
+  return "name = \"t\"\nseed = 3\n[objective]\ntable = \"evals.csv\"\ntable_objective = \"y\"\ntable_restrict = true\n"
+         "direction = \"maximize\"\n[policy]\nsurrogate = \"" + surrogate + "\"\ninitial_random = 2\n"
+         "[space]\nx = { type = \"float\", low = 0, high = 1 }\n"
+         "[[tasks]]\nname = \"a\"\nbudget = " + std::to_string(budget_a) + "\n[[tasks]]\nname = \"b\"\nbudget = 2\n";
+}
+
+double x_of(const Config& c) { return *c.values[0]; }
+
+}  // namespace
+
+TEST(TableRowsTest, untaken_rows_leave_out_those_a_trial_landed_on_and_repeats) {
+  lbo::testing::ScratchDir dir;
+  const lbo::jobs::JobSpec job = lbo::testing::job_from(table_job(dir.path(), "random"), dir.path());
+  const std::shared_ptr<const TableRows> rows = TableRows::of(job);
+  ASSERT_TRUE(rows);
+  RunState state = lbo::testing::started_state(job);
+  const auto xs = [&](int task) {
+    std::vector<double> out;
+    for (const auto* row : rows->untaken(state, task)) out.push_back(x_of(row->config));
+    return out;
+  };
+  EXPECT_EQ(xs(0), (std::vector<double>{0.0, 0.25, 0.5, 0.75, 1.0})) << "the second 0.5 repeats the first";
+  EXPECT_EQ(xs(1), (std::vector<double>{0.1, 0.9}));
+  lbo::testing::start_trial(state, 0, Config{{0.7}});  // lands on 0.75
+  lbo::testing::start_trial(state, 0, Config{{0.0}});
+  EXPECT_EQ(xs(0), (std::vector<double>{0.25, 0.5, 1.0}));
+  EXPECT_EQ(xs(1), (std::vector<double>{0.1, 0.9})) << "another task's trials take nothing of b";
+  EXPECT_EQ(x_of(*rows->nearest_untaken(state, 0, Config{{0.8}})), 1.0) << "0.75 is taken";
+  EXPECT_EQ(x_of(*rows->nearest_untaken(state, 0, Config{{0.1}})), 0.25);
+  EXPECT_EQ(rows->encoded_untaken(state, 0).rows(), 3);
+  std::mt19937_64 rng(1);
+  std::set<double> drawn;
+  for (int i = 0; i < 200; ++i) drawn.insert(x_of(*rows->draw(state, 0, rng)));
+  EXPECT_EQ(drawn, (std::set<double>{0.25, 0.5, 1.0}));
+  for (double x : {0.25, 0.5, 1.0}) lbo::testing::start_trial(state, 0, Config{{x}});
+  EXPECT_FALSE(rows->draw(state, 0, rng));
+  EXPECT_FALSE(rows->nearest_untaken(state, 0, Config{{0.5}}));
+  EXPECT_FALSE(TableRows::of(lbo::testing::job_from(lbo::testing::test_job(), dir.path())));
+}
+
+// Each policy, asked for every trial of task a's budget, proposes each row of a exactly once;
+// the model (lbo, after its two-row design) ranks only untaken rows.
+TEST(TableRowsTest, the_policies_propose_each_untaken_row_of_the_task_once) {
+  for (const std::string surrogate : {"random", "gp"}) {
+    lbo::testing::ScratchDir dir;
+    const lbo::jobs::JobSpec job = lbo::testing::job_from(table_job(dir.path(), surrogate), dir.path());
+    PolicyOptions options;
+    options.sync = true;
+    std::unique_ptr<Policy> policy = make_policy(job, options);
+    RunState state = lbo::testing::started_state(job);
+    std::set<double> proposed;
+    for (int i = 0; i < 5; ++i) {
+      const Config c = policy->propose(state, 0, state.next_trial_id());
+      EXPECT_TRUE(proposed.insert(x_of(c)).second) << surrogate << ": row " << x_of(c) << " proposed twice";
+      const std::int64_t id = lbo::testing::start_trial(state, 0, c);
+      lbo::testing::end_attempt(state, id, lbo::testing::ok_with(x_of(c)));
+      policy->results_committed(state);
+    }
+    EXPECT_EQ(proposed, (std::set<double>{0.0, 0.25, 0.5, 0.75, 1.0})) << surrogate;
+  }
+}
