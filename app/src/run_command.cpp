@@ -44,7 +44,10 @@ std::string describe(const jobs::JobSpec& job) {
   return std::to_string(job.space.size()) + " parameter(s), " + std::to_string(job.tasks.size()) + " task(s), " +
          std::to_string(job.total_budget()) + " trials, " + std::string(jobs::to_string(job.objective.direction)) +
          ", surrogate " + std::string(jobs::to_string(job.policy.surrogate)) +
-         (job.policy.surrogate == jobs::SurrogateKind::random ? "" : " with " + std::string(jobs::to_string(job.policy.acquisition)));
+         (job.policy.surrogate == jobs::SurrogateKind::random ? "" : " with " + std::string(jobs::to_string(job.policy.acquisition))) +
+         (job.workers.simulate > 0 ? ", simulated on " + std::to_string(job.workers.simulate) + " virtual slot(s), durations " +
+                                         jobs::to_string(job.workers.simulate_duration)
+                                   : std::string());
 }
 
 // The job's [workers] keys as a worker plans its slots from them.

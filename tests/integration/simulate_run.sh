@@ -99,6 +99,9 @@ assert 0 < span <= float(sys.argv[2]) + 1e-3, (span, sys.argv[2])
 print(f"zero-length trials: virtual span {span:.3f} s within real {float(sys.argv[2]):.3f} s")
 PY
 
+"$LBO_BIN" validate "$REPO/jobs/examples/deepar_simulated.toml" | grep -q "simulated on 64 virtual slot(s), durations table" \
+  || fail "jobs/examples/deepar_simulated.toml does not validate as a simulated job"
+
 # SIGTERM and resume under --sync: the unstopped run's trials; the clock goes on from the stop.
 write_job "$SCRATCH/long.toml" 40 "simulate = 4"
 "$LBO_BIN" run "$SCRATCH/long.toml" --sync --run-root "$SCRATCH/whole" 2> "$SCRATCH/whole.log" || fail "lbo run exited $?"

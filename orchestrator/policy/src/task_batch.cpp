@@ -45,7 +45,17 @@ void TaskBatch::update(const TaskTrials& trials, const Basis& basis, const Batch
     pending_ = std::move(pending);
     return;
   }
+  rebuild(trials, basis, settings, seed, std::move(pending));
+  finished_ = finished;
+  built_at_ = Clock::now();
+  build_cost_ = built_at_ - now;
+}
 
+// The batch anew on `basis`: the task's results the posterior has not seen joined, its running
+// trials pending, candidates drawn from `seed` (or the settings' given ones).
+void TaskBatch::rebuild(const TaskTrials& trials, const Basis& basis, const BatchSettings& settings, std::uint64_t seed,
+                        std::vector<std::int64_t> pending) {
+  const RunState& state = trials.state;
   const int d = settings.space->dimension();
   std::shared_ptr<const surrogate::TaskPosterior> posterior = basis.posterior;
   // Results the posterior has not seen join it exactly (hyperparameters kept).
@@ -88,7 +98,6 @@ void TaskBatch::update(const TaskTrials& trials, const Basis& basis, const Batch
   kind_ = basis.kind;
   key_ = basis.key;
   standardization_ = basis.posterior->standardization();
-  finished_ = finished;
   index_.clear();
   for (std::size_t i = 0; i < pending.size(); ++i) index_.emplace(pending[i], static_cast<int>(i));
   pending_ = std::move(pending);
@@ -96,8 +105,6 @@ void TaskBatch::update(const TaskTrials& trials, const Basis& basis, const Batch
   params_ = surrogate::AcquisitionParams{};
   params_.incumbent = basis.kind == Basis::Kind::prior ? basis.incumbent : (observed.empty() ? 0.0 : observed.front().first);
   params_.xi = settings.xi;
-  built_at_ = Clock::now();
-  build_cost_ = built_at_ - now;
 }
 
 bool TaskBatch::refine_due(bool sync) const { return sync || Clock::now() - refined_at_ >= 9 * refine_cost_; }

@@ -84,6 +84,8 @@ class TaskBatch {
 
  private:
   using Clock = std::chrono::steady_clock;
+  void rebuild(const TaskTrials& trials, const Basis& basis, const BatchSettings& settings, std::uint64_t seed,
+               std::vector<std::int64_t> pending);
 
   std::optional<surrogate::BatchProposer> batch_;
   ProposalSource source_ = ProposalSource::model;
