@@ -81,8 +81,12 @@ void write_checkpoint_line(std::ostream& out, const RecoveredRun& run) {
   if (run.checkpoint_file) {
     const double age =
         std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count() - run.checkpoint_time;
-    out << "last checkpoint: " << run.checkpoint_file->filename().string() << " at " << local_time(run.checkpoint_time)
-        << " (" << static_cast<long>(std::max(0.0, age)) << " s ago)\n";
+    out << "last checkpoint: " << run.checkpoint_file->filename().string() << " at " << local_time(run.checkpoint_time);
+    if (run.state.job().virtual_clock) {
+      out << " (virtual time: a simulated run)\n";  // ahead of the real clock: no age
+    } else {
+      out << " (" << static_cast<long>(std::max(0.0, age)) << " s ago)\n";
+    }
   } else {
     out << "last checkpoint: none yet (the journal holds everything)\n";
   }

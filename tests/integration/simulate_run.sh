@@ -79,6 +79,8 @@ span = max(t(r["finished"]) for r in results) - min(t(r["started"]) for r in res
 assert rounds - 1e-3 <= span <= rounds + real_s + 1e-3, (rounds, span, real_s)
 print(f"24 trials, virtual span {span:.0f} s over rounds of {rounds:.0f} s, real {real_s:.1f} s")
 PY
+"$LBO_BIN" status "$SCRATCH/a/sim" | grep -q "^last checkpoint: .* (virtual time: a simulated run)$" \
+  || { "$LBO_BIN" status "$SCRATCH/a/sim"; fail "lbo status does not say the checkpoint's time is virtual"; }
 "$LBO_BIN" report "$SCRATCH/a/sim" --output "$SCRATCH/a.html" > /dev/null 2>&1 || fail "lbo report exited $?"
 grep -q '"virtual_clock":true' "$SCRATCH/a.html" || fail "the report does not know the run's times are virtual"
 
