@@ -261,6 +261,11 @@ TEST_F(TableJobTest, table_keys_are_checked_where_they_are_written) {
   EXPECT_NE(job_error(job("table = \"evals.csv\"\ntable_objective = \"loss\"\n") + "[early_stopping]\nmax_step = 9\n")
                 .find("objective.table: a table gives no intermediate reports; leave out [early_stopping]"),
             std::string::npos);
+  EXPECT_NE(job_error(job("table = \"evals.csv\"\ntable_objective = \"loss\"\ntable_restrict = \"yes\"\n"))
+                .find("objective.table_restrict: must be true or false"),
+            std::string::npos);
+  EXPECT_NE(job_error(job("command = [\"/bin/true\"]\ntable_restrict = true\n")).find("objective.table_restrict: needs objective.table"),
+            std::string::npos);
   write("task,lr,depth,opt,loss\na,0.5,1,adam,3\n");
   EXPECT_NE(job_error(job("table = \"evals.csv\"\ntable_objective = \"loss\"\n"))
                 .find("objective.table: 1 problem(s) in the table:\n  evals.csv:2: lr: 0.5 is above high = 0.1"),
