@@ -1,7 +1,8 @@
 // lbo-test-objective: a fast, scriptable objective for tests and benchmarks.
 //
 //   lbo-test-objective [--function zero|sum|branin|quadratic|steps] [--via stdout|file] [--context FILE]
-//                      [--sleep-ms MS] [--metrics on] [--reports N] [--report-ms MS]
+//                      [--sleep-ms MS] [--sleep-ms-per-value MS] [--metrics on] [--reports N]
+//                      [--report-ms MS]
 //
 // Reads $LBO_PARAMS_FILE (JSON). The value is a known function of the numeric parameters;
 // `quadratic` takes its task's (a, b, c) from the JSON object in FILE (a task's dataset);
@@ -10,7 +11,9 @@
 // `steps` reports only "steps": f_s(x) = 1 - (x - c_s)² for c = 0.15, 0.5, 0.85 (a stepwise
 // objective whose three steps have different optima);
 // these optional parameters steer the run itself:
-//   sleep_ms  (number)  sleep first (--sleep-ms sleeps that long whatever the parameters say)
+//   sleep_ms  (number)  sleep first (--sleep-ms sleeps that long whatever the parameters say;
+//                       --sleep-ms-per-value MS sleeps MS × the value first, so that trials of
+//                       one round end in the order of their values)
 //   outcome   (string)  "ok" (default), "fail" (exit 3), "crash" (SIGSEGV), "hang" (ignore
 //                       SIGTERM and sleep), "garbage" (no JSON), "nan" (objective NaN),
 //                       "silent" (exit 0, print nothing)
@@ -79,7 +82,7 @@ double evaluate(const std::string& function, const nlohmann::json& params, const
 int main(int argc, char** argv) {
   std::string function = "sum", via = "stdout";
   bool metrics = false;
-  double sleep_ms = -1, report_ms = 0;
+  double sleep_ms = -1, report_ms = 0, sleep_ms_per_value = 0;
   int reports = 0;
   nlohmann::json context = nlohmann::json::object();
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -89,6 +92,7 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[i], "--metrics") == 0) metrics = std::strcmp(argv[i + 1], "on") == 0;
     if (std::strcmp(argv[i], "--reports") == 0) reports = std::atoi(argv[i + 1]);
     if (std::strcmp(argv[i], "--report-ms") == 0) report_ms = std::atof(argv[i + 1]);
+    if (std::strcmp(argv[i], "--sleep-ms-per-value") == 0) sleep_ms_per_value = std::atof(argv[i + 1]);
     if (std::strcmp(argv[i], "--context") == 0) {
       std::ifstream file(argv[i + 1]);
       context = nlohmann::json::parse(file, nullptr, false);
@@ -128,6 +132,9 @@ int main(int argc, char** argv) {
     return 0;
   }
   const double value = outcome == "nan" ? std::nan("") : evaluate(function, params, context);
+  if (sleep_ms_per_value > 0 && value > 0) {
+    std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(sleep_ms_per_value * value));
+  }
   if (outcome == "bad-reports") {
     std::cout << "lbo:report {\"step\": 2, \"value\": 1}\nlbo:report {\"step\": 1, \"value\": 1}\n"
                  "lbo:report {\"step\": 2, \"value\": 1}\nlbo:report {\"step\": 3, \"value\": NaN}\n"

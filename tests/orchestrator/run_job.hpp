@@ -79,14 +79,16 @@ inline RunOutput run_job(const std::string& text, const ScratchDir& dir, int slo
   return out;
 }
 
-/// A thread that sends this process `signal_number` once `results` (a results.csv) has `rows`
-/// rows, looking every 10 ms for up to a minute.
-inline std::thread signal_after_rows(int signal_number, std::filesystem::path results, std::size_t rows) {
+/// A thread that sends this process `signal_number` `delay` after `results` (a results.csv) has
+/// `rows` rows, looking every 10 ms for up to a minute.
+inline std::thread signal_after_rows(int signal_number, std::filesystem::path results, std::size_t rows,
+                                     std::chrono::milliseconds delay = std::chrono::milliseconds(0)) {
   return std::thread([=] {
     for (int i = 0; i < 6000; ++i) {
       std::ifstream in(results);
       const auto lines = static_cast<std::size_t>(std::count(std::istreambuf_iterator<char>(in), {}, '\n'));
       if (lines >= rows + 1) {
+        std::this_thread::sleep_for(delay);
         ::kill(::getpid(), signal_number);
         return;
       }

@@ -320,6 +320,58 @@ TEST(EarlyStoppingTest, sync_decides_a_rung_once_every_running_trial_reached_it_
   } while (std::next_permutation(order.begin(), order.end()));
 }
 
+// --sync: a trial that ends ok before its round reached the rungs it passed is held, still
+// running for the rule: it is judged at those rungs with the others (here stopped at rung 1),
+// or released once they are decided without a stop; rungs past its last step do not wait for it.
+TEST(EarlyStoppingTest, sync_holds_a_trial_that_ended_before_its_round_reached_its_rungs) {
+  const RungTable rule_rungs(spec(StoppingRule::asha, 1, 9, 3), lbo::jobs::Direction::maximize, 1);
+  {
+    TrialsAtRungs table(3);
+    EarlyStopping rule(rule_rungs, true);
+    table.report(0, 1, 0.2), table.report(0, 3, 0.3), table.report(0, 9, 0.4);
+    EXPECT_TRUE(rule.after_reports(table.state, {0}).empty());
+    EXPECT_TRUE(rule.hold(table.state.trial(0)));
+    EXPECT_TRUE(rule.held(0, 1));
+    EXPECT_TRUE(rule.after_end(table.state).empty()) << "trials 1 and 2 have not reached rung 1";
+    EXPECT_TRUE(rule.released(table.state).empty());
+    EXPECT_TRUE(table.report_and_decide(rule, 1, 1, 0.9).empty());
+    // 0.2 < q(0.5, 0.9) = 0.7667 and 0.5 < q(0.2, 0.9) = 0.6667: both stopped at rung 1.
+    const std::vector<StopDecision> stops = table.report_and_decide(rule, 2, 1, 0.5);
+    ASSERT_EQ(stops.size(), 2u);
+    EXPECT_EQ(stops[0].trial, 0);
+    EXPECT_EQ(stops[0].step, 1);
+    EXPECT_EQ(stops[0].value, 0.2);
+    EXPECT_EQ(stops[1].trial, 2);
+    EXPECT_TRUE(rule.released(table.state).empty()) << "a stopped trial is not released";
+    EXPECT_FALSE(rule.held(0, 1));
+  }
+  {
+    TrialsAtRungs table(3);
+    EarlyStopping rule(rule_rungs, true);
+    table.report(0, 1, 0.97), table.report(0, 2, 0.98);  // ends at step 2: rung 1 only
+    EXPECT_TRUE(rule.hold(table.state.trial(0)));
+    EXPECT_TRUE(table.report_and_decide(rule, 1, 1, 0.95).empty());
+    // 0.97 and 0.95 go on (0.95 ≥ q(0.9, 0.97) = 0.9467); 0.9 < q(0.95, 0.97) is stopped.
+    const std::vector<StopDecision> stops = table.report_and_decide(rule, 2, 1, 0.9);
+    ASSERT_EQ(stops.size(), 1u);
+    EXPECT_EQ(stops[0].trial, 2);
+    EXPECT_TRUE(rule.after_end(table.state).empty());
+    EXPECT_EQ(rule.released(table.state), (std::vector<std::pair<std::int64_t, int>>{{0, 1}}));
+    EXPECT_FALSE(rule.held(0, 1));
+    lbo::testing::end_attempt(table.state, 0, lbo::testing::ok_with(0.98));
+    // Rung 3 waits for trial 1 alone, and compares it with nobody there.
+    EXPECT_TRUE(table.report_and_decide(rule, 1, 3, 0.5).empty());
+    // An attempt whose rungs are all decided is not held.
+    table.report(1, 4, 0.6);
+    EXPECT_FALSE(rule.hold(table.state.trial(1)));
+  }
+  // Without --sync nothing is held.
+  TrialsAtRungs table(2);
+  EarlyStopping rule(rule_rungs, false);
+  table.report(0, 1, 0.5);
+  EXPECT_FALSE(rule.hold(table.state.trial(0)));
+}
+
 // [early_stopping] model = "rungs", rungs 1 and 3 and max_step 9: each is a model task. A rung's
 // takes every ended trial (ok, stopped, paused) with a report there, at its first report at or
 // past the rung, up to the step a stopped trial was stopped on; max_step's takes the trials that
@@ -473,7 +525,8 @@ void expect_same_trials(const RunOutput& a, const RunOutput& b, const std::strin
 // order). The uninterrupted run's output (its run directory is gone: `when_done` reads it).
 RunOutput expect_sync_runs_alike(const std::string& job, const std::string& file, std::size_t rows,
                                   const std::function<void(const RunOutput&)>& when_stopped = {},
-                                  const std::function<void(const RunOutput&)>& when_done = {}) {
+                                  const std::function<void(const RunOutput&)>& when_done = {},
+                                  std::chrono::milliseconds delay = std::chrono::milliseconds(0)) {
   lbo::testing::ScratchDir dir;
   MasterOptions sync;
   sync.sync = true;
@@ -483,7 +536,7 @@ RunOutput expect_sync_runs_alike(const std::string& job, const std::string& file
   const RunOutput again = run_job(job, dir, 3, sync, dir.path() / "again");
   EXPECT_EQ(again.exit_code, kExitDone) << again.log;
   expect_same_trials(whole, again, "a second --sync run");
-  std::thread stopper = lbo::testing::signal_after_rows(SIGINT, dir.path() / "stopped" / "es" / file, rows);
+  std::thread stopper = lbo::testing::signal_after_rows(SIGINT, dir.path() / "stopped" / "es" / file, rows, delay);
   const RunOutput part = run_job(job, dir, 3, sync, dir.path() / "stopped");
   stopper.join();
   EXPECT_EQ(part.exit_code, kExitResumable) << part.log;
@@ -502,6 +555,38 @@ TEST(EarlyStoppingRunTest, a_sync_run_is_reproducible_and_resumes_to_the_same_tr
   int stopped = 0;
   for (const Row& row : whole.rows) stopped += row.at("status") == "stopped" ? 1 : 0;
   EXPECT_GT(stopped, 0) << whole.log;
+}
+
+// --sync, with trials that end in the order of their values (the lowest first, before the others
+// reach rung 1, as trials of very different lengths do, or a loaded machine's late spawns):
+// the first round's lowest is judged at rung 1 with the others all the same, and stopped there
+// (its value < the cutoff of two higher ones), in every run. A stop 100 ms after it reported its
+// 8 steps (it waits for the others; about 200 ms before they report, on an idle machine) commits
+// none of the round's results: the resumed run runs the round again and ends as the
+// uninterrupted one.
+TEST(EarlyStoppingRunTest, a_sync_round_judges_a_trial_that_ended_before_the_others_reached_a_rung) {
+  std::string job = asha_job(6, 10, 5);
+  const std::string report_ms = "\"--report-ms\", \"10\"";
+  job.insert(job.find(report_ms) + report_ms.size(), ", \"--sleep-ms-per-value\", \"600\"");
+  std::map<std::string, std::string> whole_status;  // trial → status in the uninterrupted run
+  const auto lowest_of_the_first_round = [&](const RunOutput& out) {
+    for (const Row& row : out.rows) whole_status[row.at("trial")] = row.at("status");
+    ASSERT_EQ(out.rows.size(), 6u) << out.log;
+    const auto values = reported_values(out.run_dir);
+    std::vector<std::pair<double, std::size_t>> at_rung_1;
+    for (std::size_t i = 0; i < 3; ++i) at_rung_1.emplace_back(values.at(std::to_string(i)).at("1"), i);
+    std::sort(at_rung_1.begin(), at_rung_1.end());
+    ASSERT_LT(at_rung_1[0].first, at_rung_1[1].first);
+    const Row& lowest = out.rows[at_rung_1[0].second];
+    EXPECT_EQ(lowest.at("status"), "stopped") << lowest.at("reason") << "\n" << out.log;
+    EXPECT_EQ(lowest.at("last_step"), "1");
+    // It ended long before the others: its own reports went on to step 8.
+    EXPECT_EQ(values.at(lowest.at("trial")).count("8"), 1u);
+  };
+  const auto as_in_the_whole_run = [&](const RunOutput& part) {
+    for (const Row& row : part.rows) EXPECT_EQ(row.at("status"), whole_status.at(row.at("trial"))) << part.log;
+  };
+  expect_sync_runs_alike(job, "reports.csv", 8, as_in_the_whole_run, lowest_of_the_first_round, std::chrono::milliseconds(100));
 }
 
 // model = "rungs" with lbo over two tasks: the model learns at epochs 1, 3 and 8 and proposes at

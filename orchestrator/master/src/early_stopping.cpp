@@ -107,8 +107,40 @@ std::vector<StopDecision> EarlyStopping::after_end(const RunState& state) {
   return sync_ ? decide_waiting(state) : std::vector<StopDecision>();
 }
 
+std::size_t EarlyStopping::rungs_reached(const Trial& t) const {
+  const std::vector<std::int64_t>& rungs = table_.rungs(table_.bracket_of(t.id));
+  const std::int64_t last = t.last_step(t.attempts);
+  return static_cast<std::size_t>(std::upper_bound(rungs.begin(), rungs.end(), last) - rungs.begin());
+}
+
+bool EarlyStopping::hold(const Trial& t) {
+  if (!sync_) return false;
+  const auto key = std::make_pair(t.id, t.attempts);
+  if (decided_[key] >= rungs_reached(t)) return false;
+  held_.insert(key);
+  return true;
+}
+
+bool EarlyStopping::held(std::int64_t id, int attempt) const { return held_.contains({id, attempt}); }
+
+std::vector<std::pair<std::int64_t, int>> EarlyStopping::released(const RunState& state) {
+  std::vector<std::pair<std::int64_t, int>> out;
+  for (auto it = held_.begin(); it != held_.end();) {
+    const Trial& t = state.trial(it->first);
+    const bool stopped = !t.running || t.attempts != it->second;
+    if (stopped || decided_[*it] >= rungs_reached(t)) {
+      if (!stopped) out.push_back(*it);
+      it = held_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  return out;
+}
+
 // --sync: a rung is decided for the running trials of a task and bracket once all of them have
-// reached it; then for each of them in id order, against every value at the rung, theirs
+// reached it (a held trial counts as having reached every rung, but is decided only at those
+// it reached); then for each of them in id order, against every value at the rung, theirs
 // included. After a rung that stopped any, the group's next rung is left for the next call.
 std::vector<StopDecision> EarlyStopping::decide_waiting(const RunState& state) {
   std::map<std::pair<int, int>, std::vector<const Trial*>> running;  // (task, bracket) → trials
@@ -119,12 +151,15 @@ std::vector<StopDecision> EarlyStopping::decide_waiting(const RunState& state) {
   for (auto& [key, trials] : running) {
     const std::vector<std::int64_t>& rungs = table_.rungs(key.second);
     for (std::size_t k = 0; k < rungs.size() && !trials.empty(); ++k) {
-      const bool all_reached = std::all_of(trials.begin(), trials.end(),
-                                           [&](const Trial* t) { return t->last_step(t->attempts) >= rungs[k]; });
+      const auto reached = [&](const Trial* t) { return t->last_step(t->attempts) >= rungs[k]; };
+      const bool all_reached = std::all_of(trials.begin(), trials.end(), [&](const Trial* t) {
+        return reached(t) || held(t->id, t->attempts);
+      });
       if (!all_reached) break;
       std::vector<const Trial*> going_on;
       const std::size_t stops_before = out.size();
       for (const Trial* t : trials) {
+        if (!reached(t)) continue;  // held, ended before this rung: it waits for nothing more
         std::size_t& decided = decided_[{t->id, t->attempts}];
         if (decided > k) {
           going_on.push_back(t);

@@ -14,11 +14,15 @@
 // - transfer (asha, hyperband): RUSH's hurdles (RungTable::hurdle) come first.
 // With --sync the decisions at a rung wait until every running trial of the task and bracket
 // has reached it, and are then made together (a synchronous successive halving per round), so
-// neither the order of reports nor a resume changes them.
+// neither the order of reports nor a resume changes them. A trial of the round that ends before
+// the others reach a rung it passed is held (hold()): it still counts as running, is judged at
+// each rung it reached with the others, and its result is released only then (released()), as a
+// stop at a rung when the rule says so. For rungs past its last step it waits for nobody.
 
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -40,6 +44,15 @@ class EarlyStopping {
   /// --sync, ask again (after_end) once the stops are applied, until none comes.
   std::vector<StopDecision> after_end(const RunState& state);
 
+  /// With --sync: whether the attempt of `t` that just ended ok (its result not yet applied)
+  /// must wait for rungs it reached that are not decided yet; it is then held.
+  bool hold(const Trial& t);
+  /// Whether trial `id`'s attempt `attempt` is held.
+  bool held(std::int64_t id, int attempt) const;
+  /// The held attempts whose rungs are all decided without a stop, in trial order, no longer
+  /// held (their results may be applied now); held attempts that were stopped are forgotten.
+  std::vector<std::pair<std::int64_t, int>> released(const RunState& state);
+
  private:
   /// The decision on `t` at rung `k` of its bracket: a stop, or nothing.
   std::optional<StopDecision> decide(const RunState& state, const Trial& t, std::size_t k) const;
@@ -51,11 +64,14 @@ class EarlyStopping {
   /// deciding each until one stops it (into `out`).
   void decide_reached(const RunState& state, const Trial& t, std::vector<StopDecision>& out);
   std::vector<StopDecision> decide_waiting(const RunState& state);
+  /// How many rungs of `t`'s bracket lie at or before the newest step of its newest attempt.
+  std::size_t rungs_reached(const Trial& t) const;
 
   const RungTable& table_;
   const jobs::EarlyStoppingSpec& spec_;
   bool sync_;
   std::map<std::pair<std::int64_t, int>, std::size_t> decided_;  // (trial, attempt) → rungs decided
+  std::set<std::pair<std::int64_t, int>> held_;                   // (trial, attempt), --sync
 };
 
 }  // namespace lbo::orchestrator

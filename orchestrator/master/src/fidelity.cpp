@@ -31,15 +31,51 @@ void Fidelity::on_reports(std::vector<workers::TrialReport> batch, double unix_t
     end(promoting_->after_reports(state_, reported), unix_time);
     return;
   }
+  if (sync_) {
+    on_end(unix_time);
+    return;
+  }
   end(stopping_->after_reports(state_, reported), unix_time);
-  if (sync_) on_end(unix_time);
 }
 
 void Fidelity::on_end(double unix_time) {
-  if (!stopping_ || !sync_) return;
+  if (!stopping_ || !sync_ || hooks_.stopping()) return;
   // A rung that stopped some is decided again once they are stopped (early_stopping.hpp).
   for (std::vector<StopDecision> stops = stopping_->after_end(state_); !stops.empty(); stops = stopping_->after_end(state_)) {
     end(std::move(stops), unix_time);
+  }
+  release();
+}
+
+std::optional<cluster::Completion> Fidelity::hold(cluster::Completion c, double unix_time) {
+  if (!stopping_ || !sync_ || c.outcome.status != workers::TrialStatus::ok) return c;
+  const Trial& t = state_.trial(c.trial);
+  if (t.attempts != c.attempt || !stopping_->hold(t)) return c;
+  held_.emplace(std::make_pair(c.trial, c.attempt), std::move(c));
+  on_end(unix_time);  // it holds up no rung past its last step
+  return std::nullopt;
+}
+
+std::vector<cluster::Completion> Fidelity::interrupt_held() {
+  std::vector<cluster::Completion> out;
+  for (auto& [key, c] : held_) {
+    const double duration_s = c.outcome.duration_s;
+    c.outcome = workers::Outcome{};
+    c.outcome.status = workers::TrialStatus::cancelled;
+    c.outcome.duration_s = duration_s;
+    c.outcome.reason = "cancelled by lbo: the run stopped while the trial waited for its round's rungs";
+    out.push_back(std::move(c));
+  }
+  held_.clear();
+  return out;
+}
+
+void Fidelity::release() {
+  for (const auto& key : stopping_->released(state_)) {
+    const auto it = held_.find(key);
+    cluster::Completion c = std::move(it->second);
+    held_.erase(it);
+    hooks_.released(std::move(c));
   }
 }
 
@@ -81,7 +117,8 @@ void Fidelity::prepare(workers::WorkOrder& order, const Trial& trial) const {
 void Fidelity::end(std::vector<StopDecision> decisions, double unix_time) {
   for (StopDecision& d : decisions) {
     const Trial& t = state_.trial(d.trial);
-    const bool running = t.running;
+    // A held attempt (--sync) is running for the run state, but its process has ended.
+    const bool running = t.running && held_.erase({d.trial, d.attempt}) == 0;
     workers::Outcome outcome;
     outcome.status = d.pause ? workers::TrialStatus::paused : workers::TrialStatus::stopped;
     outcome.objective = d.value;

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "early_stopping.hpp"
+#include "lbo/cluster/transport.hpp"
 #include "lbo/jobs/job_spec.hpp"
 #include "lbo/orchestrator/journal.hpp"
 #include "lbo/orchestrator/run_state.hpp"
@@ -38,6 +40,12 @@ class Fidelity {
     /// An attempt was stopped or paused (journaled and applied): commit it, and end its
     /// process when `running`.
     std::function<void(std::int64_t trial, int attempt, bool running)> ended;
+    /// --sync: a held attempt's rungs were decided without a stop: apply its end now (its
+    /// rungs are decided: no on_end() for it).
+    std::function<void(cluster::Completion)> released;
+    /// Whether the run is stopping: a --sync round is then interrupted, and its rungs are no
+    /// longer decided (the next run runs what did not end again and decides them).
+    std::function<bool()> stopping;
     std::function<void(const std::string&)> log;
   };
 
@@ -48,6 +56,14 @@ class Fidelity {
   void on_reports(std::vector<workers::TrialReport> batch, double unix_time);
   /// An attempt ended (its TrialFinished applied): with --sync, a rung's wait may be over.
   void on_end(double unix_time);
+  /// --sync: an attempt that ended ok before its round decided the rungs it reached is held
+  /// here, to be judged there with the rest of its round (early_stopping.hpp): it comes back
+  /// through Hooks::released, or ends stopped (Hooks::ended, not running). The completion when
+  /// it is not held (the caller applies it).
+  std::optional<cluster::Completion> hold(cluster::Completion c, double unix_time);
+  /// The held attempts, now cancelled: a stop interrupts them with their round (the next run
+  /// runs them again, as it does the round's cancelled attempts, and decides the rungs anew).
+  std::vector<cluster::Completion> interrupt_held();
   /// Whether this ended attempt `attempt` of `trial` before its process did (forgotten now: the
   /// completion only frees its slot).
   bool ended_early(std::int64_t trial, int attempt);
@@ -68,6 +84,7 @@ class Fidelity {
 
  private:
   void end(std::vector<StopDecision> decisions, double unix_time);
+  void release();
   void say(int& count, const std::string& what, const char* kind);
 
   RunState& state_;
@@ -78,6 +95,7 @@ class Fidelity {
   std::optional<Promotions> promoting_;  // promotion mode
   bool sync_;
   std::set<std::pair<std::int64_t, int>> ending_;  // attempts this ended whose process has not yet
+  std::map<std::pair<std::int64_t, int>, cluster::Completion> held_;  // --sync, by (trial, attempt)
   int stops_ = 0, pauses_ = 0, promotions_ = 0;
 };
 

@@ -275,6 +275,13 @@ class Master::Loop {
       if (!options_.sync) fill_slots();
       return;
     }
+    // --sync: an attempt that ended before its round reached the rungs it passed waits to be
+    // judged there with the others (fidelity.hpp).
+    if (std::optional<cluster::Completion> ended = fidelity_.hold(std::move(c), options_.clock())) complete(std::move(*ended));
+  }
+
+  // Journals and applies an attempt's end; then, with --sync, the rungs its end decides.
+  void complete(cluster::Completion c, bool decide_rungs = true) {
     const Trial& trial = state_.trial(c.trial);
     check_steps(job_.objective.stepwise, c.outcome);
     c.outcome.last_step = trial.last_step(c.attempt);
@@ -285,7 +292,7 @@ class Master::Loop {
     state_.apply(finished);
     if (deadline_) deadline_->record(trial.task, c.outcome);
     if (c.outcome.status == workers::TrialStatus::lbo_error) stops_.halt(lbo_error_message(finished), c.outcome.error_number);
-    fidelity_.on_end(options_.clock());
+    if (decide_rungs) fidelity_.on_end(options_.clock());
     uncommitted_.push_back({c.trial, c.attempt});
     post_commit();
     // Refill before the fsync: a proposal does not wait on the disk. (--sync waits for the
@@ -323,6 +330,11 @@ class Master::Loop {
   void check_done() {
     if (finished_ || commit_posted_ || transport_->busy_count() > 0) return;
     if (stops_.stopping()) {
+      // Attempts held for their round's rungs (--sync) end cancelled; their commit comes back.
+      if (std::vector<cluster::Completion> held = fidelity_.interrupt_held(); !held.empty()) {
+        for (cluster::Completion& c : held) complete(std::move(c), false);
+        return;
+      }
       finish();
     } else if (deadline_ && !state_.all_budgets_done()) {
       // Nothing runs, and the slots were just offered: no trial fits before the deadline.
@@ -371,6 +383,8 @@ class Master::Loop {
                         uncommitted_.push_back({trial, attempt});
                         post_commit();
                       },
+                      [this](cluster::Completion c) { complete(std::move(c), false); },
+                      [this] { return stops_.stopping(); },
                       [this](const std::string& line) { console_.log(line); }}};
   Periodic progress_, tick_;  // the progress line; every second: lost slots, the lock file, new tasks
 
