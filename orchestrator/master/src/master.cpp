@@ -7,6 +7,7 @@
 #include <chrono>
 #include <utility>
 
+#include "attempts.hpp"
 #include "checkpointing.hpp"
 #include "event_loop.hpp"
 #include "fidelity.hpp"
@@ -21,7 +22,6 @@
 #include "lbo/workers/runner.hpp"
 #include "stop_control.hpp"
 #include "task_arrivals.hpp"
-#include "trial_orders.hpp"
 
 namespace asio = boost::asio;
 
@@ -109,7 +109,7 @@ class Master::Loop {
       kill_leftovers(run_dir, console);
       saved_policy_ = std::move(recovered->policy);
     }
-    transport_ = make_transport(io_, [this](cluster::Completion c) { on_completion(std::move(c)); });
+    transport_ = make_transport(io_, [this](cluster::Completion c) { attempts_.on_completion(std::move(c)); });
     transport_->on_reports([this](std::vector<workers::TrialReport> batch) {
       if (!finished_) fidelity_.on_reports(std::move(batch), options_.clock());
     });
@@ -244,60 +244,10 @@ class Master::Loop {
     while (!stops_.stopping() && transport_->busy_count() < transport_->slot_count()) {
       std::optional<NextAttempt> next = scheduler_.next(state_, *policy_, interrupted_round, may_start_);
       if (!next) break;
-      dispatch(std::move(*next));
+      attempts_.dispatch(std::move(*next));
     }
     // Promotion mode: a task with nothing left to run or promote ends its paused trials.
     if (!stops_.stopping()) fidelity_.settle(options_.clock());
-  }
-
-  // The attempt is journaled before its process exists, so a resume always knows it may be
-  // running (and kills what it left). Appended, not yet fsynced: the page cache outlives an lbo
-  // killed outright, and a machine crash takes the attempt's process with it.
-  void dispatch(NextAttempt next) {
-    const std::int64_t id = next.trial;
-    const TrialStarted started{id, next.task, next.attempt, std::move(next.config),
-                               cluster::to_string(transport_->next_slot()), options_.clock(), next.proposed_by,
-                               std::move(next.proposal_note)};
-    if (!journal(started)) return;
-    state_.apply(started);
-    const Trial& trial = state_.trial(id);
-    workers::WorkOrder order = work_order(job_, state_.job().tasks[static_cast<std::size_t>(trial.task)].spec(), run_dir_, trial);
-    fidelity_.prepare(order, trial);
-    transport_->submit(std::move(order));
-  }
-
-  // A failed attempt is retried while `retries` allows. A cancelled one (lbo stopping, or a
-  // worker rank terminated under it) runs again first without using up a retry, and so does
-  // one that lbo itself could not run (its own I/O failed), which also stops the run.
-  void on_completion(cluster::Completion c) {
-    if (fidelity_.ended_early(c.trial, c.attempt)) {  // stopped or paused: committed, its slot is free now
-      post_commit();
-      if (!options_.sync) fill_slots();
-      return;
-    }
-    // --sync: an attempt that ended before its round reached the rungs it passed waits to be
-    // judged there with the others (fidelity.hpp).
-    if (std::optional<cluster::Completion> ended = fidelity_.hold(std::move(c), options_.clock())) complete(std::move(*ended));
-  }
-
-  // Journals and applies an attempt's end; then, with --sync, the rungs its end decides.
-  void complete(cluster::Completion c, bool decide_rungs = true) {
-    const Trial& trial = state_.trial(c.trial);
-    check_steps(job_.objective.stepwise, c.outcome);
-    c.outcome.last_step = trial.last_step(c.attempt);
-    const TrialFinished finished = finished_record(trial, c.attempt, c.outcome, cluster::to_string(c.worker),
-                                                   options_.clock(), job_.objective.retries);
-    // Applied even when the journal cannot take it: the final checkpoint may still keep it.
-    journal(finished);
-    state_.apply(finished);
-    if (deadline_) deadline_->record(trial.task, c.outcome);
-    if (c.outcome.status == workers::TrialStatus::lbo_error) stops_.halt(lbo_error_message(finished), c.outcome.error_number);
-    if (decide_rungs) fidelity_.on_end(options_.clock());
-    uncommitted_.push_back({c.trial, c.attempt});
-    post_commit();
-    // Refill before the fsync: a proposal does not wait on the disk. (--sync waits for the
-    // round to end and the refit.)
-    if (!options_.sync) fill_slots();
   }
 
   void post_commit() {
@@ -313,8 +263,7 @@ class Master::Loop {
     } catch (const IoError& e) {
       stops_.halt(e.what(), e.error_number());
     }
-    outputs_.committed(state_, uncommitted_);
-    uncommitted_.clear();
+    outputs_.committed(state_, attempts_.take_ended());
     const bool more_to_propose = !stops_.stopping() && !state_.all_budgets_done();
     if (!options_.sync) {
       if (more_to_propose) policy_->results_committed(state_);  // a refit in the background
@@ -332,7 +281,7 @@ class Master::Loop {
     if (stops_.stopping()) {
       // Attempts held for their round's rungs (--sync) end cancelled; their commit comes back.
       if (std::vector<cluster::Completion> held = fidelity_.interrupt_held(); !held.empty()) {
-        for (cluster::Completion& c : held) complete(std::move(c), false);
+        for (cluster::Completion& c : held) attempts_.complete(std::move(c), false);
         return;
       }
       finish();
@@ -380,15 +329,17 @@ class Master::Loop {
                       [this](const TrialsReported& r) { outputs_.reported(state_, r); },
                       [this](std::int64_t trial, int attempt, bool running) {
                         if (running) transport_->cancel(trial);
-                        uncommitted_.push_back({trial, attempt});
-                        post_commit();
+                        attempts_.ended_early(trial, attempt);
                       },
-                      [this](cluster::Completion c) { complete(std::move(c), false); },
+                      [this](cluster::Completion c) { attempts_.complete(std::move(c), false); },
                       [this] { return stops_.stopping(); },
                       [this](const std::string& line) { console_.log(line); }}};
   Periodic progress_, tick_;  // the progress line; every second: lost slots, the lock file, new tasks
 
-  std::vector<EndedAttempt> uncommitted_;  // attempts that ended in this turn
+  Attempts attempts_{job_, run_dir_, state_, fidelity_, transport_, deadline_, options_.sync,
+                     {[this](const JournalRecord& r) { return journal(r); },
+                      [this](const std::string& message, int error_number) { stops_.halt(message, error_number); },
+                      [this] { post_commit(); }, [this] { fill_slots(); }, options_.clock}};
   bool resumed_ = false;
   std::optional<PolicyState> saved_policy_;  // a resumed run's, until start() restores it
   bool commit_posted_ = false;
