@@ -26,9 +26,12 @@ Figures, after k = 1, 3, 5, 10, 15 and 25 evaluations, over tasks and seeds:
 
 usage: bench/transfer/run.py [--out DIR] [--seeds N] [--budget 25] [--tasks T1,T2,...]
                              [--methods lbo,ablr,libo,jumbo,gp,random,earlier-best,tpe] [--log]
+                             [--pairs lbo+copula:lbo,...]
   --log   lbo's methods minimize ln CRPS instead of CRPS (a table and warm start of ln values;
           the figures are of CRPS): a hypothesis about CRPS's heavy tail (a few values up to 52
           among values of 0.01-0.5), which standardization alone leaves to dominate the models
+  --pairs A:B,...  also print the paired difference of pct, A's less B's, at each k; a method
+          "lbo+copula" is lbo with [policy] output_warping = "copula" (any method + a warping)
 Runs are cached in DIR (default bench/transfer/out): a second call prints from what is there
 and runs only what is missing. LBO_BUILD_DIR names the build (default <repo>/build).
 """
@@ -98,6 +101,8 @@ def write_others(out, task, by_task, log):
 
 
 def job_text(method, task, seed, budget, others, table):
+    # "lbo+copula": lbo with [policy] output_warping = "copula".
+    method, _, warping = method.partition("+")
     policy = {
         "lbo": ['surrogate = "lbo"'], "ablr": ['surrogate = "ablr"'], "libo": ['surrogate = "libo"'],
         "jumbo": ['surrogate = "jumbo"'], "gp": ['surrogate = "gp"'], "random": ['surrogate = "random"'],
@@ -105,6 +110,8 @@ def job_text(method, task, seed, budget, others, table):
     }[method]
     if method not in ("gp", "random"):
         policy.append(f'warm_start = ["{others}"]')
+    if warping:
+        policy.append(f'output_warping = "{warping}"')
     lines = [f'name = "t"', f"seed = {seed}", "[objective]", f'table = "{table}"', 'table_objective = "metric_CRPS"',
              "table_restrict = true", 'direction = "minimize"', "[policy]", *policy, "[workers]", "local_slots = 1",
              "[space]"]
@@ -176,6 +183,7 @@ def main():
     ap.add_argument("--tasks", default="")
     ap.add_argument("--methods", default=",".join(METHODS))
     ap.add_argument("--log", action="store_true")
+    ap.add_argument("--pairs", default="", help="A:B,...: the paired differences of pct, A's less B's")
     args = ap.parse_args()
     build = os.environ.get("LBO_BUILD_DIR", os.path.join(REPO, "build"))
     by_task = read_table()
@@ -226,6 +234,17 @@ def main():
                 se = statistics.stdev(v) / math.sqrt(len(v)) if len(v) > 1 else 0.0
                 cells.append(f"{fmt.format(statistics.mean(v))} ±{se:5.2f}"[:15].rjust(16))
             print(f"{m:<13}" + "".join(cells))
+    for pair in filter(None, args.pairs.split(",")):
+        a, b = pair.split(":")
+        print(f"\npaired pct difference, {a} less {b} (percentage points; < 0: {a} better)")
+        cells = []
+        for k in ks:
+            d = [100 * (x - y) for x, y in zip(figures[a][k]["pct"], figures[b][k]["pct"])]
+            se = statistics.stdev(d) / math.sqrt(len(d)) if len(d) > 1 else 0.0
+            better = sum(x < 0 for x in d)
+            worse = sum(x > 0 for x in d)
+            cells.append(f"k={k}: {statistics.mean(d):+.2f} ±{se:.2f} ({better} better, {worse} worse)")
+        print("  " + "; ".join(cells))
 
 
 if __name__ == "__main__":

@@ -39,6 +39,10 @@ std::string_view to_string(AcquisitionKind kind) {
   return "?";
 }
 
+std::string_view to_string(OutputWarping warping) {
+  return warping == OutputWarping::copula ? "copula" : "none";
+}
+
 std::string_view to_string(TaskOrigin origin) {
   switch (origin) {
     case TaskOrigin::job_file: return "job file";

@@ -434,6 +434,11 @@ TEST_F(JobSpecTest, jumbo_parses_with_ucb_by_default_and_its_threshold_checked) 
   EXPECT_FALSE(parse(valid_with(random_design, "surrogate = \"jumbo\"\njumbo_cold_switch = false")).policy.jumbo_cold_switch);
   EXPECT_NE(error_of(valid_with(random_design, "jumbo_cold_switch = \"yes\"")).find("policy.jumbo_cold_switch: must be true or false"),
             std::string::npos);
+  EXPECT_EQ(jumbo.policy.output_warping, lbo::jobs::OutputWarping::none);
+  EXPECT_EQ(parse(valid_with(random_design, "output_warping = \"copula\"")).policy.output_warping, lbo::jobs::OutputWarping::copula);
+  EXPECT_NE(error_of(valid_with(random_design, "output_warping = \"log\"")).find(
+                "policy.output_warping: \"log\" is not a warping; use \"none\" or \"copula\""),
+            std::string::npos);
   EXPECT_NE(error_of(valid_with(random_design, "surrogate = \"jumbo2\"")).find("use \"lbo\", \"gp\", \"ablr\", \"libo\", \"jumbo\" or \"random\""),
             std::string::npos);
 }

@@ -80,7 +80,7 @@ void read_warm_start(Reader& r, const toml::table& t, PolicySpec& policy) {
   }
 }
 
-// UCB's β, EI's and PI's ξ, GP-Hedge's η and memory.
+// UCB's β, EI's and PI's ξ, the output warping, GP-Hedge's η and memory.
 void read_acquisition_settings(Reader& r, const toml::table& t, PolicySpec& policy) {
   const std::string prefix = "policy";
   if (const toml::node* beta = t.get("ucb_beta")) {
@@ -101,6 +101,13 @@ void read_acquisition_settings(Reader& r, const toml::table& t, PolicySpec& poli
       r.error(*t.get("xi"), "policy.xi", "must be >= 0");
     } else {
       policy.xi = *xi;
+    }
+  }
+  if (const auto warping = r.get_string(t, "output_warping", prefix, false)) {
+    if (const auto kind = one_of<OutputWarping>(*warping, {OutputWarping::none, OutputWarping::copula})) {
+      policy.output_warping = *kind;
+    } else {
+      r.error(*t.get("output_warping"), "policy.output_warping", in_quotes(*warping) + " is not a warping; use \"none\" or \"copula\"");
     }
   }
   r.positive(t, prefix, "hedge_eta", policy.hedge_eta);
@@ -147,7 +154,7 @@ void read_policy(Reader& r, const toml::table& t, JobSpec& job) {
                {"surrogate", "acquisition", "initial_random", "ucb_beta", "ucb_scale", "ucb_delta", "xi", "hedge_eta",
                 "candidates", "refine", "network_width", "network_depth", "networks", "ibp_alpha", "warm_start",
                 "residual_gp", "transfer_gp", "fit_threads", "transfer_best", "hedge_memory", "libo_full_share",
-                "jumbo_threshold", "jumbo_cold_switch", "libo_gp_switch"});
+                "jumbo_threshold", "jumbo_cold_switch", "libo_gp_switch", "output_warping"});
   read_model_choice(r, t, job.policy);
   read_warm_start(r, t, job.policy);
   read_acquisition_settings(r, t, job.policy);

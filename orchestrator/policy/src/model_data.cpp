@@ -1,9 +1,11 @@
 #include "model_data.hpp"
 
 #include <algorithm>
+#include <memory>
 #include <numeric>
 
 #include "lbo/surrogate/linalg.hpp"
+#include "output_warping.hpp"
 
 namespace lbo::orchestrator {
 
@@ -22,7 +24,7 @@ ModelData::ModelData(const jobs::JobSpec& job, const std::vector<WarmTask>& warm
     for (std::size_t i = 0; i < w.objectives.size(); ++i) {
       y(static_cast<Eigen::Index>(i)) = w.direction == jobs::Direction::maximize ? w.objectives[i] : -w.objectives[i];
     }
-    warm_.push_back({surrogate::stack_rows(x, d), std::move(y)});
+    warm_.push_back({surrogate::stack_rows(x, d), OutputWarping(job.policy.output_warping, y)(y)});
     warm_sources_.push_back(w.source);
   }
 }
@@ -103,15 +105,25 @@ Eigen::MatrixXd ModelData::encoded(const RunState& state, const std::vector<std:
   return surrogate::stack_rows(x, encoder_.dimension());
 }
 
-Eigen::VectorXd ModelData::values(const RunState& state, const std::vector<std::int64_t>& ids, int step) const {
+Eigen::VectorXd ModelData::raw_values(const RunState& state, const std::vector<std::int64_t>& ids, int step) const {
   Eigen::VectorXd y(static_cast<Eigen::Index>(ids.size()));
   for (std::size_t i = 0; i < ids.size(); ++i) y(static_cast<Eigen::Index>(i)) = value_of(state.trial(ids[i]), step);
   return y;
 }
 
+Eigen::VectorXd ModelData::values(const RunState& state, const std::vector<std::int64_t>& ids, int step) const {
+  const Eigen::VectorXd y = raw_values(state, ids, step);
+  return OutputWarping(job_.policy.output_warping, y)(y);
+}
+
 TaskTrials ModelData::trials_of(const RunState& state, int task, int step) const {
+  // The warping fitted to the task's results now. A posterior fitted before the last results
+  // came (without --sync, until the next fit) had them warped by the warping of its own
+  // results: the ranks of those it shares are the same, their warped values may differ a little.
+  auto warping = std::make_shared<const OutputWarping>(job_.policy.output_warping,
+                                                       raw_values(state, usable_trials(state, task, step), step));
   return {state, task, [this](const Trial& t) { return encode(t.config); }, [this, step](const Trial& t) { return usable(t, step); },
-          [this, step](const Trial& t) { return value_of(t, step); }};
+          [this, step, warping](const Trial& t) { return (*warping)(value_of(t, step)); }};
 }
 
 FitRequest ModelData::training_data(const RunState& state) const {

@@ -1,6 +1,6 @@
 #pragma once
 // ModelData: the run as the models see it. Trials' configurations encoded, their results
-// oriented (larger is better) and, for a stepwise objective, one model task per step (and with
+// oriented (larger is better) and warped per model task ([policy] output_warping) and, for a stepwise objective, one model task per step (and with
 // [early_stopping] model = "rungs" or "highest_rung", one per rung); the warm-start tasks first.
 // Every fit's data and every batch's view of a task come from here. Private to policy/.
 
@@ -52,7 +52,7 @@ class ModelData {
   /// Whether a trial's result can enter `step`'s model task (a stepwise one must report every
   /// step; a rung's needs a report there, max_step's a trial that finished ok).
   bool usable(const Trial& t, int step) const;
-  /// What a trial usable at `step` says of it, larger is better.
+  /// What a trial usable at `step` says of it, larger is better (unwarped).
   double value_of(const Trial& t, int step) const;
   /// `task`'s results usable at `step`, ascending ids.
   std::vector<std::int64_t> usable_trials(const RunState& state, int task, int step) const;
@@ -60,8 +60,11 @@ class ModelData {
   std::int64_t observations(const RunState& state) const;
   /// The trials' configurations, encoded, as rows.
   Eigen::MatrixXd encoded(const RunState& state, const std::vector<std::int64_t>& ids) const;
-  /// What the trials say of `step`, larger is better.
+  /// What the trials say of `step`, larger is better: a task's usable trials, as the models see
+  /// them ([policy] output_warping, fitted to these values).
   Eigen::VectorXd values(const RunState& state, const std::vector<std::int64_t>& ids, int step) const;
+  /// value_of() each, unwarped.
+  Eigen::VectorXd raw_values(const RunState& state, const std::vector<std::int64_t>& ids, int step) const;
   /// `task`'s trials as the batch of its `step` sees them.
   TaskTrials trials_of(const RunState& state, int task, int step) const;
   /// Every model task's observations for a fit: the warm-start tasks, then each run task's steps.
@@ -76,7 +79,7 @@ class ModelData {
   int steps_ = 1;
   std::vector<std::int64_t> rungs_;  // [early_stopping] model's steps (rungs, highest_rung); else empty
   bool promotes_ = false;            // promotion mode: a trial's attempts make one curve
-  std::vector<surrogate::Observations> warm_;  // encoded, larger is better
+  std::vector<surrogate::Observations> warm_;  // encoded, larger is better, warped
   std::vector<std::string> warm_sources_;
 };
 

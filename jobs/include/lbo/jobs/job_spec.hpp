@@ -41,6 +41,11 @@ std::string_view to_string(SurrogateKind kind);
 enum class AcquisitionKind : std::uint8_t { ucb, ei, pi, hedge };
 std::string_view to_string(AcquisitionKind kind);
 
+/// What the models see of each task's results ([policy] output_warping): the values as they
+/// are (standardized per task by the models), or their Gaussian copula transform.
+enum class OutputWarping : std::uint8_t { none, copula };
+std::string_view to_string(OutputWarping warping);
+
 /// What the job file knows of a surrogate: its name and the defaults it brings to [policy].
 /// One line per model in jobs/src/surrogates.cpp; what runs it (its factory, how it describes
 /// a task) is its entry in orchestrator/policy/src/models/.
@@ -80,6 +85,9 @@ struct PolicySpec {
   double ucb_scale = 0.2;
   double ucb_delta = 0.1;
   double xi = 0.01;         ///< EI/PI margin over the best value, in standardized units
+  /// copula: the models learn each task's results through their Gaussian copula transform
+  /// (orchestrator/policy/src/output_warping.hpp); none: as they are.
+  OutputWarping output_warping = OutputWarping::none;
   double hedge_eta = 1.0;   ///< GP-Hedge learning rate
   /// GP-Hedge: a new task starts with hedge_memory × the gains the latest earlier task had when
   /// it first proposed (0: every task starts from zero, 1: gains carry over undecayed).

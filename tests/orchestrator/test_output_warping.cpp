@@ -1,0 +1,106 @@
+// [policy] output_warping = "copula": the Gaussian copula transform against its closed form, and
+// the run as the models see it through it.
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numbers>
+
+#include "model_data.hpp"
+#include "output_warping.hpp"
+#include "test_support.hpp"
+
+using namespace lbo::orchestrator;
+using Warp = lbo::orchestrator::OutputWarping;
+
+namespace {
+
+// Φ, the standard normal CDF, by its closed form through erfc (independent of the quantile
+// function the warping uses).
+double normal_cdf(double z) { return 0.5 * std::erfc(-z / std::numbers::sqrt2); }
+
+Eigen::VectorXd vector(std::initializer_list<double> values) {
+  Eigen::VectorXd y(static_cast<Eigen::Index>(values.size()));
+  Eigen::Index i = 0;
+  for (double v : values) y(i++) = v;
+  return y;
+}
+
+}  // namespace
+
+// Two values: δ = 1 / (4 · 2^¼ · √(π ln 2)); the lower one's CDF is 1/2 (z = 0), the upper one's
+// is 1, winsorized to 1 − δ. A new value between them has the lower one's CDF, one below both 0,
+// winsorized to δ.
+TEST(OutputWarpingTest, copula_is_the_winsorized_empirical_cdf_through_the_normal_quantile) {
+  const Warp warp(lbo::jobs::OutputWarping::copula, vector({3.0, 1.0}));
+  const double delta = 1.0 / (4.0 * std::pow(2.0, 0.25) * std::sqrt(std::numbers::pi * std::log(2.0)));
+  EXPECT_NEAR(warp(1.0), 0.0, 1e-12);
+  EXPECT_NEAR(normal_cdf(warp(3.0)), 1.0 - delta, 1e-12);
+  EXPECT_NEAR(warp(2.0), 0.0, 1e-12);
+  EXPECT_NEAR(normal_cdf(warp(-7.0)), delta, 1e-12);
+  EXPECT_NEAR(normal_cdf(warp(9.0)), 1.0 - delta, 1e-12);
+  // n = 25: δ = 0.0352 < 1/25, so the lowest keeps its CDF of 1/25.
+  Eigen::VectorXd y(25);
+  for (Eigen::Index i = 0; i < 25; ++i) y(i) = static_cast<double>(i);
+  const Eigen::VectorXd z = Warp(lbo::jobs::OutputWarping::copula, y)(y);
+  EXPECT_NEAR(normal_cdf(z(0)), 1.0 / 25, 1e-12);
+  EXPECT_NEAR(normal_cdf(z(12)), 13.0 / 25, 1e-12);
+}
+
+// Only the order counts: a heavy tail (50 among values below 1) and any increasing map of the
+// values give the same warped values; ties share theirs; one value or none map to 0.
+TEST(OutputWarpingTest, copula_keeps_the_order_and_nothing_else) {
+  const Eigen::VectorXd tail = vector({0.1, 0.4, 50.0, 0.2, 0.3});
+  const Eigen::VectorXd even = vector({0.1, 0.4, 0.5, 0.2, 0.3});
+  const Eigen::VectorXd z = Warp(lbo::jobs::OutputWarping::copula, tail)(tail);
+  EXPECT_TRUE(z.isApprox(Warp(lbo::jobs::OutputWarping::copula, even)(even), 1e-14));
+  const Eigen::VectorXd exp_tail = tail.array().exp().matrix();
+  EXPECT_TRUE(z.isApprox(Warp(lbo::jobs::OutputWarping::copula, exp_tail)(exp_tail), 1e-14));
+  EXPECT_LT(z(0), z(3));
+  EXPECT_LT(z(3), z(4));
+  EXPECT_LT(z(4), z(1));
+  EXPECT_LT(z(1), z(2));
+  EXPECT_LT(z(2) - z(1), 1.0) << "the outlier is one rank above the next, no more";
+  const Eigen::VectorXd ties = vector({2.0, 1.0, 2.0});
+  const Eigen::VectorXd zt = Warp(lbo::jobs::OutputWarping::copula, ties)(ties);
+  EXPECT_EQ(zt(0), zt(2));
+  EXPECT_LT(zt(1), zt(0));
+  EXPECT_EQ(Warp(lbo::jobs::OutputWarping::copula, vector({4.0}))(4.0), 0.0);
+  EXPECT_EQ(Warp(lbo::jobs::OutputWarping::none, tail)(tail), tail);
+}
+
+// With output_warping = "copula" the fit's data are each task's results warped together (a
+// warm-start task's too, minimize negated first), and a task's batch sees the same values.
+TEST(OutputWarpingTest, the_models_see_each_tasks_results_warped_and_the_batches_alike) {
+  lbo::testing::ScratchDir dir;
+  const lbo::jobs::JobSpec job = lbo::testing::job_from(
+      lbo::testing::test_job("", "[[tasks]]\nname = \"a\"\nbudget = 5\n", "",
+                             "surrogate = \"gp\"\noutput_warping = \"copula\""),
+      dir.path());
+  ASSERT_EQ(job.policy.output_warping, lbo::jobs::OutputWarping::copula);
+  RunState state = lbo::testing::started_state(job);
+  const std::vector<double> objectives = {0.3, 9.0, 0.1, 0.2};
+  for (double v : objectives) {
+    const std::int64_t id = lbo::testing::start_trial(state, 0, {{v / 10}});
+    lbo::testing::end_attempt(state, id, lbo::testing::ok_with(v));
+  }
+  lbo::testing::start_trial(state, 0, {{0.5}});  // running: not in the data
+  WarmTask warm{"earlier.csv:a", {{{0.1}}, {{0.2}}, {{0.3}}}, {5.0, 1.0, 100.0}, lbo::jobs::Direction::minimize};
+  const ModelData data(job, {warm});
+  const FitRequest fit = data.training_data(state);
+  ASSERT_EQ(fit.data.tasks.size(), 2u);
+  const Eigen::VectorXd raw = vector({0.3, 9.0, 0.1, 0.2});
+  const Eigen::VectorXd expected = Warp(lbo::jobs::OutputWarping::copula, raw)(raw);
+  EXPECT_TRUE(fit.data.tasks[1].y.isApprox(expected, 1e-14));
+  EXPECT_NEAR(normal_cdf(fit.data.tasks[1].y(2)), 1.0 / 4, 1e-12);  // the lowest of four
+  // The warm task minimized: 1 is its best, 100 its worst.
+  const Eigen::VectorXd warm_y = fit.data.tasks[0].y;
+  EXPECT_GT(warm_y(1), warm_y(0));
+  EXPECT_GT(warm_y(0), warm_y(2));
+  EXPECT_TRUE(warm_y.isApprox(Warp(lbo::jobs::OutputWarping::copula, vector({-5.0, -1.0, -100.0}))(vector({-5.0, -1.0, -100.0}))));
+  const TaskTrials trials = data.trials_of(state, 0, 0);
+  for (std::size_t i = 0; i < objectives.size(); ++i) {
+    EXPECT_DOUBLE_EQ(trials.value(state.trial(static_cast<std::int64_t>(i))), expected(static_cast<Eigen::Index>(i)));
+  }
+  EXPECT_EQ(data.raw_values(state, {0, 1}, 0), vector({0.3, 9.0}));
+}
