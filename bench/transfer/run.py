@@ -125,8 +125,8 @@ def run_lbo(out, build, method, task, seed, budget, others, table, log):
     os.makedirs(folder, exist_ok=True)
     job = os.path.join(folder, "job.toml")
     open(job, "w").write(job_text(method, task, seed, budget, others, table))
-    log = open(os.path.join(folder, "lbo.log"), "w")
-    subprocess.run([os.path.join(build, "lbo"), "run", job, "--sync", "--run-root", folder], stderr=log, check=True)
+    with open(os.path.join(folder, "lbo.log"), "w") as lbo_log:
+        subprocess.run([os.path.join(build, "lbo"), "run", job, "--sync", "--run-root", folder], stderr=lbo_log, check=True)
     results = sorted(csv.DictReader(open(os.path.join(folder, "t", "results.csv"))), key=lambda r: int(r["trial"]))
     values = [float(r["objective"]) if r["status"] == "ok" else math.inf for r in results]
     return [math.exp(v) for v in values] if log else values
