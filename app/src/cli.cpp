@@ -48,11 +48,13 @@ std::string resume_command(int argc, char** argv, bool under_mpi) {
 // The subcommands' arguments, filled in by CLI11.
 struct Commands {
   RunOptions run;
+  CompareOptions compare;
   std::string status_dir;
   ReportOptions report;
   AddTaskOptions add_task;
   std::string validate_file;
   CLI::App* run_sub = nullptr;
+  CLI::App* compare_sub = nullptr;
   CLI::App* status_sub = nullptr;
   CLI::App* report_sub = nullptr;
   CLI::App* add_task_sub = nullptr;
@@ -89,6 +91,29 @@ void add_run(CLI::App& app, Commands& c) {
                 "other lbo uses it meanwhile");
 }
 
+void add_compare(CLI::App& app, Commands& c) {
+  CompareOptions& o = c.compare;
+  CLI::App* compare = c.compare_sub = app.add_subcommand(
+      "compare", "Run a job with each of several surrogates and seeds, then compare them: per task and number of "
+                 "trials, each one's mean best with its standard error and the first one's paired advantage "
+                 "(<run-root>/<name>-compare/compare.csv and compare.html)");
+  compare->add_option("job", o.run.job_file, "Job file (TOML)")->required();
+  compare->add_option("--surrogates", o.methods, "Surrogates, comma-separated; the first is compared with each other one")
+      ->delimiter(',')
+      ->default_str("lbo,gp,random");
+  compare->add_option("--seeds", o.seeds, "Runs per surrogate, with seeds seed, seed + 1, ... of the job file")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  compare->add_option("--run-root", o.run.run_root, "Folder holding the comparison's folder")->capture_default_str();
+  compare->add_option("--local-slots", o.run.local_slots, "Concurrent trials of each run without mpirun")
+      ->check(CLI::Range(1, 4096));
+  compare->add_option("--simulate", o.run.simulate, "Simulate each run on N virtual slots (as lbo run --simulate)")
+      ->type_name("N")
+      ->check(CLI::Range(1, jobs::kMaxSimulatedSlots));
+  compare->add_flag("--sync", o.run.sync, "Each run in rounds, reproducible exactly (as lbo run --sync)");
+  compare->add_flag("--no-lock", o.run.no_lock, "Do not lock the run directories (as lbo run --no-lock)");
+}
+
 void add_add_task(CLI::App& app, Commands& c) {
   AddTaskOptions& o = c.add_task;
   CLI::App* add = c.add_task_sub = app.add_subcommand(
@@ -119,6 +144,11 @@ int dispatch(Commands& c, int argc, char** argv, cluster::MpiSession* mpi) {
   if (*c.run_sub) {
     c.run.resume_command = resume_command(argc, argv, mpi != nullptr && mpi->size() > 1);
     return run_command(c.run, mpi);
+  }
+  if (*c.compare_sub) {
+    if (c.compare.methods.empty()) c.compare.methods = {"lbo", "gp", "random"};
+    c.compare.run.resume_command = resume_command(argc, argv, mpi != nullptr && mpi->size() > 1);
+    return compare_command(c.compare, mpi);
   }
   if (*c.status_sub) {
     std::cout << status_report(c.status_dir);
@@ -159,6 +189,7 @@ int run_cli(int argc, char** argv, cluster::MpiSession* mpi) {
 
   Commands commands;
   add_run(app, commands);
+  add_compare(app, commands);
   add_status_and_report(app, commands);
   add_add_task(app, commands);
   commands.validate_sub = app.add_subcommand("validate", "Check a job file without running it");
@@ -171,8 +202,8 @@ int run_cli(int argc, char** argv, cluster::MpiSession* mpi) {
     return status == 0 ? kExitDone : kExitBadInput;
   }
 
-  // Only a run stops gracefully; the other commands take a stop signal's default action.
-  if (!*commands.run_sub) release_stop_signals();
+  // Only runs stop gracefully; the other commands take a stop signal's default action.
+  if (!*commands.run_sub && !*commands.compare_sub) release_stop_signals();
   try {
     return dispatch(commands, argc, argv, mpi);
   } catch (const InputError& e) {

@@ -102,8 +102,6 @@ int validate_command(const std::string& job_file) {
   return kExitDone;
 }
 
-namespace {
-
 // The command line gets the checks of the job-file keys it overrides, before anything is read.
 void check_run_options(const RunOptions& options) {
   if (options.run_root.empty()) {
@@ -119,8 +117,6 @@ void check_run_options(const RunOptions& options) {
     }
   }
 }
-
-}  // namespace
 
 namespace {
 
@@ -257,7 +253,10 @@ MasterOptions master_options_for(const jobs::JobSpec& job, const RunOptions& opt
 
 int run_command(const RunOptions& options, cluster::MpiSession* mpi) {
   check_run_options(options);
-  jobs::JobSpec job = jobs::load_job_file(options.job_file);
+  return run_job(jobs::load_job_file(options.job_file), options, mpi);
+}
+
+int run_job(jobs::JobSpec job, const RunOptions& options, cluster::MpiSession* mpi) {
   if (options.local_slots) job.workers.local_slots = *options.local_slots;
   if (options.simulate) {
     job.workers.simulate = *options.simulate;

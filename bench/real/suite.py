@@ -49,7 +49,7 @@ BASE_POLICY = {}
 # Short names for the policy keys a method variant may set.
 METHOD_KEYS = {"acq": "acquisition", "initial_random": "initial_random", "xi": "xi", "residual_gp": "residual_gp", "transfer_gp": "transfer_gp",
                "best": "transfer_best", "threshold": "jumbo_threshold", "cold_switch": "jumbo_cold_switch",
-               "gp_switch": "libo_gp_switch"}
+               "gp_switch": "libo_gp_switch", "warp": "output_warping"}
 LBO_METHODS = ("lbo", "gp", "ablr", "random")
 # Run when asked (issue #17's lifelong methods), with their own defaults.
 MORE_LBO_METHODS = ("libo", "jumbo")

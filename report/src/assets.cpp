@@ -17,6 +17,8 @@ LBO_EMBED(lbo_report_template, LBO_REPORT_TEMPLATE)
 LBO_EMBED(lbo_report_script, LBO_REPORT_SCRIPT)
 LBO_EMBED(lbo_report_echarts, LBO_REPORT_ECHARTS)
 LBO_EMBED(lbo_report_echarts_version, LBO_REPORT_ECHARTS_VERSION)
+LBO_EMBED(lbo_compare_template, LBO_COMPARE_TEMPLATE)
+LBO_EMBED(lbo_compare_script, LBO_COMPARE_SCRIPT)
 
 namespace lbo::report::assets {
 
@@ -30,6 +32,18 @@ std::string_view echarts() { return between(lbo_report_echarts_begin, lbo_report
 std::string_view echarts_version() {
   const std::string_view text = between(lbo_report_echarts_version_begin, lbo_report_echarts_version_end);
   return text.substr(0, text.find('\n'));
+}
+std::string_view compare_template() { return between(lbo_compare_template_begin, lbo_compare_template_end); }
+std::string_view compare_script() { return between(lbo_compare_script_begin, lbo_compare_script_end); }
+
+std::string script_safe(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    out += text[i];
+    if (text[i] == '<' && i + 1 < text.size() && text[i + 1] == '/') out += '\\';
+  }
+  return out;
 }
 
 }  // namespace lbo::report::assets

@@ -15,19 +15,6 @@ namespace lbo::report {
 
 namespace {
 
-// Text inlined into a <script> element must not close it: "</" becomes "<\/", which means the
-// same inside a JavaScript string, regular expression or JSON string (the only places it can
-// occur).
-std::string script_safe(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    out += text[i];
-    if (text[i] == '<' && i + 1 < text.size() && text[i + 1] == '/') out += '\\';
-  }
-  return out;
-}
-
 void fill(std::string& page, std::string_view placeholder, const std::string& text) {
   const std::size_t at = page.find(placeholder);
   if (at == std::string::npos || page.find(placeholder, at + 1) != std::string::npos) {
@@ -51,9 +38,9 @@ std::string report_html(const std::vector<std::filesystem::path>& dirs, std::opt
 
   std::string page(assets::page_template());
   // The data last: its text must not be searched for the other placeholders.
-  fill(page, "/*@ECHARTS@*/", script_safe(assets::echarts()));
-  fill(page, "/*@REPORT_JS@*/", script_safe(assets::report_script()));
-  fill(page, "/*@DATA@*/", script_safe(data));
+  fill(page, "/*@ECHARTS@*/", assets::script_safe(assets::echarts()));
+  fill(page, "/*@REPORT_JS@*/", assets::script_safe(assets::report_script()));
+  fill(page, "/*@DATA@*/", assets::script_safe(data));
   return page;
 }
 

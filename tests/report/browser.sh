@@ -10,7 +10,8 @@
 #   browser.sh OUT_DIR RUN_DIR...   checks the report of existing runs (e.g. runs/quickstart;
 #                                   the README's screenshot is made this way)
 #
-# Screenshots: OUT_DIR/report.png (and OUT_DIR/compare.png). Needs LBO_BIN (and, for the
+# Screenshots: OUT_DIR/report.png (and OUT_DIR/compare.png, OUT_DIR/compare-methods.png: lbo
+# compare's page). Needs LBO_BIN (and, for the
 # job, LBO_TEST_OBJECTIVE): ctest sets both.
 source "$(dirname "$0")/../integration/common.sh"
 OUT=$(mkdir -p "$1" && cd "$1" && pwd)
@@ -152,4 +153,11 @@ grep -q ',stopped,' "$SCRATCH/runs/browser-lbo/results.csv" || fail "no trial of
 "$LBO_BIN" report "$SCRATCH/runs/browser-lbo" "$SCRATCH/runs/browser-gp" -o "$SCRATCH/compare.html" > /dev/null \
   || fail "lbo report of two runs failed"
 check "$SCRATCH/compare.html" compare
+# lbo compare's page: a chart per task, both methods on the same axes.
+"$LBO_BIN" compare "$SCRATCH/gp.toml" --surrogates gp,random --seeds 2 --run-root "$SCRATCH/runs" > /dev/null \
+  2> "$SCRATCH/compare-methods.log" || { tail -20 "$SCRATCH/compare-methods.log"; fail "lbo compare failed"; }
+check "$SCRATCH/runs/browser-gp-compare/compare.html" compare-methods
+for task in first second third; do
+  grep -q "data-figure=\"best-$task\"" "$SCRATCH/compare-methods.dom" || fail "compare-methods: no chart of task $task"
+done
 echo "browser test ok"
