@@ -434,6 +434,10 @@ TEST_F(JobSpecTest, jumbo_parses_with_ucb_by_default_and_its_threshold_checked) 
   EXPECT_FALSE(parse(valid_with(random_design, "surrogate = \"jumbo\"\njumbo_cold_switch = false")).policy.jumbo_cold_switch);
   EXPECT_NE(error_of(valid_with(random_design, "jumbo_cold_switch = \"yes\"")).find("policy.jumbo_cold_switch: must be true or false"),
             std::string::npos);
+  EXPECT_FALSE(jumbo.policy.max_fit_results);
+  EXPECT_EQ(parse(valid_with(random_design, "max_fit_results = 2000")).policy.max_fit_results, 2000);
+  EXPECT_NE(error_of(valid_with(random_design, "max_fit_results = 5")).find("policy.max_fit_results: must be in 10..1000000"),
+            std::string::npos);
   EXPECT_EQ(jumbo.policy.output_warping, lbo::jobs::OutputWarping::none);
   EXPECT_EQ(parse(valid_with(random_design, "output_warping = \"copula\"")).policy.output_warping, lbo::jobs::OutputWarping::copula);
   EXPECT_NE(error_of(valid_with(random_design, "output_warping = \"log\"")).find(

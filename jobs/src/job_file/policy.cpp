@@ -129,6 +129,9 @@ void read_model_settings(Reader& r, const toml::table& t, PolicySpec& policy) {
     policy.transfer_best = *n;
   }
   if (const auto n = r.get_int_in(t, "fit_threads", prefix, false, 1, 1024, "must be in 1..1024")) policy.fit_threads = *n;
+  if (const auto n = r.get_int_in(t, "max_fit_results", prefix, false, 10, 1'000'000, "must be in 10..1000000")) {
+    policy.max_fit_results = *n;
+  }
   if (const auto n = r.get_int_in(t, "network_width", prefix, false, 1, 4096, "must be in 1..4096")) policy.network_width = *n;
   if (const auto n = r.get_int_in(t, "network_depth", prefix, false, 1, 32, "must be in 1..32")) policy.network_depth = *n;
   if (const auto n = r.get_int_in(t, "networks", prefix, false, 1, 100, "must be in 1..100")) policy.networks = *n;
@@ -154,7 +157,7 @@ void read_policy(Reader& r, const toml::table& t, JobSpec& job) {
                {"surrogate", "acquisition", "initial_random", "ucb_beta", "ucb_scale", "ucb_delta", "xi", "hedge_eta",
                 "candidates", "refine", "network_width", "network_depth", "networks", "ibp_alpha", "warm_start",
                 "residual_gp", "transfer_gp", "fit_threads", "transfer_best", "hedge_memory", "libo_full_share",
-                "jumbo_threshold", "jumbo_cold_switch", "libo_gp_switch", "output_warping"});
+                "jumbo_threshold", "jumbo_cold_switch", "libo_gp_switch", "output_warping", "max_fit_results"});
   read_model_choice(r, t, job.policy);
   read_warm_start(r, t, job.policy);
   read_acquisition_settings(r, t, job.policy);

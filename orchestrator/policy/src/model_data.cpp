@@ -24,7 +24,16 @@ ModelData::ModelData(const jobs::JobSpec& job, const std::vector<WarmTask>& warm
     for (std::size_t i = 0; i < w.objectives.size(); ++i) {
       y(static_cast<Eigen::Index>(i)) = w.direction == jobs::Direction::maximize ? w.objectives[i] : -w.objectives[i];
     }
-    warm_.push_back({surrogate::stack_rows(x, d), OutputWarping(job.policy.output_warping, y)(y)});
+    const Eigen::VectorXd warped = OutputWarping(job.policy.output_warping, y)(y);
+    const std::vector<std::size_t> rows = fit_rows(warped);
+    std::vector<Eigen::VectorXd> kept_x;
+    Eigen::VectorXd kept_y(static_cast<Eigen::Index>(rows.size()));
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      kept_x.push_back(std::move(x[rows[i]]));
+      kept_y(static_cast<Eigen::Index>(i)) = warped(static_cast<Eigen::Index>(rows[i]));
+    }
+    warm_.push_back({surrogate::stack_rows(kept_x, d), std::move(kept_y)});
+    warm_results_.push_back(w.objectives.size());
     warm_sources_.push_back(w.source);
   }
 }
@@ -126,6 +135,27 @@ TaskTrials ModelData::trials_of(const RunState& state, int task, int step) const
           [this, step, warping](const Trial& t) { return (*warping)(value_of(t, step)); }};
 }
 
+std::vector<std::size_t> ModelData::fit_rows(const Eigen::VectorXd& values) const {
+  const auto n = static_cast<std::size_t>(values.size());
+  std::vector<std::size_t> rows(n);
+  std::iota(rows.begin(), rows.end(), std::size_t{0});
+  const std::optional<int> cap = job_.policy.max_fit_results;
+  if (!cap || n <= static_cast<std::size_t>(*cap)) return rows;
+  const auto limit = static_cast<std::size_t>(*cap);
+  const std::size_t best = (limit + 1) / 2;
+  std::stable_sort(rows.begin(), rows.end(), [&](std::size_t a, std::size_t b) {
+    return values(static_cast<Eigen::Index>(a)) > values(static_cast<Eigen::Index>(b));
+  });
+  std::vector<std::size_t> kept(rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(best));
+  std::vector<std::size_t> others(rows.begin() + static_cast<std::ptrdiff_t>(best), rows.end());
+  std::sort(others.begin(), others.end());
+  // The i-th of the `spread` others sits in the middle of the i-th of as many equal stretches.
+  const std::size_t spread = limit - best;
+  for (std::size_t i = 0; i < spread; ++i) kept.push_back(others[(2 * i + 1) * others.size() / (2 * spread)]);
+  std::sort(kept.begin(), kept.end());
+  return kept;
+}
+
 FitRequest ModelData::training_data(const RunState& state) const {
   FitRequest request;
   std::size_t total = 0;
@@ -146,13 +176,19 @@ FitRequest ModelData::training_data(const RunState& state) const {
     const bool finished = state.task_done(task);
     for (int step = 0; step < steps_; ++step) {
       const std::vector<std::int64_t> ids = usable_trials(state, task, step);
+      const Eigen::VectorXd y = values(state, ids, step);
+      const std::vector<std::size_t> rows = fit_rows(y);
+      std::vector<std::int64_t> kept;
+      Eigen::VectorXd kept_y(static_cast<Eigen::Index>(rows.size()));
       // The task's uniform exploration: its random initial design (LiBO's D^exp).
       std::vector<Eigen::Index> exploration;
-      for (std::size_t i = 0; i < ids.size(); ++i) {
-        if (state.trial(ids[i]).proposed_by == ProposalSource::initial) exploration.push_back(static_cast<Eigen::Index>(i));
+      for (std::size_t i = 0; i < rows.size(); ++i) {
+        kept.push_back(ids[rows[i]]);
+        kept_y(static_cast<Eigen::Index>(i)) = y(static_cast<Eigen::Index>(rows[i]));
+        if (state.trial(kept.back()).proposed_by == ProposalSource::initial) exploration.push_back(static_cast<Eigen::Index>(i));
       }
       total += ids.size();
-      data.tasks.push_back({encoded(state, ids), values(state, ids, step)});
+      data.tasks.push_back({encoded(state, kept), std::move(kept_y)});
       data.finished.push_back(finished);
       data.exploration.push_back(std::move(exploration));
       request.trials.push_back(ids);

@@ -39,6 +39,8 @@ class ModelData {
   /// Warm-start tasks, each one model task before the run's own.
   std::size_t warm_tasks() const { return warm_.size(); }
   const std::vector<std::string>& warm_sources() const { return warm_sources_; }
+  /// Warm-start task k's results (its fit may take fewer: fit_rows()).
+  std::size_t warm_results(std::size_t k) const { return warm_results_[k]; }
 
   /// Run model tasks: `task`'s `step` is slot(task, step) among the run's own (Hedge memories,
   /// batches, reports), model_task(task, step) among all (the fit's tasks).
@@ -67,7 +69,12 @@ class ModelData {
   Eigen::VectorXd raw_values(const RunState& state, const std::vector<std::int64_t>& ids, int step) const;
   /// `task`'s trials as the batch of its `step` sees them.
   TaskTrials trials_of(const RunState& state, int task, int step) const;
-  /// Every model task's observations for a fit: the warm-start tasks, then each run task's steps.
+  /// The rows a fit takes of a model task's `values` (larger is better): every one, or with
+  /// [policy] max_fit_results = N and more than N, the best ⌈N/2⌉ (ties: the earlier) and the
+  /// rest spread evenly over the others in their order. Ascending indices.
+  std::vector<std::size_t> fit_rows(const Eigen::VectorXd& values) const;
+  /// Every model task's observations for a fit: the warm-start tasks, then each run task's steps
+  /// (fit_rows() of each; `trials` lists all the usable ones a fit covers).
   FitRequest training_data(const RunState& state) const;
 
  private:
@@ -81,6 +88,7 @@ class ModelData {
   bool promotes_ = false;            // promotion mode: a trial's attempts make one curve
   std::vector<surrogate::Observations> warm_;  // encoded, larger is better, warped
   std::vector<std::string> warm_sources_;
+  std::vector<std::size_t> warm_results_;  // each warm-start task's results, before fit_rows()
 };
 
 }  // namespace lbo::orchestrator

@@ -82,7 +82,7 @@ class ModelPolicy::Impl {
   Proposal propose_among(const RunState& state, const std::vector<int>& open, std::int64_t trial) {
     track_tasks(state.job().tasks.size());
     adopt_latest(state);
-    if (!options_.sync && fits_.stale()) fits_.request(data_.training_data(state));
+    if (!options_.sync && fits_.stale()) fits_.request(training_data(state));
     std::vector<Nomination> nominees;
     for (int task : open) {
       if (std::optional<jobs::Config> best = design_.earlier_best(state, task)) {
@@ -108,11 +108,11 @@ class ModelPolicy::Impl {
 
   void results_committed(const RunState& state) {
     if (options_.sync) {
-      fits_.fit_now(data_.training_data(state));
+      fits_.fit_now(training_data(state));
       adopt_latest(state);
       return;
     }
-    fits_.request(data_.training_data(state));
+    fits_.request(training_data(state));
   }
 
   std::uint64_t fits_completed() const { return fits_.fits_completed(); }
@@ -191,6 +191,25 @@ class ModelPolicy::Impl {
     return reports;
   }
 
+  // ModelData's, saying once per model task when its fit takes a subset ([policy] max_fit_results).
+  FitRequest training_data(const RunState& state) {
+    FitRequest request = data_.training_data(state);
+    for (std::size_t k = subset_logged_.size(); k < request.trials.size(); ++k) subset_logged_.push_back(false);
+    for (std::size_t k = 0; k < request.trials.size(); ++k) {
+      const std::size_t rows = static_cast<std::size_t>(request.data.tasks[k].y.size());
+      const bool warm = k < data_.warm_tasks();
+      const std::size_t results = warm ? data_.warm_results(k) : request.trials[k].size();
+      if (rows == results || subset_logged_[k] || !options_.log) continue;
+      subset_logged_[k] = true;
+      const std::string name = warm ? "warm-start task " + data_.warm_sources()[k]
+                                    : "task " + data_.name(state, static_cast<int>((k - data_.warm_tasks()) / static_cast<std::size_t>(data_.steps())),
+                                                           static_cast<int>((k - data_.warm_tasks()) % static_cast<std::size_t>(data_.steps())));
+      options_.log(name + ": the model fits on " + std::to_string(rows) + " of its " + std::to_string(results) +
+                   " results from now on ([policy] max_fit_results: the better half and the rest spread over the others)");
+    }
+    return request;
+  }
+
   void note_fallback(const RunState& state, std::int64_t trial, int task, const std::string& why) {
     ++fallbacks_;
     if (!options_.log || (fallbacks_ > kFallbacksLogged && fallbacks_ % 100 != 0)) return;
@@ -255,6 +274,7 @@ class ModelPolicy::Impl {
   Bases bases_;  // where each task proposes from
   Nominations nominations_;
   std::int64_t fallbacks_ = 0;                         // random proposals the job did not ask for, this process
+  std::vector<bool> subset_logged_;                    // per model task: its fit's subset was logged
 };
 
 ModelPolicy::ModelPolicy(const jobs::JobSpec& job, PolicyOptions options)

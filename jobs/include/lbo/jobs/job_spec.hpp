@@ -97,6 +97,11 @@ struct PolicySpec {
   /// Threads of the model fits and proposals (OpenMP); unset: OMP_NUM_THREADS, else the cores
   /// of lbo's affinity mask less the local slots (at least 1), or all of them under MPI.
   std::optional<int> fit_threads;
+  /// A model task with more usable results is fitted on this many of them: the better half by
+  /// value and the rest spread evenly over the others in trial order (a subset of data,
+  /// Rasmussen and Williams 2006, sec. 8.3.1), so that a fit's cost stops growing with a task's
+  /// results. Unset: every result.
+  std::optional<int> max_fit_results;
   int network_width = 50;   ///< ablr, lbo, jumbo: units per layer of each feature map
   int network_depth = 3;    ///< ablr, lbo, jumbo: layers
   int networks = 10;        ///< lbo: M, the most latent feature maps (IBP truncation)

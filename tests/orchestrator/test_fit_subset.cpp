@@ -1,0 +1,61 @@
+// [policy] max_fit_results: which results a fit takes when a task has more, worked by hand, and
+// the fit's data built from them (the fit still covers every result).
+
+#include <gtest/gtest.h>
+
+#include "model_data.hpp"
+#include "test_support.hpp"
+
+using namespace lbo::orchestrator;
+
+namespace {
+
+lbo::jobs::JobSpec capped_job(const std::filesystem::path& dir, const std::string& cap_line) {
+  return lbo::testing::job_from(lbo::testing::test_job("", "[[tasks]]\nname = \"a\"\nbudget = 40\n", "",
+                                                       "surrogate = \"gp\"\ninitial_random = 4\n" + cap_line),
+                                dir);
+}
+
+}  // namespace
+
+// Cap 10 of 30 values 0..29 (in trial order): the best ⌈10/2⌉ = 5 are 25..29; the other 25 are
+// cut into 5 equal stretches of 5, and the middle one of each is kept: 2, 7, 12, 17, 22. Equal
+// values: the earlier ones are the better; of the 15 others 5..19, the middles of stretches of
+// 3: 6, 9, 12, 15, 18. At or under the cap, or without one, every row.
+TEST(FitSubsetTest, the_better_half_and_the_rest_spread_evenly_in_trial_order) {
+  lbo::testing::ScratchDir dir;
+  const ModelData capped(capped_job(dir.path(), "max_fit_results = 10"), {});
+  Eigen::VectorXd rising(30);
+  for (Eigen::Index i = 0; i < 30; ++i) rising(i) = static_cast<double>(i);
+  EXPECT_EQ(capped.fit_rows(rising), (std::vector<std::size_t>{2, 7, 12, 17, 22, 25, 26, 27, 28, 29}));
+  EXPECT_EQ(capped.fit_rows(Eigen::VectorXd::Zero(20)), (std::vector<std::size_t>{0, 1, 2, 3, 4, 6, 9, 12, 15, 18}));
+  EXPECT_EQ(capped.fit_rows(Eigen::VectorXd::Zero(10)).size(), 10u);
+  const ModelData all(capped_job(dir.path(), ""), {});
+  EXPECT_EQ(all.fit_rows(rising).size(), 30u);
+}
+
+// 30 results of values 0.1·i, the first 4 of the initial design: the fit takes the 10 rows
+// above with their values and exploration indices among them, and covers all 30 trials (so a
+// batch does not condition on the 20 left out).
+TEST(FitSubsetTest, a_capped_fit_takes_the_subset_and_covers_every_result) {
+  lbo::testing::ScratchDir dir;
+  const lbo::jobs::JobSpec job = capped_job(dir.path(), "max_fit_results = 10");
+  ASSERT_EQ(job.policy.max_fit_results, 10);
+  RunState state = lbo::testing::started_state(job);
+  for (int i = 0; i < 30; ++i) {
+    const std::int64_t id = lbo::testing::start_trial(state, 0, {{i / 30.0}}, "local:0",
+                                                      i < 4 ? ProposalSource::initial : ProposalSource::model);
+    lbo::testing::end_attempt(state, id, lbo::testing::ok_with(0.1 * i));
+  }
+  const ModelData data(job, {});
+  const FitRequest fit = data.training_data(state);
+  ASSERT_EQ(fit.data.tasks.size(), 1u);
+  const std::vector<std::size_t> rows = {2, 7, 12, 17, 22, 25, 26, 27, 28, 29};
+  ASSERT_EQ(fit.data.tasks[0].y.size(), 10);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_DOUBLE_EQ(fit.data.tasks[0].y(static_cast<Eigen::Index>(i)), 0.1 * static_cast<double>(rows[i]));
+    EXPECT_DOUBLE_EQ(fit.data.tasks[0].X(static_cast<Eigen::Index>(i), 0), static_cast<double>(rows[i]) / 30.0);
+  }
+  EXPECT_EQ(fit.data.exploration[0], (std::vector<Eigen::Index>{0}));  // trial 2, the one of the design kept
+  EXPECT_EQ(fit.trials[0].size(), 30u);
+}
