@@ -9,6 +9,7 @@
 # (lower is better). Figures come from the journal (build/bench/scale_report).
 #
 # Usage: bench/scale_simulated.sh [--workers "64 256 1024"] [--methods "random gp lbo"]
+#   (a method may carry [policy] keys: "lbo+max_fit_results=500")
 #          [--trials-per-worker 2] [--duration 600] [--tasks 11] [--timeout 900]
 #   --trials-per-worker K   K × N trials in all, split evenly over the tasks
 #   --duration D            simulate_duration: seconds, "table" (each row's training time) or a
@@ -63,7 +64,9 @@ write_job() {  # write_job FILE METHOD WORKERS BUDGET_PER_TASK
     echo "table_time = \"metric_time\""
     echo "direction = \"minimize\""
     echo "[policy]"
-    echo "surrogate = \"$2\""
+    # A method may carry policy keys: lbo+max_fit_results=500+output_warping="copula".
+    echo "surrogate = \"${2%%+*}\""
+    case "$2" in *+*) echo "${2#*+}" | tr '+' '\n' | sed 's/=/ = /' ;; esac
     echo "[workers]"
     echo "simulate = $3"
     echo "simulate_duration = $duration_toml"
@@ -103,7 +106,7 @@ printf "%-7s %7s %7s %7s %8s %8s %11s %11s %7s %10s %9s %s\n" method workers tri
 for workers in $workers_list; do
   for method in $methods; do
     per_task=$(( (per_worker * workers + tasks - 1) / tasks ))
-    job=$tmp/$method-$workers.toml root=$tmp/runs-$method-$workers
+    job=$tmp/$(echo "$method" | tr '+=' '__')-$workers.toml root=$tmp/runs-$(echo "$method" | tr '+=' '__')-$workers
     write_job "$job" "$method" "$workers" "$per_task"
     # Only the first $tasks task names are written.
     /usr/bin/python3 - "$job" "$tasks" <<'PY'
