@@ -2,7 +2,7 @@
 // the ABLR paper's quadratic family (§3.1). The policies run exactly as in `lbo run --sync`
 // with one slot; objectives are evaluated in-process, since this measures proposals.
 //
-//   build/bench/lifelong [--reps N] [--methods lbo,lbo-resid,lbo-pure,lbo-ucb,ablr,gp,gp-ucb,random,libo,libo-ucb,libo-pure,libo-kernel,
+//   build/bench/lifelong [--reps N] [--methods lbo,lbo-resid,lbo-pure,lbo-ucb,lbo-copula,ablr,gp,gp-ucb,gp-copula,random,libo,libo-ucb,libo-pure,libo-kernel,
 //                        jumbo,jumbo-ei,jumbo-paper,jumbo-ei-paper]
 //                        [--problems branin,quadratic,cosine1d,cosine2d] [--budget N] [--quadratic-tasks N]
 //                        [--cosine-tasks N]
@@ -297,6 +297,8 @@ int main(int argc, char** argv) {
       {"lbo-pure", "surrogate = \"lbo\"\nresidual_gp = false\ntransfer_gp = false\nacquisition = \"ei\""},
       {"lbo-resid", "surrogate = \"lbo\"\ntransfer_gp = false\nacquisition = \"ei\""},
       {"lbo-ucb", "surrogate = \"lbo\"\nacquisition = \"ucb\""},
+      {"lbo-copula", "surrogate = \"lbo\"\nacquisition = \"ei\"\noutput_warping = \"copula\""},
+      {"gp-copula", "surrogate = \"gp\"\nacquisition = \"ei\"\noutput_warping = \"copula\""},
       {"gp-ucb", "surrogate = \"gp\"\nacquisition = \"ucb\""},
       {"ablr", "surrogate = \"ablr\"\nacquisition = \"ei\""},
       {"gp", "surrogate = \"gp\"\nacquisition = \"ei\""},
