@@ -31,7 +31,8 @@ usage: bench/transfer/run.py [--out DIR] [--seeds N] [--budget 25] [--tasks T1,T
           the figures are of CRPS): a hypothesis about CRPS's heavy tail (a few values up to 52
           among values of 0.01-0.5), which standardization alone leaves to dominate the models
   --pairs A:B,...  also print the paired difference of pct, A's less B's, at each k; a method
-          "lbo+copula" is lbo with [policy] output_warping = "copula" (any method + a warping)
+          "lbo+copula" is lbo with [policy] output_warping = "copula" (any method + a warping), and
+          "gp+max_fit_results=20" gp with that [policy] key
 Runs are cached in DIR (default bench/transfer/out): a second call prints from what is there
 and runs only what is missing. LBO_BUILD_DIR names the build (default <repo>/build).
 """
@@ -101,8 +102,9 @@ def write_others(out, task, by_task, log):
 
 
 def job_text(method, task, seed, budget, others, table):
-    # "lbo+copula": lbo with [policy] output_warping = "copula".
-    method, _, warping = method.partition("+")
+    # "lbo+copula": lbo with [policy] output_warping = "copula"; "gp+max_fit_results=20": gp with
+    # that [policy] key.
+    method, *variants = method.split("+")
     policy = {
         "lbo": ['surrogate = "lbo"'], "ablr": ['surrogate = "ablr"'], "libo": ['surrogate = "libo"'],
         "jumbo": ['surrogate = "jumbo"'], "gp": ['surrogate = "gp"'], "random": ['surrogate = "random"'],
@@ -110,8 +112,9 @@ def job_text(method, task, seed, budget, others, table):
     }[method]
     if method not in ("gp", "random"):
         policy.append(f'warm_start = ["{others}"]')
-    if warping:
-        policy.append(f'output_warping = "{warping}"')
+    for variant in variants:
+        key, _, value = variant.partition("=")
+        policy.append(f"{key} = {value}" if value else f'output_warping = "{variant}"')
     lines = [f'name = "t"', f"seed = {seed}", "[objective]", f'table = "{table}"', 'table_objective = "metric_CRPS"',
              "table_restrict = true", 'direction = "minimize"', "[policy]", *policy, "[workers]", "local_slots = 1",
              "[space]"]
