@@ -57,7 +57,7 @@ SPACE = {
     "hp_context_length_ratio_log": (-2.9, 1.38),
 }
 METHODS = ["lbo", "ablr", "libo", "jumbo", "gp", "random", "earlier-best", "tpe"]
-CHECKPOINTS = [1, 3, 5, 10, 15, 25]
+CHECKPOINTS = [1, 3, 5, 10, 15, 25, 40, 60, 100]
 
 
 def read_table():
