@@ -71,14 +71,7 @@ std::optional<Basis> Bases::interim_of(const RunState& state, int task, int step
   // The request is built only when it is taken (not while the thread is busy with the last).
   if ((!latest || latest->trials.front().size() < results.size()) && (here || !fits->busy())) {
     FitRequest request;
-    const Eigen::VectorXd y = data_.values(state, results, step);
-    std::vector<std::int64_t> kept;
-    Eigen::VectorXd kept_y(y.size());
-    for (const std::size_t row : data_.fit_rows(y)) {
-      kept_y(static_cast<Eigen::Index>(kept.size())) = y(static_cast<Eigen::Index>(row));
-      kept.push_back(results[row]);
-    }
-    kept_y.conservativeResize(static_cast<Eigen::Index>(kept.size()));
+    auto [kept, kept_y] = data_.fit_subset(results, data_.values(state, results, step));
     request.data.tasks.push_back({data_.encoded(state, kept), std::move(kept_y)});
     request.trials.push_back(results);
     request.seed = jobs::trial_seed(job_.seed ^ 0x1e7u, results.back());

@@ -129,10 +129,15 @@ TaskTrials ModelData::trials_of(const RunState& state, int task, int step) const
   // The warping fitted to the task's results now. A posterior fitted before the last results
   // came (without --sync, until the next fit) had them warped by the warping of its own
   // results: the ranks of those it shares are the same, their warped values may differ a little.
+  // Without one, nothing is read here: this runs at every proposal.
+  TaskTrials trials{state, task, [this](const Trial& t) { return encode(t.config); },
+                    [this, step](const Trial& t) { return usable(t, step); },
+                    [this, step](const Trial& t) { return value_of(t, step); }};
+  if (job_.policy.output_warping == jobs::OutputWarping::none) return trials;
   auto warping = std::make_shared<const OutputWarping>(job_.policy.output_warping,
                                                        raw_values(state, usable_trials(state, task, step), step));
-  return {state, task, [this](const Trial& t) { return encode(t.config); }, [this, step](const Trial& t) { return usable(t, step); },
-          [this, step, warping](const Trial& t) { return (*warping)(value_of(t, step)); }};
+  trials.value = [this, step, warping](const Trial& t) { return (*warping)(value_of(t, step)); };
+  return trials;
 }
 
 std::vector<std::size_t> ModelData::fit_rows(const Eigen::VectorXd& values) const {
@@ -156,6 +161,18 @@ std::vector<std::size_t> ModelData::fit_rows(const Eigen::VectorXd& values) cons
   return kept;
 }
 
+std::pair<std::vector<std::int64_t>, Eigen::VectorXd> ModelData::fit_subset(const std::vector<std::int64_t>& ids,
+                                                                            const Eigen::VectorXd& values) const {
+  const std::vector<std::size_t> rows = fit_rows(values);
+  std::vector<std::int64_t> kept;
+  Eigen::VectorXd kept_values(static_cast<Eigen::Index>(rows.size()));
+  for (const std::size_t row : rows) {
+    kept_values(static_cast<Eigen::Index>(kept.size())) = values(static_cast<Eigen::Index>(row));
+    kept.push_back(ids[row]);
+  }
+  return {std::move(kept), std::move(kept_values)};
+}
+
 FitRequest ModelData::training_data(const RunState& state) const {
   FitRequest request;
   std::size_t total = 0;
@@ -176,16 +193,11 @@ FitRequest ModelData::training_data(const RunState& state) const {
     const bool finished = state.task_done(task);
     for (int step = 0; step < steps_; ++step) {
       const std::vector<std::int64_t> ids = usable_trials(state, task, step);
-      const Eigen::VectorXd y = values(state, ids, step);
-      const std::vector<std::size_t> rows = fit_rows(y);
-      std::vector<std::int64_t> kept;
-      Eigen::VectorXd kept_y(static_cast<Eigen::Index>(rows.size()));
+      auto [kept, kept_y] = fit_subset(ids, values(state, ids, step));
       // The task's uniform exploration: its random initial design (LiBO's D^exp).
       std::vector<Eigen::Index> exploration;
-      for (std::size_t i = 0; i < rows.size(); ++i) {
-        kept.push_back(ids[rows[i]]);
-        kept_y(static_cast<Eigen::Index>(i)) = y(static_cast<Eigen::Index>(rows[i]));
-        if (state.trial(kept.back()).proposed_by == ProposalSource::initial) exploration.push_back(static_cast<Eigen::Index>(i));
+      for (std::size_t i = 0; i < kept.size(); ++i) {
+        if (state.trial(kept[i]).proposed_by == ProposalSource::initial) exploration.push_back(static_cast<Eigen::Index>(i));
       }
       total += ids.size();
       data.tasks.push_back({encoded(state, kept), std::move(kept_y)});

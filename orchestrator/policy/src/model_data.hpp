@@ -7,6 +7,7 @@
 #include <Eigen/Core>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "fit_service.hpp"
@@ -73,6 +74,10 @@ class ModelData {
   /// [policy] max_fit_results = N and more than N, the best ⌈N/2⌉ (ties: the earlier) and the
   /// rest spread evenly over the others in their order. Ascending indices.
   std::vector<std::size_t> fit_rows(const Eigen::VectorXd& values) const;
+  /// fit_rows() of a model task's usable trials `ids` with their `values`: the trials a fit
+  /// takes, and their values.
+  std::pair<std::vector<std::int64_t>, Eigen::VectorXd> fit_subset(const std::vector<std::int64_t>& ids,
+                                                                   const Eigen::VectorXd& values) const;
   /// Every model task's observations for a fit: the warm-start tasks, then each run task's steps
   /// (fit_rows() of each; `trials` lists all the usable ones a fit covers).
   FitRequest training_data(const RunState& state) const;
