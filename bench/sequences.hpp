@@ -9,6 +9,7 @@
 #include <functional>
 #include <numbers>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "lbo/jobs/job_spec.hpp"
@@ -118,7 +119,8 @@ SequenceRun run_sequence(const jobs::JobSpec& job, const Objective& value_of, co
       outcome.objective = value_of(t, config);
       state.apply(orchestrator::TrialFinished{id, 1, true, outcome, "local:0", 0, t, config, proposal.source});
       const auto fit_start = Clock::now();
-      policy->results_committed(state);
+      policy->results_committed(state);  // as the --sync master, wait for the fit
+      while (policy->fitting()) std::this_thread::sleep_for(std::chrono::microseconds(200));
       out.seconds[t] += std::chrono::duration<double>(Clock::now() - fit_start).count();
       best = std::min(best, outcome.objective);
       out.regret[t].push_back(std::max(0.0, best - minima[t]));

@@ -236,7 +236,7 @@ TEST(ModelPolicyTest, first_trials_of_each_task_are_random_then_the_model_propos
     o.objective = 10.0 + static_cast<double>(id);
     lbo::testing::end_attempt(state, id, o);
   }
-  policy.results_committed(state);
+  lbo::testing::commit_and_fit(policy, state);
   EXPECT_EQ(policy.fits_completed(), 1u);
   EXPECT_EQ(policy.hedge_gains(0), (std::vector<double>{0, 0, 0}));
   EXPECT_TRUE(draws.empty());  // the initial design draws nothing
@@ -258,7 +258,7 @@ TEST(ModelPolicyTest, first_trials_of_each_task_are_random_then_the_model_propos
   o.status = lbo::workers::TrialStatus::ok;
   o.objective = 5.0;
   lbo::testing::end_attempt(state, 3, o);
-  policy.results_committed(state);
+  lbo::testing::commit_and_fit(policy, state);
   policy.propose(state, 0, 4);
   const std::vector<double> gains = policy.hedge_gains(0);
   ASSERT_EQ(gains.size(), 3u);
@@ -388,7 +388,7 @@ TEST(ModelPolicyTest, proposals_between_results_spread_out_and_all_come_from_the
     const std::int64_t t = lbo::testing::start_trial(state, 0, policy.propose(state, 0, id));
     lbo::testing::end_attempt(state, t, ok_with(branin_at(state.trial(t).config)));
   }
-  policy.results_committed(state);
+  lbo::testing::commit_and_fit(policy, state);
   std::vector<lbo::jobs::Config> wave;
   for (std::int64_t id = 12; id < 20; ++id) {
     const Proposal p = policy.propose_among(state, {0}, id);
@@ -417,7 +417,7 @@ TEST(ModelPolicyTest, a_new_tasks_first_wave_comes_from_the_earlier_task) {
     const std::int64_t t = lbo::testing::start_trial(state, 0, random.propose(state, 0, id));
     lbo::testing::end_attempt(state, t, ok_with(branin_at(state.trial(t).config)));
   }
-  policy.results_committed(state);
+  lbo::testing::commit_and_fit(policy, state);
   std::vector<lbo::jobs::Config> wave;
   double wave_mean = 0;
   for (std::int64_t id = 30; id < 40; ++id) {
@@ -543,7 +543,7 @@ TEST(ModelPolicyTest, a_space_with_every_configuration_taken_falls_back_and_says
     const std::int64_t t = lbo::testing::start_trial(state, 0, lbo::jobs::Config{{static_cast<double>(k)}});
     lbo::testing::end_attempt(state, t, ok_with(k));
   }
-  policy.results_committed(state);
+  lbo::testing::commit_and_fit(policy, state);
   const Proposal p = policy.propose_among(state, {0}, 3);
   EXPECT_EQ(p.source, ProposalSource::random_fallback);
   EXPECT_EQ(p.note, "every configuration the acquisition ranks high is taken by the task already");
@@ -599,7 +599,7 @@ void run_trials(ModelPolicy& policy, RunState& state, int task, int trials) {
     o.status = lbo::workers::TrialStatus::ok;
     o.objective = *state.trial(id).config.values[0] + *state.trial(id).config.values[1];
     lbo::testing::end_attempt(state, id, o);
-    policy.results_committed(state);
+    lbo::testing::commit_and_fit(policy, state);
   }
 }
 
@@ -617,10 +617,11 @@ TEST(ModelPolicyTest, hedge_memory_starts_a_new_task_from_the_earlier_tasks_deca
     std::vector<std::string> log;
     ModelPolicy policy(job, PolicyOptions{true, [&log](const std::string& line) { log.push_back(line); }});
     run_trials(policy, state, 0, 10);
+    // Task b2's initial design draws nothing; its first model proposal seeds its gains. (b's
+    // arms gain from b's last fit when it is adopted, at b2's first proposal: read them after.)
+    run_trials(policy, state, 1, 3);
     const std::vector<double> earlier = policy.hedge_gains(0);
     ASSERT_TRUE(std::any_of(earlier.begin(), earlier.end(), [](double g) { return g != 0; }));
-    // Task b2's initial design draws nothing; its first model proposal seeds its gains.
-    run_trials(policy, state, 1, 3);
     EXPECT_EQ(policy.hedge_gains(1), (std::vector<double>{0, 0, 0}));
     policy.propose(state, 1, 13);
     const std::vector<double> seeded = policy.hedge_gains(1);

@@ -4,12 +4,15 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include "lbo/jobs/job_spec.hpp"
+#include "lbo/orchestrator/policy.hpp"
 #include "lbo/orchestrator/run_state.hpp"
 
 namespace lbo::testing {
@@ -92,6 +95,13 @@ inline void end_attempt(orchestrator::RunState& state, std::int64_t id, const wo
   const orchestrator::Trial& t = state.trial(id);
   state.apply(orchestrator::TrialFinished{id, t.attempts, final, outcome, worker, 0, t.task, t.config, t.proposed_by,
                                           t.proposal_note});
+}
+
+/// Results were committed: the policy refits on its thread, and this waits for the fit as a
+/// --sync master does before it proposes again.
+inline void commit_and_fit(orchestrator::Policy& policy, const orchestrator::RunState& state) {
+  policy.results_committed(state);
+  while (policy.fitting()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
 }
 
 }  // namespace lbo::testing

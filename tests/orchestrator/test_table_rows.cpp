@@ -79,7 +79,7 @@ TEST(TableRowsTest, the_policies_propose_each_untaken_row_of_the_task_once) {
       EXPECT_TRUE(proposed.insert(x_of(c)).second) << surrogate << ": row " << x_of(c) << " proposed twice";
       const std::int64_t id = lbo::testing::start_trial(state, 0, c);
       lbo::testing::end_attempt(state, id, lbo::testing::ok_with(x_of(c)));
-      policy->results_committed(state);
+      lbo::testing::commit_and_fit(*policy, state);
     }
     EXPECT_EQ(proposed, (std::set<double>{0.0, 0.25, 0.5, 0.75, 1.0})) << surrogate;
   }

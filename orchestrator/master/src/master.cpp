@@ -86,7 +86,8 @@ class Master::Loop {
                   [this] { return policy_->model_report(state_); }}),
         policy_(make_policy(job_, PolicyOptions{options_.sync, [&console](const std::string& line) { console.log(line); },
                                                 [this](const HedgeDraw& draw) { outputs_.hedge_draw(draw); },
-                                                std::move(options_.warm_start), options_.fit_threads})),
+                                                std::move(options_.warm_start), options_.fit_threads,
+                                                [this] { asio::post(io_, [this] { fitted(); }); }})),
         scheduler_(job_, [this](const RunState& state, const TaskFilter& allowed) { return fidelity_.promotion(state, allowed); }),
         stops_(io_, transport_, console, job_.grace_s,
                {[this] { return checkpoints_.try_now(); }, [this](const std::string& s) { outputs_.write_status(s); },
@@ -217,7 +218,7 @@ class Master::Loop {
                  std::to_string(task.budget) + (task.dataset ? ", dataset " + task.dataset->string() : std::string()));
     // Results the model has not been fitted on (the run had nothing left to propose) are what
     // the new task should learn from.
-    if (policy_->refit_due(state_) && !(options_.sync && transport_->busy_count() > 0)) {
+    if (policy_->refit_due(state_) && !(options_.sync && (transport_->busy_count() > 0 || policy_->fitting()))) {
       policy_->results_committed(state_);
     }
     fill_slots();
@@ -239,6 +240,8 @@ class Master::Loop {
   void fill_slots() {
     if (stops_.stopping() || finished_) return;
     if (options_.sync && transport_->busy_count() > 0) return;  // the round is still running
+    // The round's fit runs on its own thread (signals are handled meanwhile); fitted() goes on.
+    if (options_.sync && policy_->fitting()) return;
     // A --sync run that was stopped finishes its interrupted round before proposing anything.
     const bool interrupted_round = options_.sync && !state_.interrupted().empty();
     while (!stops_.stopping() && transport_->busy_count() < transport_->slot_count()) {
@@ -284,7 +287,13 @@ class Master::Loop {
         for (cluster::Completion& c : held) attempts_.complete(std::move(c), false);
         return;
       }
+      if (options_.sync && policy_->fitting()) {
+        console_.log("the run stops while the model fits on the round's results; the next run fits again before it "
+                     "proposes");
+      }
       finish();
+    } else if (options_.sync && policy_->fitting()) {
+      return;  // the next round waits for its fit (fitted())
     } else if (deadline_ && !state_.all_budgets_done()) {
       // Nothing runs, and the slots were just offered: no trial fits before the deadline.
       stops_.stop_resumable(deadline_->nothing_fits(options_.clock()));
@@ -296,6 +305,13 @@ class Master::Loop {
                                                                          job_.schedule.watch->string() : std::string()));
       }
     }
+  }
+
+  // --sync: the fit of the round's results is published; the next round starts.
+  void fitted() {
+    if (finished_) return;
+    fill_slots();
+    check_done();
   }
 
   void finish() {

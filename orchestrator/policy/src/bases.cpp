@@ -65,7 +65,8 @@ std::optional<Basis> Bases::prior_of(int task, int step) const {
 // not seen joined exactly. (--sync: each fitted here.)
 std::optional<Basis> Bases::interim_of(const RunState& state, int task, int step, const std::vector<std::int64_t>& results) {
   std::unique_ptr<FitService>& fits = interims_[data_.slot(task, step)];
-  if (!fits) fits = std::make_unique<FitService>(std::make_unique<surrogate::GpSurrogate>(), !sync_, threads_);
+  if (!fits) fits = std::make_unique<FitService>(std::make_unique<surrogate::GpSurrogate>(),
+                                                sync_ ? FitThread::none : FitThread::background, threads_);
   std::shared_ptr<const Snapshot> latest = fits->latest();
   const bool here = sync_ || !latest;
   // The request is built only when it is taken (not while the thread is busy with the last).

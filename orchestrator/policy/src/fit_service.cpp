@@ -21,15 +21,17 @@ std::vector<double> best_of(const surrogate::TaskData& data) {
 
 }  // namespace
 
-FitService::FitService(std::unique_ptr<surrogate::Surrogate> surrogate, bool background, int threads)
+FitService::FitService(std::unique_ptr<surrogate::Surrogate> surrogate, FitThread thread, int threads,
+                       std::function<void()> published)
     : shared_(std::make_shared<Shared>()) {
   shared_->surrogate = std::move(surrogate);
-  if (background) {
-    thread_ = std::thread([shared = shared_, threads] {
+  shared_->published_hook = std::move(published);
+  if (thread != FitThread::none) {
+    thread_ = std::thread([shared = shared_, threads, nice = thread == FitThread::background] {
       // Below the master thread and the local objectives: a fit is throughput work, a free slot
       // waiting for a proposal is latency (Linux: the nice value is per thread, and the OpenMP
-      // threads this thread starts inherit it).
-      setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), kFitNice);
+      // threads this thread starts inherit it). A --sync run has nothing else to do meanwhile.
+      if (nice) setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), kFitNice);
       surrogate::use_threads(threads);
       shared->loop();
     });
@@ -41,6 +43,7 @@ FitService::~FitService() {
   {
     std::lock_guard lock(shared_->mutex);
     shared_->stopping = true;
+    shared_->published_hook = nullptr;  // whoever it tells may be gone next
     fitting = shared_->fitting;
   }
   shared_->cv.notify_all();
@@ -124,6 +127,7 @@ void FitService::Shared::fit(FitRequest work) {
     snapshot->version = ++fits;
     published = std::move(snapshot);
     fitting = false;
+    if (published_hook) published_hook();
   }
   cv.notify_all();
 }

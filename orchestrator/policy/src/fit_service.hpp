@@ -1,11 +1,13 @@
 #pragma once
-// FitService: the model fits of a ModelPolicy. It owns the surrogate and, unless the run is
-// --sync, a thread that fits it on the newest data while the master goes on; each finished fit
-// is published as an immutable Snapshot that the master adopts when it next proposes. Private to
-// orchestrator/.
+// FitService: the model fits of a ModelPolicy. It owns the surrogate and a thread that fits it
+// on the newest data while the master goes on (handling signals, results and timers); each
+// finished fit is published as an immutable Snapshot that the master adopts when it next
+// proposes. A --sync run waits for each fit before it proposes, and is told when it is
+// published. Private to orchestrator/.
 
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -35,11 +37,22 @@ struct FitRequest {
   std::uint64_t seed = 0;
 };
 
+/// Where a FitService fits.
+enum class FitThread {
+  none,        ///< fit_now() only, on the caller's thread and thread count
+  background,  ///< a thread of its own, below the master's priority: proposals go on meanwhile
+  awaited,     ///< a thread of its own at the master's priority: the master waits for each fit
+               ///< (--sync) and is told when it is published
+};
+
 class FitService {
  public:
-  /// `background`: fit on a thread of its own (asynchronous runs), with `threads` OpenMP
-  /// threads; otherwise fit_now() only (on the caller's thread and thread count).
-  FitService(std::unique_ptr<surrogate::Surrogate> surrogate, bool background, int threads = 1);
+  /// Fits on `thread` with `threads` OpenMP threads. `published` (FitThread::awaited) is called
+  /// on the fit's thread after each fit is published; it must only hand the news on (post it to
+  /// the master's loop): it is called under the service's lock, and never once the service is
+  /// destroyed.
+  FitService(std::unique_ptr<surrogate::Surrogate> surrogate, FitThread thread, int threads = 1,
+             std::function<void()> published = {});
   /// Does not wait for a fit in progress (minutes, for a large model): its thread is left to
   /// finish it and its result is dropped. A finished run exits at once.
   ~FitService();
@@ -53,7 +66,7 @@ class FitService {
   bool stale() const;
   /// Whether a fit is queued or under way.
   bool busy() const;
-  /// Fits on this thread and publishes (--sync runs).
+  /// Fits on this thread and publishes (FitThread::none).
   void fit_now(FitRequest request);
   /// Rebuilds the model from a checkpoint's state on `request`'s data without fitting and
   /// publishes it as version 0. Throws NumericalError when it cannot.
@@ -77,6 +90,7 @@ class FitService {
     bool fitting = false;                       // guarded: a request is queued or being fitted
     bool stale = false;                         // guarded: data came while fitting
     bool stopping = false;                      // guarded
+    std::function<void()> published_hook;       // guarded: called under the lock after each fit
     std::uint64_t fits = 0;                     // guarded
 
     void fit(FitRequest work);  // the thread's, or fit_now's

@@ -63,7 +63,9 @@ class ModelPolicy::Impl {
         data_(job, options_.warm_start),
         design_(job, options_.warm_start),
         model_(models::model_entry(job.policy.surrogate)),
-        fits_(model_.make(job.policy, data_.encoder().dimension()), !options_.sync, options_.threads),
+        fits_(model_.make(job.policy, data_.encoder().dimension()),
+              options_.sync ? FitThread::awaited : FitThread::background, options_.threads,
+              options_.sync ? options_.fitted : std::function<void()>()),
         hedges_(job.policy.hedge_eta, job.policy.hedge_memory),
         bases_(job, data_, adopted_, jobs::traits_of(job.policy.surrogate).transfer_best > 0, options_.sync, options_.threads),
         nominations_(job, options_, data_, hedges_, bases_) {
@@ -106,14 +108,8 @@ class ModelPolicy::Impl {
     return {chosen.task, std::move(chosen.config), chosen.source, std::move(chosen.note)};
   }
 
-  void results_committed(const RunState& state) {
-    if (options_.sync) {
-      fits_.fit_now(training_data(state));
-      adopt_latest(state);
-      return;
-    }
-    fits_.request(training_data(state));
-  }
+  // A --sync run's master proposes again once the fit is published (options_.fitted).
+  void results_committed(const RunState& state) { fits_.request(training_data(state)); }
 
   std::uint64_t fits_completed() const { return fits_.fits_completed(); }
   bool fitting() const { return fits_.busy() || bases_.fitting(); }

@@ -42,8 +42,9 @@ class Policy {
     (void)state;
     return {};
   }
-  /// Results were committed. A model-based policy refits: in the background, or before
-  /// returning in --sync mode (where the master calls this at the end of each round).
+  /// Results were committed. A model-based policy refits on a thread of its own and returns at
+  /// once. A --sync run (whose master calls this at the end of each round) proposes only once
+  /// fitting() is false again: PolicyOptions::fitted says when.
   virtual void results_committed(const RunState& state) { (void)state; }
   /// What a checkpoint should keep (nothing for a stateless policy).
   virtual PolicyState state(const RunState& run) {
@@ -56,7 +57,7 @@ class Policy {
     (void)run;
   }
   /// Whether a fit runs in the background now (a simulated run's clock then waits for it in
-  /// real time instead of jumping ahead of it).
+  /// real time instead of jumping ahead of it; a --sync run waits for it before it proposes).
   virtual bool fitting() const { return false; }
   /// Whether results committed since the last fit still await one (a --sync run stopped after
   /// its round ended but before the refit; resuming, it refits before it proposes).
@@ -116,6 +117,9 @@ struct PolicyOptions {
   std::vector<WarmTask> warm_start;
   /// OpenMP threads of each fit and proposal (fit_threads()).
   int threads = 1;
+  /// --sync: called on the fit's thread when the fit results_committed asked for is published
+  /// (so the master can propose again). It must only post the news to the master's loop.
+  std::function<void()> fitted;
 };
 
 /// How many threads the model's fits and proposals use, and why (for the log): [policy]
