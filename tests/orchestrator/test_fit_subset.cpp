@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
+#include "bases.hpp"
 #include "model_data.hpp"
 #include "test_support.hpp"
 
@@ -24,14 +27,47 @@ lbo::jobs::JobSpec capped_job(const std::filesystem::path& dir, const std::strin
 // 3: 6, 9, 12, 15, 18. At or under the cap, or without one, every row.
 TEST(FitSubsetTest, the_better_half_and_the_rest_spread_evenly_in_trial_order) {
   lbo::testing::ScratchDir dir;
-  const ModelData capped(capped_job(dir.path(), "max_fit_results = 10"), {});
+  // ModelData keeps a reference to its job: the jobs outlive it.
+  const lbo::jobs::JobSpec capped_spec = capped_job(dir.path(), "max_fit_results = 10");
+  const lbo::jobs::JobSpec all_spec = capped_job(dir.path(), "");
+  const ModelData capped(capped_spec, {});
   Eigen::VectorXd rising(30);
   for (Eigen::Index i = 0; i < 30; ++i) rising(i) = static_cast<double>(i);
   EXPECT_EQ(capped.fit_rows(rising), (std::vector<std::size_t>{2, 7, 12, 17, 22, 25, 26, 27, 28, 29}));
   EXPECT_EQ(capped.fit_rows(Eigen::VectorXd::Zero(20)), (std::vector<std::size_t>{0, 1, 2, 3, 4, 6, 9, 12, 15, 18}));
   EXPECT_EQ(capped.fit_rows(Eigen::VectorXd::Zero(10)).size(), 10u);
-  const ModelData all(capped_job(dir.path(), ""), {});
+  const ModelData all(all_spec, {});
   EXPECT_EQ(all.fit_rows(rising).size(), 30u);
+  // A smaller cap given (the master's first interim GP) stands for the job's; a larger one not.
+  EXPECT_EQ(all.fit_rows(rising, 10), capped.fit_rows(rising));
+  EXPECT_EQ(capped.fit_rows(rising, 20), capped.fit_rows(rising));
+}
+
+// A task with results but no fit yet proposes from an interim GP. With many results (a wave of
+// slots ended), the first is fitted on the master's thread on a subset only, and the thread
+// fits on all of them at once: a second interim fit comes without a new result. With a few,
+// the first covers them all and no second one comes.
+TEST(FitSubsetTest, a_first_interim_gp_on_many_results_is_fitted_on_a_subset_and_then_on_all) {
+  lbo::testing::ScratchDir dir;
+  for (const int results : {20, 200}) {
+    const lbo::jobs::JobSpec job = capped_job(dir.path(), "");
+    RunState state = lbo::testing::started_state(job);
+    for (int i = 0; i < results; ++i) {
+      const std::int64_t id = lbo::testing::start_trial(state, 0, {{(i * 0.618) - std::floor(i * 0.618)}});
+      lbo::testing::end_attempt(state, id, lbo::testing::ok_with(std::sin(7.0 * i)));
+    }
+    const ModelData data(job, {});
+    const std::shared_ptr<const Snapshot> no_fit;
+    Bases bases(job, data, no_fit, false, false, 1);
+    bases.track(1);
+    const std::optional<Basis> first = bases.of(state, 0, 0);
+    ASSERT_TRUE(first);
+    EXPECT_EQ(first->kind, Basis::Kind::interim);
+    EXPECT_EQ(first->key, "interim 1");
+    EXPECT_EQ(first->fitted->size(), static_cast<std::size_t>(results)) << "it covers every result";
+    while (bases.fitting()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    EXPECT_EQ(bases.of(state, 0, 0)->key, results > 64 ? "interim 2" : "interim 1") << results << " results";
+  }
 }
 
 // 30 results of values 0.1·i, the first 4 of the initial design: the fit takes the 10 rows

@@ -11,6 +11,11 @@ namespace {
 
 // Results a task needs before a GP on them alone is worth proposing from.
 constexpr int kInterimResults = 3;
+// The most results the master's thread fits a task's first interim GP on (milliseconds): a task
+// whose results came in a wave (thousands of slots) gets a GP on this many of them at once
+// (ModelData::fit_rows: the better half and a spread of the rest), and one on all of them from
+// the thread. A fit on thousands here held every free slot for seconds.
+constexpr int kInterimHere = 64;
 
 }  // namespace
 
@@ -60,9 +65,9 @@ std::optional<Basis> Bases::prior_of(int task, int step) const {
 }
 
 // A plain GP on the task's own results, for the proposals made before the background fit
-// covers the task. The first is fitted here (a few points: milliseconds); later ones on a
-// thread of their own (FitService), while the newest one so far serves, the results it has
-// not seen joined exactly. (--sync: each fitted here.)
+// covers the task. The first is fitted here (on kInterimHere of them at most: milliseconds);
+// later ones on a thread of their own (FitService), while the newest one so far serves, the
+// results it has not seen joined exactly. (--sync: each fitted here, on all of them.)
 std::optional<Basis> Bases::interim_of(const RunState& state, int task, int step, const std::vector<std::int64_t>& results) {
   std::unique_ptr<FitService>& fits = interims_[data_.slot(task, step)];
   if (!fits) fits = std::make_unique<FitService>(std::make_unique<surrogate::GpSurrogate>(),
@@ -71,21 +76,32 @@ std::optional<Basis> Bases::interim_of(const RunState& state, int task, int step
   const bool here = sync_ || !latest;
   // The request is built only when it is taken (not while the thread is busy with the last).
   if ((!latest || latest->trials.front().size() < results.size()) && (here || !fits->busy())) {
-    FitRequest request;
-    auto [kept, kept_y] = data_.fit_subset(results, data_.values(state, results, step));
-    request.data.tasks.push_back({data_.encoded(state, kept), std::move(kept_y)});
-    request.trials.push_back(results);
-    request.seed = jobs::trial_seed(job_.seed ^ 0x1e7u, results.back());
+    const bool partial = here && !sync_ && static_cast<int>(results.size()) > kInterimHere;
+    FitRequest request = interim_request(state, step, results, partial ? std::optional<int>(kInterimHere) : std::nullopt);
     if (here) {
       fits->fit_now(std::move(request));
       latest = fits->latest();
     } else {
       fits->request(std::move(request));
     }
+    // A first fit on a subset covers every result (the batch does not condition the rest back
+    // in); the thread fits on all of them at once.
+    if (partial) fits->request(interim_request(state, step, results, std::nullopt));
   }
   if (!latest->error.empty() || !latest->posteriors.front()) return std::nullopt;
   return Basis{Basis::Kind::interim, latest->posteriors.front(), "interim " + std::to_string(latest->version), 0,
                &latest->trials.front(), latest};
+}
+
+// A GP fit on a model task's `results` (fit_rows() of them, with `cap` if smaller).
+FitRequest Bases::interim_request(const RunState& state, int step, const std::vector<std::int64_t>& results,
+                                  std::optional<int> cap) const {
+  FitRequest request;
+  auto [kept, kept_y] = data_.fit_subset(results, data_.values(state, results, step), cap);
+  request.data.tasks.push_back({data_.encoded(state, kept), std::move(kept_y)});
+  request.trials.push_back(results);
+  request.seed = jobs::trial_seed(job_.seed ^ 0x1e7u, results.back());
+  return request;
 }
 
 }  // namespace lbo::orchestrator

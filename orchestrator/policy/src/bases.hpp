@@ -40,6 +40,8 @@ class Bases {
  private:
   std::optional<Basis> prior_of(int task, int step) const;
   std::optional<Basis> interim_of(const RunState& state, int task, int step, const std::vector<std::int64_t>& results);
+  FitRequest interim_request(const RunState& state, int step, const std::vector<std::int64_t>& results,
+                             std::optional<int> cap) const;
 
   const jobs::JobSpec& job_;
   const ModelData& data_;

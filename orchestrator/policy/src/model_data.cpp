@@ -140,11 +140,12 @@ TaskTrials ModelData::trials_of(const RunState& state, int task, int step) const
   return trials;
 }
 
-std::vector<std::size_t> ModelData::fit_rows(const Eigen::VectorXd& values) const {
+std::vector<std::size_t> ModelData::fit_rows(const Eigen::VectorXd& values, std::optional<int> smaller) const {
   const auto n = static_cast<std::size_t>(values.size());
   std::vector<std::size_t> rows(n);
   std::iota(rows.begin(), rows.end(), std::size_t{0});
-  const std::optional<int> cap = job_.policy.max_fit_results;
+  std::optional<int> cap = job_.policy.max_fit_results;
+  if (smaller && (!cap || *smaller < *cap)) cap = smaller;
   if (!cap || n <= static_cast<std::size_t>(*cap)) return rows;
   const auto limit = static_cast<std::size_t>(*cap);
   const std::size_t best = (limit + 1) / 2;
@@ -162,8 +163,9 @@ std::vector<std::size_t> ModelData::fit_rows(const Eigen::VectorXd& values) cons
 }
 
 std::pair<std::vector<std::int64_t>, Eigen::VectorXd> ModelData::fit_subset(const std::vector<std::int64_t>& ids,
-                                                                            const Eigen::VectorXd& values) const {
-  const std::vector<std::size_t> rows = fit_rows(values);
+                                                                            const Eigen::VectorXd& values,
+                                                                            std::optional<int> cap) const {
+  const std::vector<std::size_t> rows = fit_rows(values, cap);
   std::vector<std::int64_t> kept;
   Eigen::VectorXd kept_values(static_cast<Eigen::Index>(rows.size()));
   for (const std::size_t row : rows) {

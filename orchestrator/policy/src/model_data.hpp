@@ -6,6 +6,7 @@
 
 #include <Eigen/Core>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -72,12 +73,14 @@ class ModelData {
   TaskTrials trials_of(const RunState& state, int task, int step) const;
   /// The rows a fit takes of a model task's `values` (larger is better): every one, or with
   /// [policy] max_fit_results = N and more than N, the best ⌈N/2⌉ (ties: the earlier) and the
-  /// rest spread evenly over the others in their order. Ascending indices.
-  std::vector<std::size_t> fit_rows(const Eigen::VectorXd& values) const;
+  /// rest spread evenly over the others in their order. Ascending indices. `cap`, when smaller,
+  /// stands for N.
+  std::vector<std::size_t> fit_rows(const Eigen::VectorXd& values, std::optional<int> cap = std::nullopt) const;
   /// fit_rows() of a model task's usable trials `ids` with their `values`: the trials a fit
   /// takes, and their values.
   std::pair<std::vector<std::int64_t>, Eigen::VectorXd> fit_subset(const std::vector<std::int64_t>& ids,
-                                                                   const Eigen::VectorXd& values) const;
+                                                                   const Eigen::VectorXd& values,
+                                                                   std::optional<int> cap = std::nullopt) const;
   /// Every model task's observations for a fit: the warm-start tasks, then each run task's steps
   /// (fit_rows() of each; `trials` lists all the usable ones a fit covers).
   FitRequest training_data(const RunState& state) const;

@@ -109,6 +109,17 @@ void Nominations::note_proposing_step(const RunState& state, int task, int step,
   options_.log(line);
 }
 
+// Once per model task, when its batch first leaves running trials out (TaskBatch::kBelieved).
+void Nominations::note_unbelieved(const RunState& state, int task, int step, const TaskBatch& batch) {
+  const std::size_t k = data_.slot(task, step);
+  if (batch.unbelieved() == 0 || !options_.log || (k < unbelieved_noted_.size() && unbelieved_noted_[k])) return;
+  if (unbelieved_noted_.size() <= k) unbelieved_noted_.resize(k + 1, false);
+  unbelieved_noted_[k] = true;
+  options_.log("task " + data_.name(state, task, step) + ": " + std::to_string(batch.unbelieved() + TaskBatch::kBelieved) +
+               " of its trials are running; its proposals believe the newest " + std::to_string(TaskBatch::kBelieved) +
+               " of them at the model's mean (the batch's cost grows with the square of the trials it believes)");
+}
+
 // The maximizer of `step`'s acquisition for `task` (a configuration the task has not taken)
 // and its acquisition value; none while the task has nothing to learn from.
 std::optional<Nomination> Nominations::nominate(const RunState& state, int task, int step, std::int64_t trial, bool retry) {
@@ -122,6 +133,7 @@ std::optional<Nomination> Nominations::nominate(const RunState& state, int task,
   const BatchSettings settings{&search_space_, surrogate::MaximizerOptions{job_.policy.candidates, job_.policy.refine},
                                job_.policy.xi, options_.sync, rows_ ? &rows : nullptr};
   batch.update(data_.trials_of(state, task, step), *basis, settings, seed);
+  note_unbelieved(state, task, step, batch);
   const std::vector<AcquisitionKind> arms = arms_for(*basis);
   const bool hedge = arms.size() > 1;
   const std::vector<std::vector<surrogate::Maximum>> ranked = rank(batch, *basis, arms);

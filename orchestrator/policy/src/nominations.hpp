@@ -48,6 +48,7 @@ class Nominations {
   std::vector<std::vector<surrogate::Maximum>> rank(TaskBatch& batch, const Basis& basis,
                                                     const std::vector<surrogate::AcquisitionKind>& arms) const;
   void note_proposing_step(const RunState& state, int task, int step, int preferred);
+  void note_unbelieved(const RunState& state, int task, int step, const TaskBatch& batch);
   std::optional<Nomination> nominate(const RunState& state, int task, int step, std::int64_t trial, bool retry = true);
   bool take_untaken(const RunState& state, const std::vector<surrogate::Maximum>& ranked, Nomination& n) const;
 
@@ -61,6 +62,7 @@ class Nominations {
   RandomPolicy random_;
   std::vector<TaskBatch> batches_;   // per run model task
   std::vector<int> proposing_step_;  // per task, the model task its last nomination came from (rung tasks)
+  std::vector<bool> unbelieved_noted_;  // per run model task: note_unbelieved() logged it
 };
 
 }  // namespace lbo::orchestrator

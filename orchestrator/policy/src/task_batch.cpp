@@ -25,22 +25,32 @@ void TaskBatch::update(const TaskTrials& trials, const Basis& basis, const Batch
   const bool current = key_ == basis.key || (kind_ == basis.kind && now - built_at_ < 9 * build_cost_);
   const bool fresh = batch_ && 2 * batch_->candidates_left() >= settings.maximizer.candidates;
   const auto came_in = std::count_if(pending_.begin(), pending_.end(), [&](std::int64_t id) { return ended(state.trial(id)); });
-  if (batch_ && current && fresh && !settings.sync && settings.candidates == nullptr && finished_ + came_in == finished) {
+  const bool small = batch_ && batch_->points() <= 2 * kBelieved;
+  if (batch_ && current && fresh && small && !settings.sync && settings.candidates == nullptr &&
+      finished_ + came_in == finished) {
     finished_ = finished;
     for (std::int64_t id : pending_) {
       const Trial& t = state.trial(id);
       if (!ended(t)) continue;
+      const auto at = index_.find(id);
       // A prior's posterior is another task's: this task's results do not join it.
       if (trials.usable(t) && kind_ != Basis::Kind::prior) {
         const double z = standardization_.apply(trials.value(t));
-        batch_->observe(index_.at(id), z);
+        // A trial the batch did not believe joins it with its result.
+        batch_->observe(at != index_.end() ? at->second : batch_->accept(trials.encode(t)), z);
         params_.incumbent = observed_ == 0 ? z : std::max(params_.incumbent, z);
         ++observed_;
       }
-      index_.erase(id);
+      if (at != index_.end()) {
+        index_.erase(at);
+      } else {
+        --unbelieved_;
+      }
     }
+    // Trials started since join the batch; the running ones it did not believe stay out.
     for (std::int64_t id : pending) {
-      if (!index_.contains(id)) index_.emplace(id, batch_->accept(trials.encode(state.trial(id))));
+      if (index_.contains(id) || std::binary_search(pending_.begin(), pending_.end(), id)) continue;
+      index_.emplace(id, batch_->accept(trials.encode(state.trial(id))));
     }
     pending_ = std::move(pending);
     return;
@@ -76,8 +86,10 @@ void TaskBatch::rebuild(const TaskTrials& trials, const Basis& basis, const Batc
     const Eigen::VectorXd y = Eigen::Map<const Eigen::VectorXd>(unseen_y.data(), static_cast<Eigen::Index>(unseen_y.size()));
     posterior = posterior->condition(surrogate::stack_rows(unseen_x, d), &y);
   }
+  // The newest kBelieved running trials (ids ascend in the order they started).
+  const std::size_t unbelieved = pending.size() > kBelieved ? pending.size() - kBelieved : 0;
   std::vector<Eigen::VectorXd> pending_x;
-  for (std::int64_t id : pending) pending_x.push_back(trials.encode(state.trial(id)));
+  for (std::size_t i = unbelieved; i < pending.size(); ++i) pending_x.push_back(trials.encode(state.trial(pending[i])));
   // A prior's observations are another task's: its own best is the incumbent, and this task's
   // results (another scale) only mark configurations as taken.
   std::sort(observed.rbegin(), observed.rend());
@@ -99,7 +111,8 @@ void TaskBatch::rebuild(const TaskTrials& trials, const Basis& basis, const Batc
   key_ = basis.key;
   standardization_ = basis.posterior->standardization();
   index_.clear();
-  for (std::size_t i = 0; i < pending.size(); ++i) index_.emplace(pending[i], static_cast<int>(i));
+  for (std::size_t i = unbelieved; i < pending.size(); ++i) index_.emplace(pending[i], static_cast<int>(i - unbelieved));
+  unbelieved_ = static_cast<int>(unbelieved);
   pending_ = std::move(pending);
   observed_ = static_cast<int>(observed.size());
   params_ = surrogate::AcquisitionParams{};

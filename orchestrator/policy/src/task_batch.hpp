@@ -2,8 +2,10 @@
 // TaskBatch: one model task's proposals in flight. A surrogate::BatchProposer on a basis (the
 // task's own fit, an earlier task's posterior, or an interim GP) kept up to date with the run:
 // the trials started since are believed at the mean, a result replaces its trial's believed
-// value, and the batch is rebuilt on a newer basis when that costs little. Private to
-// orchestrator/.
+// value, and the batch is rebuilt on a newer basis when that costs little. With more than
+// kBelieved trials of the task running (thousands of slots), a rebuilt batch believes the
+// newest kBelieved of them: each point costs the batch O(m² + m n) for m points, and a batch of
+// thousands held every free slot for seconds. Private to orchestrator/.
 
 #include <Eigen/Core>
 #include <chrono>
@@ -61,6 +63,9 @@ struct BatchSettings {
 
 class TaskBatch {
  public:
+  /// The most running trials a rebuilt batch believes (the newest ones).
+  static constexpr int kBelieved = 512;
+
   /// Brings the batch up to date with `trials` on `basis`. It goes on while its basis is this
   /// one (or one of the same kind that it is not yet time to take up), fewer than half its
   /// candidates were proposed and every result since is one of its trials'; otherwise it is
@@ -75,6 +80,8 @@ class TaskBatch {
   const surrogate::AcquisitionParams& params() const { return params_; }
   /// The task's usable results and running trials (t − 1 of GP-UCB's β_t).
   int count() const { return observed_ + static_cast<int>(pending_.size()); }
+  /// Running trials of the task the batch does not believe (beyond kBelieved when it was built).
+  int unbelieved() const { return unbelieved_; }
 
   /// Adaptive effort: whether L-BFGS-B refinement is due (always in --sync runs; otherwise while
   /// it takes at most a tenth of the master's time, so a burst of free slots is not kept waiting).
@@ -94,7 +101,8 @@ class TaskBatch {
   surrogate::Standardization standardization_;  // the basis's
   int finished_ = -1;                         // the task's ended trials (finished or paused) it knows
   std::vector<std::int64_t> pending_;         // the task's unfinished trials in the batch, ascending
-  std::map<std::int64_t, int> index_;         // trial → its point in the batch
+  std::map<std::int64_t, int> index_;         // trial → its point in the batch (believed or observed)
+  int unbelieved_ = 0;                        // pending_ not in index_
   surrogate::AcquisitionParams params_;
   int observed_ = 0;
   // A newer basis of the same kind (a new fit) is taken up while rebuilding takes at most a

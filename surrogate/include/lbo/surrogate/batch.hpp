@@ -68,6 +68,9 @@ class BatchProposer {
   std::shared_ptr<const TaskPosterior> conditioned() const;
   /// Points accepted so far (not counting the pending ones it started with).
   int size() const { return static_cast<int>(points_.size()) - pending_; }
+  /// Every point the posterior is conditioned on beyond its own: pending, accepted (m of the
+  /// O(m² + m n) an accept() costs).
+  int points() const { return static_cast<int>(points_.size()); }
   /// Candidates not yet accepted (an accepted candidate ranks last in next()).
   int candidates_left() const { return left_; }
 

@@ -1,0 +1,105 @@
+// TaskBatch: a task's proposals in flight, and what it believes of its running trials when
+// thousands of them run at once.
+#include "task_batch.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "lbo/surrogate/gp.hpp"
+#include "test_support.hpp"
+
+using namespace lbo::orchestrator;
+using lbo::jobs::Config;
+
+namespace {
+
+const lbo::surrogate::BoxSpace kLine({{lbo::surrogate::CoordinateGroup::Kind::continuous, 0, 1, 0}});
+
+// A 1-d GP posterior on three points, with a short lengthscale (far points barely correlate).
+std::shared_ptr<const lbo::surrogate::TaskPosterior> three_points() {
+  Eigen::MatrixXd X(3, 1);
+  X << 0.05, 0.5, 0.95;
+  Eigen::VectorXd y(3);
+  y << 0.0, 1.0, 0.0;
+  Eigen::VectorXd theta(3);
+  theta << std::log(0.05), 0.0, std::log(1e-4);
+  return lbo::surrogate::make_gp_posterior(X, y, theta, lbo::surrogate::Standardization{});
+}
+
+double x_of(const Trial& t) { return *t.config.values[0]; }
+
+TaskTrials trials_of(const RunState& state) {
+  return TaskTrials{state, 0,
+                    [](const Trial& t) {
+                      Eigen::VectorXd v(1);
+                      v(0) = x_of(t);
+                      return v;
+                    },
+                    [](const Trial& t) { return t.finished && t.outcome.status == lbo::workers::TrialStatus::ok; },
+                    [](const Trial& t) { return t.outcome.objective; }};
+}
+
+double variance_at(TaskBatch& batch, double x) {
+  return batch.proposer().conditioned()->predict(Eigen::MatrixXd::Constant(1, 1, x)).var(0);
+}
+
+}  // namespace
+
+// With more trials running than it believes, a rebuilt batch believes the newest; a result of
+// one it did not believe joins it, and a trial started since is believed.
+TEST(TaskBatchTest, a_batch_believes_the_newest_running_trials_and_takes_the_others_results) {
+  lbo::testing::ScratchDir dir;
+  const lbo::jobs::JobSpec job = lbo::testing::job_from(lbo::testing::test_job(), dir.path());
+  RunState state = lbo::testing::started_state(job);
+  constexpr int kOld = 40;
+  // The oldest trials run near x = 0.2, the newest kBelieved near x = 0.8.
+  for (int i = 0; i < kOld; ++i) lbo::testing::start_trial(state, 0, Config{{0.15 + 0.1 * i / kOld}});
+  for (int i = 0; i < TaskBatch::kBelieved; ++i) lbo::testing::start_trial(state, 0, Config{{0.75 + 0.1 * i / TaskBatch::kBelieved}});
+  const std::vector<std::int64_t> fitted;
+  const Basis basis{Basis::Kind::fit, three_points(), "fit 1", 0, &fitted, nullptr};
+  const BatchSettings settings{&kLine, lbo::surrogate::MaximizerOptions{.candidates = 64, .refine = 0}, 0.01, false, nullptr};
+
+  TaskBatch batch;
+  batch.update(trials_of(state), basis, settings, 1);
+  EXPECT_EQ(batch.unbelieved(), kOld);
+  EXPECT_EQ(batch.proposer().points(), TaskBatch::kBelieved);
+  EXPECT_EQ(batch.count(), kOld + TaskBatch::kBelieved);
+  const auto prior_at = [](double x) { return three_points()->predict(Eigen::MatrixXd::Constant(1, 1, x)).var(0); };
+  const double prior_var = prior_at(0.2);
+  EXPECT_NEAR(variance_at(batch, 0.2), prior_var, 1e-9) << "an old running trial is believed";
+  EXPECT_LT(variance_at(batch, 0.8), 1e-3 * prior_at(0.8));
+
+  // The oldest trial's result comes in, and a new trial starts near x = 0.35.
+  lbo::testing::end_attempt(state, 0, lbo::testing::ok_with(2.5));
+  const std::int64_t started = lbo::testing::start_trial(state, 0, Config{{0.35}});
+  batch.update(trials_of(state), basis, settings, 1);
+  EXPECT_EQ(batch.unbelieved(), kOld - 1);
+  EXPECT_EQ(batch.proposer().points(), TaskBatch::kBelieved + 2) << "not rebuilt: the result and the new trial joined";
+  const auto at = [&](double x) { return batch.proposer().conditioned()->predict(Eigen::MatrixXd::Constant(1, 1, x)); };
+  EXPECT_NEAR(at(0.15).mean(0), 2.5, 0.01) << "the result of a trial it did not believe joins it";
+  EXPECT_LT(at(0.35).var(0), 1e-3 * prior_at(0.35))
+      << "trial " << started << " started since is believed";
+  EXPECT_NEAR(variance_at(batch, 0.25), prior_at(0.25), 0.1 * prior_at(0.25)) << "the other old ones are still not believed";
+}
+
+// A batch that has taken in twice kBelieved points is rebuilt, believing the newest kBelieved.
+TEST(TaskBatchTest, a_batch_grown_past_twice_what_it_believes_is_rebuilt) {
+  lbo::testing::ScratchDir dir;
+  const lbo::jobs::JobSpec job = lbo::testing::job_from(lbo::testing::test_job(), dir.path());
+  RunState state = lbo::testing::started_state(job);
+  for (int i = 0; i < TaskBatch::kBelieved; ++i) lbo::testing::start_trial(state, 0, Config{{0.5 * i / TaskBatch::kBelieved}});
+  const std::vector<std::int64_t> fitted;
+  const Basis basis{Basis::Kind::fit, three_points(), "fit 1", 0, &fitted, nullptr};
+  const BatchSettings settings{&kLine, lbo::surrogate::MaximizerOptions{.candidates = 64, .refine = 0}, 0.01, false, nullptr};
+  TaskBatch batch;
+  batch.update(trials_of(state), basis, settings, 1);
+  EXPECT_EQ(batch.unbelieved(), 0);
+  for (int i = 0; i <= TaskBatch::kBelieved; ++i) lbo::testing::start_trial(state, 0, Config{{0.5 + 0.5 * i / TaskBatch::kBelieved}});
+  batch.update(trials_of(state), basis, settings, 1);
+  EXPECT_EQ(batch.proposer().points(), 2 * TaskBatch::kBelieved + 1) << "joined one by one";
+  lbo::testing::start_trial(state, 0, Config{{0.999}});
+  batch.update(trials_of(state), basis, settings, 1);
+  EXPECT_EQ(batch.proposer().points(), TaskBatch::kBelieved) << "rebuilt";
+  EXPECT_EQ(batch.unbelieved(), TaskBatch::kBelieved + 2);
+}
