@@ -47,10 +47,7 @@ JOB
 # The first round (2 trials) is committed to results.csv just before its fit starts.
 "$LBO_BIN" run "$SCRATCH/job.toml" --sync --run-root "$SCRATCH/parts" 2> "$SCRATCH/parts.log" &
 pid=$!
-for _ in $(seq 3000); do
-  [ -f "$SCRATCH/parts/fitting/results.csv" ] && [ "$(wc -l < "$SCRATCH/parts/fitting/results.csv")" -ge 3 ] && break
-  sleep 0.02
-done
+wait_for_rows "$SCRATCH/parts/fitting/results.csv" 2
 kill -TERM "$pid"
 set +e; wait "$pid"; status=$?; set -e
 [ "$status" -eq 75 ] || { cat "$SCRATCH/parts.log"; fail "the --sync run exited $status after SIGTERM, expected 75"; }
