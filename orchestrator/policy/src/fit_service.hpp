@@ -66,7 +66,8 @@ class FitService {
   bool stale() const;
   /// Whether a fit is queued or under way.
   bool busy() const;
-  /// Fits on this thread and publishes (FitThread::none).
+  /// Fits on this thread and publishes: FitThread::none, or a first fit made before the thread
+  /// has one (an interim GP's, on a subset).
   void fit_now(FitRequest request);
   /// Rebuilds the model from a checkpoint's state on `request`'s data without fitting and
   /// publishes it as version 0. Throws NumericalError when it cannot.
