@@ -22,7 +22,8 @@ BatchProposer::BatchProposer(std::shared_ptr<const TaskPosterior> posterior, con
       candidates_(std::move(candidates)),
       tracked_(posterior_->track(candidates_)),
       used_(static_cast<std::size_t>(candidates_.rows()), 0),
-      left_(static_cast<int>(candidates_.rows())) {
+      left_(static_cast<int>(candidates_.rows())),
+      penalty_(candidates_.rows()) {
   guide_.guide = posterior_->guide();
   if (guide_.guide.posterior) guide_.tracked = guide_.guide.posterior->track(candidates_);
   for (Eigen::Index i = 0; i < pending.rows(); ++i) accept(pending.row(i).transpose());
@@ -38,6 +39,10 @@ std::vector<Maximum> BatchProposer::next(AcquisitionKind kind, const Acquisition
     values(i) = used_[static_cast<std::size_t>(i)] ? -std::numeric_limits<double>::infinity()
                                                    : acquisition_value(kind, at.mean(i), at.var(i), believing).value;
   }
+  if (penalty_.size() > 0) {
+    const Eigen::VectorXd& log_penalty = penalty_.log_at_candidates();
+    for (Eigen::Index i = 0; i < values.size(); ++i) values(i) = LocalPenalty::apply(values(i), log_penalty(i));
+  }
   MaximizerOptions options = options_;
   if (!refine) options.refine = 0;
   if (guide_.guide.posterior) return next_guided(kind, believing, values, options);
@@ -47,7 +52,56 @@ std::vector<Maximum> BatchProposer::next(AcquisitionKind kind, const Acquisition
     objective.values = [acquisition](const Eigen::MatrixXd& X) { return acquisition->evaluate(X); };
     objective.gradient = [acquisition](const Eigen::VectorXd& x, Eigen::VectorXd& g) { return acquisition->evaluate(x, g); };
   }
-  return maximize_from(objective, *space_, options, candidates_, values);
+  return maximize_from(penalized(std::move(objective)), *space_, options, candidates_, values);
+}
+
+void BatchProposer::penalize(const Eigen::MatrixXd& X, const Eigen::VectorXd* y, double best) {
+  if (X.rows() == 0) return;
+  const double lipschitz = this->lipschitz();
+  Posterior at;
+  if (y == nullptr) at = posterior_->predict(X);
+  for (Eigen::Index i = 0; i < X.rows(); ++i) {
+    const double radius = y != nullptr ? LocalPenalty::radius((*y)(i), 0.0, best, lipschitz)
+                                       : LocalPenalty::radius(at.mean(i), std::sqrt(at.var(i)), best, lipschitz);
+    penalty_.add(candidates_, X.row(i).transpose(), radius);
+    mark_used(X.row(i).transpose());
+  }
+}
+
+double BatchProposer::lipschitz() const {
+  if (lipschitz_ > 0) return lipschitz_;
+  double largest = kMinLipschitz;
+  const Eigen::Index n = std::min<Eigen::Index>(candidates_.rows(), kLipschitzPoints);
+  for (Eigen::Index i = 0; i < n; ++i) {
+    largest = std::max(largest, posterior_->predict_with_gradient(candidates_.row(i).transpose()).d_mean.norm());
+  }
+  return lipschitz_ = largest;
+}
+
+BoxObjective BatchProposer::penalized(BoxObjective objective) const {
+  if (penalty_.size() == 0 || !objective.values) return objective;
+  const LocalPenalty* penalty = &penalty_;
+  BoxObjective result;
+  result.values = [penalty, values = objective.values](const Eigen::MatrixXd& X) {
+    Eigen::VectorXd v = values(X);
+    for (Eigen::Index i = 0; i < X.rows(); ++i) v(i) = LocalPenalty::apply(v(i), penalty->log_at(X.row(i).transpose()));
+    return v;
+  };
+  // d(v P) = P dv + v P d log P; d(v / P) = dv / P − (v / P) d log P.
+  result.gradient = [penalty, gradient = objective.gradient](const Eigen::VectorXd& x, Eigen::VectorXd& g) {
+    const double v = gradient(x, g);
+    Eigen::VectorXd g_log;
+    const double log = penalty->log_at(x, &g_log);
+    const double penalized = LocalPenalty::apply(v, log);
+    if (!std::isfinite(log)) {
+      g.setZero();
+      return penalized;
+    }
+    const double p = std::exp(log);
+    g = v >= 0 ? Eigen::VectorXd(p * g + penalized * g_log) : Eigen::VectorXd(g / p - penalized * g_log);
+    return penalized;
+  };
+  return result;
 }
 
 int BatchProposer::accept(const Eigen::VectorXd& x) {
@@ -63,13 +117,17 @@ int BatchProposer::accept(const Eigen::VectorXd& x) {
   values_.push_back(mean);
   believed_.push_back(true);
   conditioned_.reset();
+  mark_used(x);
+  return index;
+}
+
+void BatchProposer::mark_used(const Eigen::VectorXd& x) {
   for (Eigen::Index i = 0; i < candidates_.rows(); ++i) {
     if (!used_[static_cast<std::size_t>(i)] && candidates_.row(i) == x.transpose()) {
       used_[static_cast<std::size_t>(i)] = 1;
       --left_;
     }
   }
-  return index;
 }
 
 void BatchProposer::observe(int index, double y) {
@@ -173,7 +231,8 @@ std::vector<Maximum> BatchProposer::next_guided(AcquisitionKind kind, const Acqu
   if (options.refine > 0 || with_best) main_acquisition = std::make_shared<const Acquisition>(kind, main, conditioned());
   if (with_best) {
     X.row(X.rows() - 1) = best.x.transpose();
-    main_values(X.rows() - 1) = main_acquisition->evaluate(Eigen::MatrixXd(best.x.transpose()))(0);
+    main_values(X.rows() - 1) = LocalPenalty::apply(main_acquisition->evaluate(Eigen::MatrixXd(best.x.transpose()))(0),
+                                                    penalty_.log_at(best.x));
   }
   BoxObjective objective;
   if (options.refine > 0) {
@@ -206,7 +265,7 @@ std::vector<Maximum> BatchProposer::next_guided(AcquisitionKind kind, const Acqu
     for (Eigen::Index i = 0; i < X.rows(); ++i) rows.insert(X.row(i).transpose());
   }
   std::vector<Maximum> result;
-  for (Maximum& m : maximize_from(objective, *space_, options, X, main_values)) {
+  for (Maximum& m : maximize_from(penalized(std::move(objective)), *space_, options, X, main_values)) {
     if (!std::isfinite(m.value)) continue;
     if (options.refine > 0 && std::isfinite(cutoff) && rows.count(m.x) == 0 &&
         guide_acquisition->evaluate(Eigen::MatrixXd(m.x.transpose()))(0) < cutoff) {

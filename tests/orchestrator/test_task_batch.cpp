@@ -83,23 +83,64 @@ TEST(TaskBatchTest, a_batch_believes_the_newest_running_trials_and_takes_the_oth
   EXPECT_NEAR(variance_at(batch, 0.25), prior_at(0.25), 0.1 * prior_at(0.25)) << "the other old ones are still not believed";
 }
 
-// A batch that has taken in twice kBelieved points is rebuilt, believing the newest kBelieved.
-TEST(TaskBatchTest, a_batch_grown_past_twice_what_it_believes_is_rebuilt) {
+// A batch at kExact points penalizes the trials started since; a penalized trial's result does
+// not join it then, but counts for the incumbent.
+TEST(TaskBatchTest, a_full_batch_penalizes_the_trials_started_since) {
   lbo::testing::ScratchDir dir;
   const lbo::jobs::JobSpec job = lbo::testing::job_from(lbo::testing::test_job(), dir.path());
   RunState state = lbo::testing::started_state(job);
-  for (int i = 0; i < TaskBatch::kBelieved; ++i) lbo::testing::start_trial(state, 0, Config{{0.5 * i / TaskBatch::kBelieved}});
+  for (int i = 0; i < TaskBatch::kExact; ++i) lbo::testing::start_trial(state, 0, Config{{0.5 * i / TaskBatch::kExact}});
   const std::vector<std::int64_t> fitted;
   const Basis basis{Basis::Kind::fit, three_points(), "fit 1", 0, &fitted, nullptr};
   const BatchSettings settings{&kLine, lbo::surrogate::MaximizerOptions{.candidates = 64, .refine = 0}, 0.01, false, nullptr};
   TaskBatch batch;
   batch.update(trials_of(state), basis, settings, 1);
-  EXPECT_EQ(batch.unbelieved(), 0);
-  for (int i = 0; i <= TaskBatch::kBelieved; ++i) lbo::testing::start_trial(state, 0, Config{{0.5 + 0.5 * i / TaskBatch::kBelieved}});
+  EXPECT_EQ(batch.proposer().points(), TaskBatch::kBelieved);
+  EXPECT_EQ(batch.proposer().penalized(), TaskBatch::kExact - TaskBatch::kBelieved) << "the oldest";
+  // The batch takes trials started since until it holds kExact points.
+  for (int i = 0; i < TaskBatch::kExact - TaskBatch::kBelieved; ++i) {
+    lbo::testing::start_trial(state, 0, Config{{0.5 + 0.4 * i / TaskBatch::kExact}});
+  }
   batch.update(trials_of(state), basis, settings, 1);
-  EXPECT_EQ(batch.proposer().points(), 2 * TaskBatch::kBelieved + 1) << "joined one by one";
+  EXPECT_EQ(batch.proposer().points(), TaskBatch::kExact);
   lbo::testing::start_trial(state, 0, Config{{0.999}});
   batch.update(trials_of(state), basis, settings, 1);
-  EXPECT_EQ(batch.proposer().points(), TaskBatch::kBelieved) << "rebuilt";
-  EXPECT_EQ(batch.unbelieved(), TaskBatch::kBelieved + 2);
+  EXPECT_EQ(batch.proposer().points(), TaskBatch::kExact) << "not rebuilt, not grown";
+  EXPECT_EQ(batch.proposer().penalized(), TaskBatch::kExact - TaskBatch::kBelieved + 1);
+  EXPECT_EQ(batch.unbelieved(), TaskBatch::kExact - TaskBatch::kBelieved + 1);
+  EXPECT_GT(variance_at(batch, 0.999), 0.5 * three_points()->predict(Eigen::MatrixXd::Constant(1, 1, 0.999)).var(0))
+      << "not believed";
+  // The oldest trial (penalized) ends with the best result so far.
+  lbo::testing::end_attempt(state, 0, lbo::testing::ok_with(7.0));
+  batch.update(trials_of(state), basis, settings, 1);
+  EXPECT_EQ(batch.proposer().points(), TaskBatch::kExact) << "no room: the result stays out";
+  EXPECT_EQ(batch.params().incumbent, 7.0);
+  EXPECT_EQ(batch.unbelieved(), TaskBatch::kExact - TaskBatch::kBelieved);
+}
+
+// A rebuilt batch's posterior joins the best kJoined results its basis has not seen; the others
+// wait for the next fit.
+TEST(TaskBatchTest, a_rebuilt_batch_joins_the_best_unseen_results_and_penalizes_the_rest) {
+  lbo::testing::ScratchDir dir;
+  const lbo::jobs::JobSpec job = lbo::testing::job_from(lbo::testing::test_job(), dir.path());
+  RunState state = lbo::testing::started_state(job);
+  constexpr int kLeft = 5;
+  // kJoined results of 1 on [0, 0.5), then kLeft of −5 on [0.8, 0.9).
+  for (int i = 0; i < TaskBatch::kJoined + kLeft; ++i) {
+    const bool good = i < TaskBatch::kJoined;
+    const double x = good ? 0.5 * i / TaskBatch::kJoined : 0.8 + 0.02 * (i - TaskBatch::kJoined);
+    const std::int64_t id = lbo::testing::start_trial(state, 0, Config{{x}});
+    lbo::testing::end_attempt(state, id, lbo::testing::ok_with(good ? 1.0 : -5.0));
+  }
+  const std::vector<std::int64_t> fitted;  // the basis saw none of them
+  const Basis basis{Basis::Kind::fit, three_points(), "fit 1", 0, &fitted, nullptr};
+  const BatchSettings settings{&kLine, lbo::surrogate::MaximizerOptions{.candidates = 64, .refine = 0}, 0.01, false, nullptr};
+  TaskBatch batch;
+  batch.update(trials_of(state), basis, settings, 1);
+  EXPECT_EQ(batch.proposer().penalized(), 0);
+  EXPECT_EQ(batch.proposer().points(), 0);
+  EXPECT_EQ(batch.params().incumbent, 1.0);
+  const auto mean_at = [&](double x) { return batch.proposer().conditioned()->predict(Eigen::MatrixXd::Constant(1, 1, x)).mean(0); };
+  EXPECT_NEAR(mean_at(0.25), 1.0, 1e-2) << "the best results joined";
+  EXPECT_GT(mean_at(0.84), -1.0) << "the worst did not";
 }

@@ -109,15 +109,18 @@ void Nominations::note_proposing_step(const RunState& state, int task, int step,
   options_.log(line);
 }
 
-// Once per model task, when its batch first leaves running trials out (TaskBatch::kBelieved).
+// Once per model task, when its batch first penalizes running trials rather than believing them
+// (TaskBatch::kBelieved, kExact).
 void Nominations::note_unbelieved(const RunState& state, int task, int step, const TaskBatch& batch) {
   const std::size_t k = data_.slot(task, step);
   if (batch.unbelieved() == 0 || !options_.log || (k < unbelieved_noted_.size() && unbelieved_noted_[k])) return;
   if (unbelieved_noted_.size() <= k) unbelieved_noted_.resize(k + 1, false);
   unbelieved_noted_[k] = true;
-  options_.log("task " + data_.name(state, task, step) + ": " + std::to_string(batch.unbelieved() + TaskBatch::kBelieved) +
-               " of its trials are running; its proposals believe the newest " + std::to_string(TaskBatch::kBelieved) +
-               " of them at the model's mean (the batch's cost grows with the square of the trials it believes)");
+  options_.log("task " + data_.name(state, task, step) + ": " + std::to_string(batch.running()) +
+               " of its trials are running; its proposals condition the model on at most " +
+               std::to_string(TaskBatch::kExact) +
+               " of them and keep out of the others' neighbourhoods (local penalization: each point the model is "
+               "conditioned on costs every proposal in proportion to their number squared)");
 }
 
 // The maximizer of `step`'s acquisition for `task` (a configuration the task has not taken)

@@ -12,6 +12,27 @@ namespace {
 // again, and the count of ended trials falls: the batch is rebuilt.
 bool ended(const Trial& t) { return t.finished || t.paused(); }
 
+// The best kJoined of `unseen` (standardized value, trial) condition `posterior` exactly, in
+// trial order; they come first in `unseen`, the others after them. Returns how many joined.
+std::size_t join_best(const TaskTrials& trials, std::vector<std::pair<double, std::int64_t>>& unseen, int d,
+                      std::shared_ptr<const surrogate::TaskPosterior>& posterior) {
+  const std::size_t joined = std::min(unseen.size(), static_cast<std::size_t>(TaskBatch::kJoined));
+  if (unseen.size() > joined) {
+    std::sort(unseen.rbegin(), unseen.rend());
+    const auto by_trial = [](const auto& a, const auto& b) { return a.second < b.second; };
+    std::sort(unseen.begin(), unseen.begin() + static_cast<std::ptrdiff_t>(joined), by_trial);
+  }
+  if (joined == 0) return 0;
+  std::vector<Eigen::VectorXd> x;
+  Eigen::VectorXd y(static_cast<Eigen::Index>(joined));
+  for (std::size_t i = 0; i < joined; ++i) {
+    x.push_back(trials.encode(trials.state.trial(unseen[i].second)));
+    y(static_cast<Eigen::Index>(i)) = unseen[i].first;
+  }
+  posterior = posterior->condition(surrogate::stack_rows(x, d), &y);
+  return joined;
+}
+
 }  // namespace
 
 void TaskBatch::update(const TaskTrials& trials, const Basis& basis, const BatchSettings& settings, std::uint64_t seed) {
@@ -25,9 +46,7 @@ void TaskBatch::update(const TaskTrials& trials, const Basis& basis, const Batch
   const bool current = key_ == basis.key || (kind_ == basis.kind && now - built_at_ < 9 * build_cost_);
   const bool fresh = batch_ && 2 * batch_->candidates_left() >= settings.maximizer.candidates;
   const auto came_in = std::count_if(pending_.begin(), pending_.end(), [&](std::int64_t id) { return ended(state.trial(id)); });
-  const bool small = batch_ && batch_->points() <= 2 * kBelieved;
-  if (batch_ && current && fresh && small && !settings.sync && settings.candidates == nullptr &&
-      finished_ + came_in == finished) {
+  if (batch_ && current && fresh && !settings.sync && settings.candidates == nullptr && finished_ + came_in == finished) {
     finished_ = finished;
     for (std::int64_t id : pending_) {
       const Trial& t = state.trial(id);
@@ -36,8 +55,13 @@ void TaskBatch::update(const TaskTrials& trials, const Basis& basis, const Batch
       // A prior's posterior is another task's: this task's results do not join it.
       if (trials.usable(t) && kind_ != Basis::Kind::prior) {
         const double z = standardization_.apply(trials.value(t));
-        // A trial the batch did not believe joins it with its result.
-        batch_->observe(at != index_.end() ? at->second : batch_->accept(trials.encode(t)), z);
+        // A trial the batch penalized joins it with its result while it has room; else it stays
+        // penalized until the batch is rebuilt.
+        if (at != index_.end()) {
+          batch_->observe(at->second, z);
+        } else if (batch_->points() < kExact) {
+          batch_->observe(batch_->accept(trials.encode(t)), z);
+        }
         params_.incumbent = observed_ == 0 ? z : std::max(params_.incumbent, z);
         ++observed_;
       }
@@ -47,10 +71,17 @@ void TaskBatch::update(const TaskTrials& trials, const Basis& basis, const Batch
         --unbelieved_;
       }
     }
-    // Trials started since join the batch; the running ones it did not believe stay out.
+    // Trials started since join the batch, believed while it has room, else penalized; the
+    // running ones it penalized stay so.
     for (std::int64_t id : pending) {
       if (index_.contains(id) || std::binary_search(pending_.begin(), pending_.end(), id)) continue;
-      index_.emplace(id, batch_->accept(trials.encode(state.trial(id))));
+      const Eigen::VectorXd x = trials.encode(state.trial(id));
+      if (batch_->points() < kExact) {
+        index_.emplace(id, batch_->accept(x));
+      } else {
+        batch_->penalize(x.transpose(), nullptr, params_.incumbent);
+        ++unbelieved_;
+      }
     }
     pending_ = std::move(pending);
     return;
@@ -70,26 +101,24 @@ void TaskBatch::rebuild(const TaskTrials& trials, const Basis& basis, const Batc
   std::shared_ptr<const surrogate::TaskPosterior> posterior = basis.posterior;
   // Results the posterior has not seen join it exactly (hyperparameters kept).
   std::vector<std::pair<double, std::int64_t>> observed;  // (standardized y, trial)
-  std::vector<Eigen::VectorXd> unseen_x;
-  std::vector<double> unseen_y;
+  std::vector<std::pair<double, std::int64_t>> unseen;  // of those, the ones the posterior has not seen
   for (std::int64_t id : state.task_trials(trials.task)) {
     const Trial& t = state.trial(id);
     if (!trials.usable(t)) continue;
     const double z = posterior->standardization().apply(trials.value(t));
     observed.emplace_back(z, id);
     if (basis.fitted != nullptr && !std::binary_search(basis.fitted->begin(), basis.fitted->end(), id)) {
-      unseen_x.push_back(trials.encode(t));
-      unseen_y.push_back(z);
+      unseen.emplace_back(z, id);
     }
   }
-  if (!unseen_x.empty()) {
-    const Eigen::VectorXd y = Eigen::Map<const Eigen::VectorXd>(unseen_y.data(), static_cast<Eigen::Index>(unseen_y.size()));
-    posterior = posterior->condition(surrogate::stack_rows(unseen_x, d), &y);
-  }
-  // The newest kBelieved running trials (ids ascend in the order they started).
+  join_best(trials, unseen, d, posterior);
+  // The newest kBelieved running trials are believed (ids ascend in the order they started),
+  // the others penalized.
   const std::size_t unbelieved = pending.size() > kBelieved ? pending.size() - kBelieved : 0;
-  std::vector<Eigen::VectorXd> pending_x;
-  for (std::size_t i = unbelieved; i < pending.size(); ++i) pending_x.push_back(trials.encode(state.trial(pending[i])));
+  std::vector<Eigen::VectorXd> pending_x, penalized_x;
+  for (std::size_t i = 0; i < pending.size(); ++i) {
+    (i < unbelieved ? penalized_x : pending_x).push_back(trials.encode(state.trial(pending[i])));
+  }
   // A prior's observations are another task's: its own best is the incumbent, and this task's
   // results (another scale) only mark configurations as taken.
   std::sort(observed.rbegin(), observed.rend());
@@ -118,6 +147,11 @@ void TaskBatch::rebuild(const TaskTrials& trials, const Basis& basis, const Batc
   params_ = surrogate::AcquisitionParams{};
   params_.incumbent = basis.kind == Basis::Kind::prior ? basis.incumbent : (observed.empty() ? 0.0 : observed.front().first);
   params_.xi = settings.xi;
+  // The older running trials are penalized at the posterior's belief. The unseen results left
+  // out are not: the next fit takes them in (penalizing them too, at radii set by how far below
+  // the best they are, pushed a wave's proposals away from everything evaluated: measured in
+  // bench/README.md).
+  batch_->penalize(surrogate::stack_rows(penalized_x, d), nullptr, params_.incumbent);
 }
 
 bool TaskBatch::refine_due(bool sync) const { return sync || Clock::now() - refined_at_ >= 9 * refine_cost_; }

@@ -2,10 +2,16 @@
 // TaskBatch: one model task's proposals in flight. A surrogate::BatchProposer on a basis (the
 // task's own fit, an earlier task's posterior, or an interim GP) kept up to date with the run:
 // the trials started since are believed at the mean, a result replaces its trial's believed
-// value, and the batch is rebuilt on a newer basis when that costs little. With more than
-// kBelieved trials of the task running (thousands of slots), a rebuilt batch believes the
-// newest kBelieved of them: each point costs the batch O(m² + m n) for m points, and a batch of
-// thousands held every free slot for seconds. Private to orchestrator/.
+// value, and the batch is rebuilt on a newer basis when that costs little.
+//
+// At thousands of slots, conditioning on every point does not pay: each point costs the batch
+// O(m² + m n) for m points, and a wave of thousands of free slots and results waited seconds.
+// So the batch conditions on few points and penalizes the others (surrogate::LocalPenalty, at
+// O(n d) a point): a rebuilt batch believes the newest kBelieved running trials, takes the best
+// kJoined results its basis has not seen (the others penalized as results), and grows to
+// kExact points, after which trials started since and results of penalized trials are
+// penalized until the next rebuild (a new fit, or half its candidates used). Runs with fewer
+// trials in flight than these bounds are untouched. Private to orchestrator/.
 
 #include <Eigen/Core>
 #include <chrono>
@@ -64,7 +70,11 @@ struct BatchSettings {
 class TaskBatch {
  public:
   /// The most running trials a rebuilt batch believes (the newest ones).
-  static constexpr int kBelieved = 512;
+  static constexpr int kBelieved = 64;
+  /// The most results its basis has not seen that a rebuilt batch's posterior joins exactly.
+  static constexpr int kJoined = 128;
+  /// The most points a batch conditions on beyond its posterior's (believed and joined).
+  static constexpr int kExact = 128;
 
   /// Brings the batch up to date with `trials` on `basis`. It goes on while its basis is this
   /// one (or one of the same kind that it is not yet time to take up), fewer than half its
@@ -80,7 +90,9 @@ class TaskBatch {
   const surrogate::AcquisitionParams& params() const { return params_; }
   /// The task's usable results and running trials (t − 1 of GP-UCB's β_t).
   int count() const { return observed_ + static_cast<int>(pending_.size()); }
-  /// Running trials of the task the batch does not believe (beyond kBelieved when it was built).
+  /// The task's running trials.
+  int running() const { return static_cast<int>(pending_.size()); }
+  /// Running trials of the task the batch penalizes rather than believes.
   int unbelieved() const { return unbelieved_; }
 
   /// Adaptive effort: whether L-BFGS-B refinement is due (always in --sync runs; otherwise while
@@ -102,7 +114,7 @@ class TaskBatch {
   int finished_ = -1;                         // the task's ended trials (finished or paused) it knows
   std::vector<std::int64_t> pending_;         // the task's unfinished trials in the batch, ascending
   std::map<std::int64_t, int> index_;         // trial → its point in the batch (believed or observed)
-  int unbelieved_ = 0;                        // pending_ not in index_
+  int unbelieved_ = 0;                        // pending_ not in index_: penalized
   surrogate::AcquisitionParams params_;
   int observed_ = 0;
   // A newer basis of the same kind (a new fit) is taken up while rebuilding takes at most a

@@ -23,6 +23,11 @@
 // the set follow, ranked by α_guide: the paper's α there, and below every point inside as long
 // as α_main there is above α*_guide − l_α. The guide tracks the batch as the main posterior
 // does, each believing hallucinated points at its own mean (GP-BUCB in both GPs).
+//
+// Points the posterior is not conditioned on (the caller's choice: thousands of running trials
+// would cost each next point O(m² + m n) for m of them) are penalized instead (LocalPenalty):
+// the acquisition at and around them is lowered, at O(n d) per point. The penalty applies to
+// the candidates' scores and to the refinement; with a guide, to the main acquisition.
 
 #include <Eigen/Core>
 #include <cstdint>
@@ -30,6 +35,7 @@
 #include <vector>
 
 #include "lbo/surrogate/acquisition.hpp"
+#include "lbo/surrogate/local_penalty.hpp"
 #include "lbo/surrogate/maximizer.hpp"
 #include "lbo/surrogate/posterior.hpp"
 
@@ -63,6 +69,19 @@ class BatchProposer {
   void observe(int index, double y);
   /// The best value still believed (−∞ when none is).
   double believed_best() const;
+  /// X (p × d): points the posterior is not conditioned on keep later maxima out of their
+  /// neighbourhood (LocalPenalty). y null: points being evaluated, at the posterior's mean and
+  /// standard deviation there; else results, at their values y (standardized). `best`: the best
+  /// value so far (M).
+  void penalize(const Eigen::MatrixXd& X, const Eigen::VectorXd* y, double best);
+  /// Points penalized so far.
+  int penalized() const { return penalty_.size(); }
+  /// The Lipschitz constant of the posterior mean the penalties use: the largest ‖∇μ‖ at the
+  /// first kLipschitzPoints candidates (quasi-random: spread over the box), as González et al.
+  /// estimate it from the mean's gradient; at least kMinLipschitz.
+  double lipschitz() const;
+  static constexpr int kLipschitzPoints = 64;
+  static constexpr double kMinLipschitz = 1e-3;
 
   /// The posterior given the pending points and the batch so far, at their values.
   std::shared_ptr<const TaskPosterior> conditioned() const;
@@ -71,7 +90,7 @@ class BatchProposer {
   /// Every point the posterior is conditioned on beyond its own: pending, accepted (m of the
   /// O(m² + m n) an accept() costs).
   int points() const { return static_cast<int>(points_.size()); }
-  /// Candidates not yet accepted (an accepted candidate ranks last in next()).
+  /// Candidates not yet accepted or penalized (such a candidate ranks last in next()).
   int candidates_left() const { return left_; }
 
  private:
@@ -86,6 +105,11 @@ class BatchProposer {
   std::vector<char> used_;  // per candidate: accepted
   int left_ = 0;
   int pending_ = 0;
+  LocalPenalty penalty_;       // at candidates_
+  mutable double lipschitz_ = 0;  // 0: not yet estimated
+  void mark_used(const Eigen::VectorXd& x);  // a candidate equal to x ranks last from now on
+  // `objective` with the penalty applied (itself when nothing is penalized).
+  BoxObjective penalized(BoxObjective objective) const;
   mutable std::shared_ptr<const TaskPosterior> conditioned_;  // materialized on demand
 
   // The guide (none: guide.posterior is null), tracked at candidates_ as the main posterior is.
