@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <cstdlib>
 #include <set>
+#include <string>
 
 #include "lbo/surrogate/linalg.hpp"
 
@@ -57,7 +59,18 @@ std::vector<Maximum> BatchProposer::next(AcquisitionKind kind, const Acquisition
 
 void BatchProposer::penalize(const Eigen::MatrixXd& X, const Eigen::VectorXd* y, double best) {
   if (X.rows() == 0) return;
-  const double lipschitz = this->lipschitz();
+  static const std::string variant = std::getenv("LBO_LP") ? std::getenv("LBO_LP") : "hlp";
+  if (variant == "none") {
+    for (Eigen::Index i = 0; i < X.rows(); ++i) mark_used(X.row(i).transpose());
+    return;
+  }
+  if (variant == "hlpL") {
+    this->lipschitz();
+    for (Eigen::Index i = 0; i < X.rows(); ++i) {
+      lipschitz_ = std::max(lipschitz_, posterior_->predict_with_gradient(X.row(i).transpose()).d_mean.norm());
+    }
+  }
+  const double lipschitz = variant == "half" ? 2 * this->lipschitz() : this->lipschitz();
   Posterior at;
   if (y == nullptr) at = posterior_->predict(X);
   for (Eigen::Index i = 0; i < X.rows(); ++i) {
