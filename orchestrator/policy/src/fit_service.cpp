@@ -69,6 +69,13 @@ void FitService::request(FitRequest request) {
   shared_->cv.notify_all();
 }
 
+bool FitService::defer() {
+  std::lock_guard lock(shared_->mutex);
+  if (!shared_->fitting && !shared_->request) return false;
+  shared_->stale = true;
+  return true;
+}
+
 bool FitService::stale() const {
   std::lock_guard lock(shared_->mutex);
   return shared_->stale && !shared_->fitting && !shared_->request;

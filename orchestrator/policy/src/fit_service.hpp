@@ -62,6 +62,10 @@ class FitService {
   /// Hands `request` to the thread unless a fit is under way; then remembers that a newer one
   /// is due (stale()). Returns at once.
   void request(FitRequest request);
+  /// New data came in: while a fit is queued or under way, remembers that a newer one is due
+  /// (as request() would) and returns true, so the caller need not build the request; false
+  /// when the thread is idle (the caller requests).
+  bool defer();
   /// Whether results came in while the last fit ran, so another is due.
   bool stale() const;
   /// Whether a fit is queued or under way.

@@ -109,7 +109,11 @@ class ModelPolicy::Impl {
   }
 
   // A --sync run's master proposes again once the fit is published (options_.fitted).
-  void results_committed(const RunState& state) { fits_.request(training_data(state)); }
+  // While a fit runs, the request would be dropped: it is built at the next proposal after the
+  // fit (stale()), at thousands of results a sort of each task's values per commit saved.
+  void results_committed(const RunState& state) {
+    if (!fits_.defer()) fits_.request(training_data(state));
+  }
 
   std::uint64_t fits_completed() const { return fits_.fits_completed(); }
   bool fitting() const { return fits_.busy() || bases_.fitting(); }
