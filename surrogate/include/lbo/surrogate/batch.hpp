@@ -97,6 +97,8 @@ class BatchProposer {
   };
   GuideTrack guide_;
   std::shared_ptr<const TaskPosterior> guide_conditioned() const;
+  std::vector<Maximum> guide_maxima(AcquisitionKind kind, const AcquisitionParams& main, const MaximizerOptions& options,
+                                    Eigen::VectorXd& values, std::shared_ptr<const Acquisition>& acquisition) const;
   std::vector<Maximum> next_guided(AcquisitionKind kind, const AcquisitionParams& main, const Eigen::VectorXd& values,
                                    const MaximizerOptions& options) const;
 };
