@@ -3,9 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <cstdlib>
 #include <set>
-#include <string>
 
 #include "lbo/surrogate/linalg.hpp"
 
@@ -57,25 +55,12 @@ std::vector<Maximum> BatchProposer::next(AcquisitionKind kind, const Acquisition
   return maximize_from(penalized(std::move(objective)), *space_, options, candidates_, values);
 }
 
-void BatchProposer::penalize(const Eigen::MatrixXd& X, const Eigen::VectorXd* y, double best) {
+void BatchProposer::penalize(const Eigen::MatrixXd& X, double best) {
   if (X.rows() == 0) return;
-  static const std::string variant = std::getenv("LBO_LP") ? std::getenv("LBO_LP") : "hlp";
-  if (variant == "none") {
-    for (Eigen::Index i = 0; i < X.rows(); ++i) mark_used(X.row(i).transpose());
-    return;
-  }
-  if (variant == "hlpL") {
-    this->lipschitz();
-    for (Eigen::Index i = 0; i < X.rows(); ++i) {
-      lipschitz_ = std::max(lipschitz_, posterior_->predict_with_gradient(X.row(i).transpose()).d_mean.norm());
-    }
-  }
-  const double lipschitz = variant == "half" ? 2 * this->lipschitz() : this->lipschitz();
-  Posterior at;
-  if (y == nullptr) at = posterior_->predict(X);
+  const double lipschitz = this->lipschitz();
+  const Posterior at = posterior_->predict(X);
   for (Eigen::Index i = 0; i < X.rows(); ++i) {
-    const double radius = y != nullptr ? LocalPenalty::radius((*y)(i), 0.0, best, lipschitz)
-                                       : LocalPenalty::radius(at.mean(i), std::sqrt(at.var(i)), best, lipschitz);
+    const double radius = LocalPenalty::radius(at.mean(i), std::sqrt(at.var(i)), best, lipschitz);
     penalty_.add(candidates_, X.row(i).transpose(), radius);
     mark_used(X.row(i).transpose());
   }
@@ -177,9 +162,42 @@ namespace lbo::surrogate {
 
 namespace {
 
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
 // JUMBO's refinement: the main acquisition's loss per unit of the guide's acquisition below the
 // threshold set's cut-off.
 constexpr double kPenalty = 1e3;
+
+BoxObjective objective_of(const std::shared_ptr<const Acquisition>& acquisition) {
+  BoxObjective objective;
+  objective.values = [acquisition](const Eigen::MatrixXd& X) { return acquisition->evaluate(X); };
+  objective.gradient = [acquisition](const Eigen::VectorXd& x, Eigen::VectorXd& g) { return acquisition->evaluate(x, g); };
+  return objective;
+}
+
+// The main acquisition, less a steep penalty for leaving the threshold set (L-BFGS-B needs a
+// continuous objective; the set's indicator is not).
+BoxObjective inside_objective(const std::shared_ptr<const Acquisition>& main,
+                              const std::shared_ptr<const Acquisition>& guide, double cutoff) {
+  BoxObjective objective;
+  objective.values = [main, guide, cutoff](const Eigen::MatrixXd& P) {
+    Eigen::VectorXd v = main->evaluate(P);
+    if (std::isfinite(cutoff)) v.array() -= kPenalty * (cutoff - guide->evaluate(P).array()).max(0.0);
+    return v;
+  };
+  objective.gradient = [main, guide, cutoff](const Eigen::VectorXd& x, Eigen::VectorXd& g) {
+    double v = main->evaluate(x, g);
+    if (!std::isfinite(cutoff)) return v;
+    Eigen::VectorXd gg;
+    const double shortfall = cutoff - guide->evaluate(x, gg);
+    if (shortfall > 0) {
+      v -= kPenalty * shortfall;
+      g += kPenalty * gg;
+    }
+    return v;
+  };
+  return objective;
+}
 
 }  // namespace
 
@@ -192,48 +210,46 @@ std::shared_ptr<const TaskPosterior> BatchProposer::guide_conditioned() const {
              guide_.guide.posterior->condition(stack_rows(points_, static_cast<int>(candidates_.cols())), &y);
 }
 
-std::vector<Maximum> BatchProposer::next_guided(AcquisitionKind kind, const AcquisitionParams& main,
-                                                const Eigen::VectorXd& values, const MaximizerOptions& options) const {
-  constexpr double kInf = std::numeric_limits<double>::infinity();
-  // The guide's acquisition, with the guide's own believed values as its incumbent.
+// The guide's acquisition, with the guide's own believed values as its incumbent: its value at
+// every candidate and its maxima (refined as options say); `acquisition` set when refining.
+std::vector<Maximum> BatchProposer::guide_maxima(AcquisitionKind kind, const AcquisitionParams& main,
+                                                 const MaximizerOptions& options, Eigen::VectorXd& values,
+                                                 std::shared_ptr<const Acquisition>& acquisition) const {
   AcquisitionParams params = main;
   for (std::size_t i = 0; i < guide_.values.size(); ++i) {
     if (believed_[i]) params.incumbent = std::max(params.incumbent, guide_.values[i]);
   }
   const Posterior& at = guide_.tracked->at_points();
-  const Eigen::Index n = candidates_.rows();
-  Eigen::VectorXd guide_values(n);
-  for (Eigen::Index i = 0; i < n; ++i) {
-    guide_values(i) = used_[static_cast<std::size_t>(i)] ? -kInf : acquisition_value(kind, at.mean(i), at.var(i), params).value;
+  values.resize(candidates_.rows());
+  for (Eigen::Index i = 0; i < values.size(); ++i) {
+    values(i) = used_[static_cast<std::size_t>(i)] ? -kInf : acquisition_value(kind, at.mean(i), at.var(i), params).value;
   }
-  std::shared_ptr<const Acquisition> guide_acquisition;
-  BoxObjective guide_objective;
+  BoxObjective objective;
   if (options.refine > 0) {
-    guide_acquisition = std::make_shared<const Acquisition>(kind, params, guide_conditioned());
-    guide_objective.values = [guide_acquisition](const Eigen::MatrixXd& X) { return guide_acquisition->evaluate(X); };
-    guide_objective.gradient = [guide_acquisition](const Eigen::VectorXd& x, Eigen::VectorXd& g) {
-      return guide_acquisition->evaluate(x, g);
-    };
+    acquisition = std::make_shared<const Acquisition>(kind, params, guide_conditioned());
+    objective = objective_of(acquisition);
   }
-  const std::vector<Maximum> guided = maximize_from(guide_objective, *space_, options, candidates_, guide_values);
+  return maximize_from(objective, *space_, options, candidates_, values);
+}
+
+std::vector<Maximum> BatchProposer::next_guided(AcquisitionKind kind, const AcquisitionParams& main,
+                                                const Eigen::VectorXd& values, const MaximizerOptions& options) const {
+  Eigen::VectorXd guide_values;
+  std::shared_ptr<const Acquisition> guide_acquisition;
+  const std::vector<Maximum> guided = guide_maxima(kind, main, options, guide_values, guide_acquisition);
   if (guided.empty() || !std::isfinite(guided.front().value)) return guided;
   const Maximum& best = guided.front();
   const double cutoff = best.value - guide_.guide.threshold;  // −∞ for an infinite threshold
 
   // The threshold set: its candidates and the guide's maximizer, scored by the main acquisition.
   std::vector<Eigen::Index> inside;
-  bool all_inside = true;
-  for (Eigen::Index i = 0; i < n; ++i) {
-    if (!std::isfinite(guide_values(i))) continue;
-    if (guide_values(i) >= cutoff) {
-      inside.push_back(i);
-    } else {
-      all_inside = false;
-    }
+  for (Eigen::Index i = 0; i < guide_values.size(); ++i) {
+    if (std::isfinite(guide_values(i)) && guide_values(i) >= cutoff) inside.push_back(i);
   }
+  const auto scored = std::count_if(guide_values.begin(), guide_values.end(), [](double v) { return std::isfinite(v); });
   // Every candidate inside: the main acquisition's own maximization (l_α → ∞ is the main GP's
   // choice exactly). Otherwise x* joins: the one point known to be inside.
-  const bool with_best = !all_inside;
+  const bool with_best = static_cast<Eigen::Index>(inside.size()) < scored;
   Eigen::MatrixXd X(static_cast<Eigen::Index>(inside.size()) + (with_best ? 1 : 0), candidates_.cols());
   Eigen::VectorXd main_values(X.rows());
   for (std::size_t k = 0; k < inside.size(); ++k) {
@@ -248,26 +264,7 @@ std::vector<Maximum> BatchProposer::next_guided(AcquisitionKind kind, const Acqu
                                                     penalty_.log_at(best.x));
   }
   BoxObjective objective;
-  if (options.refine > 0) {
-    // The main acquisition, less a steep penalty for leaving the set (L-BFGS-B needs a
-    // continuous objective; the indicator is not).
-    objective.values = [main_acquisition, guide_acquisition, cutoff](const Eigen::MatrixXd& P) {
-      Eigen::VectorXd v = main_acquisition->evaluate(P);
-      if (std::isfinite(cutoff)) v.array() -= kPenalty * (cutoff - guide_acquisition->evaluate(P).array()).max(0.0);
-      return v;
-    };
-    objective.gradient = [main_acquisition, guide_acquisition, cutoff](const Eigen::VectorXd& x, Eigen::VectorXd& g) {
-      double v = main_acquisition->evaluate(x, g);
-      if (!std::isfinite(cutoff)) return v;
-      Eigen::VectorXd gg;
-      const double shortfall = cutoff - guide_acquisition->evaluate(x, gg);
-      if (shortfall > 0) {
-        v -= kPenalty * shortfall;
-        g += kPenalty * gg;
-      }
-      return v;
-    };
-  }
+  if (options.refine > 0) objective = inside_objective(main_acquisition, guide_acquisition, cutoff);
   // The rows of X are inside by construction; a refined point may have left the set by the
   // penalty's slack: those are dropped.
   const auto lexicographic = [](const Eigen::VectorXd& a, const Eigen::VectorXd& b) {

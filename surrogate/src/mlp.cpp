@@ -34,6 +34,18 @@ Eigen::VectorXd Mlp::initial_parameters(std::mt19937_64& rng) const {
   return params;
 }
 
+namespace {
+
+// tanh through Eigen's vectorized exp: glibc's scalar tanh (by way of expm1) was a fifth of an
+// LBO fit. tanh z = sign(z) (1 − e^{−2|z|}) / (1 + e^{−2|z|}): no overflow, absolute error a few
+// ulp of 1 (relative error grows near 0, where the value is that small).
+Eigen::MatrixXd tanh_of(const Eigen::MatrixXd& Z) {
+  const Eigen::ArrayXXd e = (-2.0 * Z.array().abs()).exp();
+  return (Z.array().sign() * (1.0 - e) / (1.0 + e)).matrix();
+}
+
+}  // namespace
+
 Eigen::MatrixXd Mlp::forward(const Eigen::VectorXd& params, const Eigen::MatrixXd& X, MlpCache* cache) const {
   if (X.cols() != input_dim_) throw std::invalid_argument("Mlp::forward: X has the wrong number of columns");
   if (cache != nullptr) {
@@ -46,7 +58,7 @@ Eigen::MatrixXd Mlp::forward(const Eigen::VectorXd& params, const Eigen::MatrixX
     const ConstVectorMap b(params.data() + l.bias_offset, l.out);
     Eigen::MatrixXd Z = A * W.transpose();
     Z.rowwise() += b.transpose();
-    A = Z.array().tanh().matrix();
+    A = tanh_of(Z);
     if (cache != nullptr) cache->activations.push_back(A);
   }
   return A;

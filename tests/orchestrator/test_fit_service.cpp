@@ -57,6 +57,23 @@ TEST(FitServiceTest, a_fit_is_published_and_a_request_during_it_marks_the_data_s
   EXPECT_TRUE(fits.stale());
 }
 
+// defer(): while a fit runs, new data only marks it stale (the caller builds no request); when
+// the thread is idle, it says so and changes nothing.
+TEST(FitServiceTest, defer_marks_the_data_stale_only_while_a_fit_runs) {
+  std::promise<void> release, started;
+  FitService fits(std::make_unique<HeldFit>(release.get_future().share(), &started), FitThread::background);
+  EXPECT_FALSE(fits.defer()) << "idle: the caller requests";
+  EXPECT_FALSE(fits.stale());
+  fits.request(one_task());
+  started.get_future().wait();
+  EXPECT_TRUE(fits.defer());
+  release.set_value();
+  fits.wait_for_fits(1);
+  EXPECT_FALSE(fits.busy());
+  EXPECT_TRUE(fits.stale()) << "the next proposal requests a fit on the new data";
+  EXPECT_FALSE(fits.defer());
+}
+
 TEST(FitServiceTest, destroying_it_does_not_wait_for_a_fit_in_progress) {
   std::promise<void> release, started;
   auto fits = std::make_unique<FitService>(std::make_unique<HeldFit>(release.get_future().share(), &started), FitThread::background);

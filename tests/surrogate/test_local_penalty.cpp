@@ -115,7 +115,7 @@ TEST(LocalPenaltyTest, a_penalized_point_lowers_the_batchs_scores_by_its_penaliz
   ASSERT_LT(peak, 0.9);
 
   const Eigen::MatrixXd at_peak = Eigen::MatrixXd::Constant(1, 1, peak);
-  batch.penalize(at_peak, nullptr, 1.0);
+  batch.penalize(at_peak, 1.0);
   EXPECT_EQ(batch.penalized(), 1);
   EXPECT_EQ(batch.points(), 0) << "penalized, not believed";
   const Posterior moments = posterior->predict(at_peak);
@@ -154,7 +154,7 @@ TEST(LocalPenaltyTest, refinement_maximizes_the_penalized_acquisition) {
   BatchProposer batch(posterior, Eigen::MatrixXd(0, 1), line, MaximizerOptions{.candidates = 64, .refine = 3}, 3);
   const AcquisitionParams params{.ucb_beta = 1.0, .xi = 0.0, .incumbent = 1.0};
   const double peak = batch.next(AcquisitionKind::ucb, params).front().x(0);
-  batch.penalize(Eigen::MatrixXd::Constant(1, 1, peak), nullptr, 1.0);
+  batch.penalize(Eigen::MatrixXd::Constant(1, 1, peak), 1.0);
   const std::vector<Maximum> after = batch.next(AcquisitionKind::ucb, params);
   ASSERT_FALSE(after.empty());
   // Its value is the penalized acquisition at its point.

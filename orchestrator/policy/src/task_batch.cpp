@@ -79,7 +79,7 @@ void TaskBatch::update(const TaskTrials& trials, const Basis& basis, const Batch
       if (batch_->points() < kExact) {
         index_.emplace(id, batch_->accept(x));
       } else {
-        batch_->penalize(x.transpose(), nullptr, params_.incumbent);
+        batch_->penalize(x.transpose(), params_.incumbent);
         ++unbelieved_;
       }
     }
@@ -151,7 +151,7 @@ void TaskBatch::rebuild(const TaskTrials& trials, const Basis& basis, const Batc
   // out are not: the next fit takes them in (penalizing them too, at radii set by how far below
   // the best they are, pushed a wave's proposals away from everything evaluated: measured in
   // bench/README.md).
-  batch_->penalize(surrogate::stack_rows(penalized_x, d), nullptr, params_.incumbent);
+  batch_->penalize(surrogate::stack_rows(penalized_x, d), params_.incumbent);
 }
 
 bool TaskBatch::refine_due(bool sync) const { return sync || Clock::now() - refined_at_ >= 9 * refine_cost_; }

@@ -7,11 +7,12 @@
 // At thousands of slots, conditioning on every point does not pay: each point costs the batch
 // O(m² + m n) for m points, and a wave of thousands of free slots and results waited seconds.
 // So the batch conditions on few points and penalizes the others (surrogate::LocalPenalty, at
-// O(n d) a point): a rebuilt batch believes the newest kBelieved running trials, takes the best
-// kJoined results its basis has not seen (the others penalized as results), and grows to
-// kExact points, after which trials started since and results of penalized trials are
-// penalized until the next rebuild (a new fit, or half its candidates used). Runs with fewer
-// trials in flight than these bounds are untouched. Private to orchestrator/.
+// O(n d) a point): a rebuilt batch believes the newest kBelieved running trials, joins the best
+// kJoined results its basis has not seen (the others wait for the next fit), and grows to
+// kExact points, after which trials started since are penalized and results of penalized
+// trials wait, until the next rebuild (a new fit, or half its candidates used). A task with at
+// most kBelieved trials running and at most kJoined results between fits is served as before
+// (every point conditioned on). Private to orchestrator/.
 
 #include <Eigen/Core>
 #include <chrono>

@@ -28,7 +28,10 @@ class Adam {
     m_ = beta1_ * m_ + (1 - beta1_) * gradient;
     v_ = beta2_ * v_ + (1 - beta2_) * gradient.cwiseAbs2();
     const double correction1 = 1 - std::pow(beta1_, t_), correction2 = 1 - std::pow(beta2_, t_);
-    x.array() -= scale * rates_.array() * (m_.array() / correction1) / ((v_.array() / correction2).sqrt() + epsilon_);
+    // (m / c1) / (√(v / c2) + ε) = (√c2 / c1) m / (√v + ε √c2): the bias corrections folded into
+    // scalars (Kingma & Ba's "more efficient order", exact): one division per coordinate, not three.
+    const double root2 = std::sqrt(correction2);
+    x.array() -= (scale * root2 / correction1) * rates_.array() * m_.array() / (v_.array().sqrt() + epsilon_ * root2);
   }
 
  private:

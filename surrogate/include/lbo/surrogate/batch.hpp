@@ -24,10 +24,11 @@
 // as α_main there is above α*_guide − l_α. The guide tracks the batch as the main posterior
 // does, each believing hallucinated points at its own mean (GP-BUCB in both GPs).
 //
-// Points the posterior is not conditioned on (the caller's choice: thousands of running trials
-// would cost each next point O(m² + m n) for m of them) are penalized instead (LocalPenalty):
-// the acquisition at and around them is lowered, at O(n d) per point. The penalty applies to
-// the candidates' scores and to the refinement; with a guide, to the main acquisition.
+// Points being evaluated that the posterior is not conditioned on (the caller's choice:
+// thousands of running trials would cost each next point O(m² + m n) for m of them) are
+// penalized instead (LocalPenalty): the acquisition at and around them is lowered, at O(n d)
+// per point. The penalty applies to the candidates' scores and to the refinement; with a
+// guide, to the main acquisition.
 
 #include <Eigen/Core>
 #include <cstdint>
@@ -69,11 +70,10 @@ class BatchProposer {
   void observe(int index, double y);
   /// The best value still believed (−∞ when none is).
   double believed_best() const;
-  /// X (p × d): points the posterior is not conditioned on keep later maxima out of their
-  /// neighbourhood (LocalPenalty). y null: points being evaluated, at the posterior's mean and
-  /// standard deviation there; else results, at their values y (standardized). `best`: the best
-  /// value so far (M).
-  void penalize(const Eigen::MatrixXd& X, const Eigen::VectorXd* y, double best);
+  /// X (p × d): points being evaluated that the posterior is not conditioned on keep later
+  /// maxima out of their neighbourhood (LocalPenalty), at the posterior's mean and standard
+  /// deviation there. `best`: the best value so far (M).
+  void penalize(const Eigen::MatrixXd& X, double best);
   /// Points penalized so far.
   int penalized() const { return penalty_.size(); }
   /// The Lipschitz constant of the posterior mean the penalties use: the largest ‖∇μ‖ at the
@@ -121,6 +121,8 @@ class BatchProposer {
   };
   GuideTrack guide_;
   std::shared_ptr<const TaskPosterior> guide_conditioned() const;
+  std::vector<Maximum> guide_maxima(AcquisitionKind kind, const AcquisitionParams& main, const MaximizerOptions& options,
+                                    Eigen::VectorXd& values, std::shared_ptr<const Acquisition>& acquisition) const;
   std::vector<Maximum> next_guided(AcquisitionKind kind, const AcquisitionParams& main, const Eigen::VectorXd& values,
                                    const MaximizerOptions& options) const;
 };

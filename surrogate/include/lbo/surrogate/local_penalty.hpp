@@ -1,16 +1,15 @@
 #pragma once
-// Local penalization: a batch that does not condition its posterior on a point (a trial running,
-// or a result not yet in the model) keeps proposals out of the point's neighbourhood by
-// multiplying the acquisition with a penalty that is 0 at the point and 1 beyond a radius
-// (González, Dai, Hennig & Lawrence, "Batch Bayesian optimization via local penalization",
-// AISTATS 2016). The penalty is the hard local penalizer of Alvi, Ru, Calliess, Roberts &
-// Osborne ("Asynchronous batch Bayesian optimisation with improved local penalisation", ICML
-// 2019): φ_j(x) = min(‖x − x_j‖ / r_j, 1), r_j = (|μ_j − M| + σ_j) / L, with μ_j, σ_j the
-// posterior at x_j (a result: its value, σ_j = 0), M the best value so far and L a Lipschitz
-// constant of the posterior mean. Its radius does not vanish where μ_j ≥ M, as González's
-// does, so a point the model rates highly still keeps the next proposals off it. A point
-// costs O(n d) for n candidates, against O(m² + m n) for conditioning an m-point posterior on
-// it (BatchProposer), which is what lets thousands of running trials share one batch.
+// Local penalization: a batch that does not condition its posterior on a running trial keeps
+// proposals out of the trial's neighbourhood by multiplying the acquisition with a penalty that
+// is 0 at the trial's point and 1 beyond a radius (González, Dai, Hennig & Lawrence, "Batch
+// Bayesian optimization via local penalization", AISTATS 2016). The penalty is the hard local
+// penalizer of Alvi, Ru, Calliess, Roberts & Osborne ("Asynchronous batch Bayesian
+// optimisation with improved local penalisation", ICML 2019): φ_j(x) = min(‖x − x_j‖ / r_j, 1),
+// r_j = (|μ_j − M| + σ_j) / L, with μ_j, σ_j the posterior at x_j, M the best value so far and
+// L a Lipschitz constant of the posterior mean. Its radius does not vanish where μ_j ≥ M, as
+// González's does, so a point the model rates highly still keeps the next proposals off it. A
+// point costs O(n d) for n candidates, against O(m² + m n) for conditioning an m-point posterior
+// on // it (BatchProposer), which is what lets thousands of running trials share one batch.
 // Written here: BoTorch and GPyOpt are Python; the algebra is a few lines.
 
 #include <Eigen/Core>
