@@ -25,6 +25,17 @@ Eigen::MatrixXd on_axis(std::initializer_list<double> xs) {
   return C;
 }
 
+// A 1-d GP posterior on (0.1, 0), (0.5, 1), (0.9, 0).
+std::shared_ptr<const TaskPosterior> peaked_at_half() {
+  Eigen::MatrixXd X(3, 1);
+  X << 0.1, 0.5, 0.9;
+  Eigen::VectorXd y(3);
+  y << 0.0, 1.0, 0.0;
+  Eigen::VectorXd theta(3);
+  theta << std::log(0.2), 0.0, std::log(1e-4);
+  return make_gp_posterior(X, y, theta, Standardization{});
+}
+
 }  // namespace
 
 TEST(LocalPenaltyTest, the_radius_is_the_distance_to_the_best_plus_the_sd_over_the_lipschitz_constant) {
@@ -91,13 +102,7 @@ TEST(LocalPenaltyTest, a_penalty_lowers_any_value) {
 // it by exactly its penalizer, with the posterior's moments there and the batch's Lipschitz
 // constant; the maximum moves off it; the posterior itself is not conditioned on it.
 TEST(LocalPenaltyTest, a_penalized_point_lowers_the_batchs_scores_by_its_penalizer) {
-  Eigen::MatrixXd X(3, 1);
-  X << 0.1, 0.5, 0.9;
-  Eigen::VectorXd y(3);
-  y << 0.0, 1.0, 0.0;
-  Eigen::VectorXd theta(3);
-  theta << std::log(0.2), 0.0, std::log(1e-4);
-  const auto posterior = make_gp_posterior(X, y, theta, Standardization{});
+  const auto posterior = peaked_at_half();
   const BoxSpace line({{CoordinateGroup::Kind::continuous, 0, 1, 0}});
   Eigen::MatrixXd C(201, 1);
   for (Eigen::Index i = 0; i < C.rows(); ++i) C(i, 0) = 0.005 * static_cast<double>(i);
@@ -143,13 +148,7 @@ TEST(LocalPenaltyTest, a_penalized_point_lowers_the_batchs_scores_by_its_penaliz
 // A refined maximum avoids a penalized point as the candidates' ranking does: refinement maximizes
 // the penalized acquisition.
 TEST(LocalPenaltyTest, refinement_maximizes_the_penalized_acquisition) {
-  Eigen::MatrixXd X(3, 1);
-  X << 0.1, 0.5, 0.9;
-  Eigen::VectorXd y(3);
-  y << 0.0, 1.0, 0.0;
-  Eigen::VectorXd theta(3);
-  theta << std::log(0.2), 0.0, std::log(1e-4);
-  const auto posterior = make_gp_posterior(X, y, theta, Standardization{});
+  const auto posterior = peaked_at_half();
   const BoxSpace line({{CoordinateGroup::Kind::continuous, 0, 1, 0}});
   BatchProposer batch(posterior, Eigen::MatrixXd(0, 1), line, MaximizerOptions{.candidates = 64, .refine = 3}, 3);
   const AcquisitionParams params{.ucb_beta = 1.0, .xi = 0.0, .incumbent = 1.0};
