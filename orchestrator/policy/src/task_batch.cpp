@@ -13,8 +13,8 @@ namespace {
 bool ended(const Trial& t) { return t.finished || t.paused(); }
 
 // The best kJoined of `unseen` (standardized value, trial) condition `posterior` exactly, in
-// trial order; they come first in `unseen`, the others after them. Returns how many joined.
-std::size_t join_best(const TaskTrials& trials, std::vector<std::pair<double, std::int64_t>>& unseen, int d,
+// trial order (all of them, in trial order, when there are no more).
+void join_best(const TaskTrials& trials, std::vector<std::pair<double, std::int64_t>>& unseen, int d,
                       std::shared_ptr<const surrogate::TaskPosterior>& posterior) {
   const std::size_t joined = std::min(unseen.size(), static_cast<std::size_t>(TaskBatch::kJoined));
   if (unseen.size() > joined) {
@@ -22,7 +22,7 @@ std::size_t join_best(const TaskTrials& trials, std::vector<std::pair<double, st
     const auto by_trial = [](const auto& a, const auto& b) { return a.second < b.second; };
     std::sort(unseen.begin(), unseen.begin() + static_cast<std::ptrdiff_t>(joined), by_trial);
   }
-  if (joined == 0) return 0;
+  if (joined == 0) return;
   std::vector<Eigen::VectorXd> x;
   Eigen::VectorXd y(static_cast<Eigen::Index>(joined));
   for (std::size_t i = 0; i < joined; ++i) {
@@ -30,7 +30,6 @@ std::size_t join_best(const TaskTrials& trials, std::vector<std::pair<double, st
     y(static_cast<Eigen::Index>(i)) = unseen[i].first;
   }
   posterior = posterior->condition(surrogate::stack_rows(x, d), &y);
-  return joined;
 }
 
 }  // namespace
@@ -148,9 +147,8 @@ void TaskBatch::rebuild(const TaskTrials& trials, const Basis& basis, const Batc
   params_.incumbent = basis.kind == Basis::Kind::prior ? basis.incumbent : (observed.empty() ? 0.0 : observed.front().first);
   params_.xi = settings.xi;
   // The older running trials are penalized at the posterior's belief. The unseen results left
-  // out are not: the next fit takes them in (penalizing them too, at radii set by how far below
-  // the best they are, pushed a wave's proposals away from everything evaluated: measured in
-  // bench/README.md).
+  // out are not: the next fit takes them in (penalizing them too, variant D in bench/README.md,
+  // showed no gain).
   batch_->penalize(surrogate::stack_rows(penalized_x, d), params_.incumbent);
 }
 

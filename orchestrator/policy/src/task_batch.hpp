@@ -11,8 +11,8 @@
 // kJoined results its basis has not seen (the others wait for the next fit), and grows to
 // kExact points, after which trials started since are penalized and results of penalized
 // trials wait, until the next rebuild (a new fit, or half its candidates used). A task with at
-// most kBelieved trials running and at most kJoined results between fits is served as before
-// (every point conditioned on). Private to orchestrator/.
+// most kBelieved trials running, at most kJoined results and fewer than kExact proposals
+// between two fits is served as before (every point conditioned on). Private to orchestrator/.
 
 #include <Eigen/Core>
 #include <chrono>
