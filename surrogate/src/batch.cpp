@@ -9,6 +9,18 @@
 
 namespace lbo::surrogate {
 
+namespace {
+
+// An acquisition as the maximizer's objective.
+BoxObjective objective_of(const std::shared_ptr<const Acquisition>& acquisition) {
+  BoxObjective objective;
+  objective.values = [acquisition](const Eigen::MatrixXd& X) { return acquisition->evaluate(X); };
+  objective.gradient = [acquisition](const Eigen::VectorXd& x, Eigen::VectorXd& g) { return acquisition->evaluate(x, g); };
+  return objective;
+}
+
+}  // namespace
+
 BatchProposer::BatchProposer(std::shared_ptr<const TaskPosterior> posterior, const Eigen::MatrixXd& pending,
                              const EncodedSpace& space, const MaximizerOptions& options, std::uint64_t seed,
                              const std::vector<Eigen::VectorXd>& starts)
@@ -48,9 +60,7 @@ std::vector<Maximum> BatchProposer::next(AcquisitionKind kind, const Acquisition
   if (guide_.guide.posterior) return next_guided(kind, believing, values, options);
   BoxObjective objective;
   if (options.refine > 0) {
-    auto acquisition = std::make_shared<Acquisition>(kind, believing, conditioned());
-    objective.values = [acquisition](const Eigen::MatrixXd& X) { return acquisition->evaluate(X); };
-    objective.gradient = [acquisition](const Eigen::VectorXd& x, Eigen::VectorXd& g) { return acquisition->evaluate(x, g); };
+    objective = objective_of(std::make_shared<const Acquisition>(kind, believing, conditioned()));
   }
   return maximize_from(penalized(std::move(objective)), *space_, options, candidates_, values);
 }
@@ -167,13 +177,6 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // JUMBO's refinement: the main acquisition's loss per unit of the guide's acquisition below the
 // threshold set's cut-off.
 constexpr double kPenalty = 1e3;
-
-BoxObjective objective_of(const std::shared_ptr<const Acquisition>& acquisition) {
-  BoxObjective objective;
-  objective.values = [acquisition](const Eigen::MatrixXd& X) { return acquisition->evaluate(X); };
-  objective.gradient = [acquisition](const Eigen::VectorXd& x, Eigen::VectorXd& g) { return acquisition->evaluate(x, g); };
-  return objective;
-}
 
 // The main acquisition, less a steep penalty for leaving the threshold set (L-BFGS-B needs a
 // continuous objective; the set's indicator is not).
