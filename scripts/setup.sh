@@ -8,7 +8,7 @@ packages=(
   build-essential cmake pkg-config
   # libraries (CMake imported targets)
   libopenmpi-dev openmpi-bin libeigen3-dev libboost-dev libcereal-dev libtomlplusplus-dev
-  liblbfgspp-dev libcli11-dev nlohmann-json3-dev
+  liblbfgspp-dev libcli11-dev nlohmann-json3-dev libnanoflann-dev
   # scripts/fuzz.sh: clang 14 and its libFuzzer and sanitizer runtimes
   clang-14 libclang-rt-14-dev
   # tests and benchmarks

@@ -2,11 +2,69 @@
 
 #include <cmath>
 #include <limits>
+#include <utility>
+
+#include <nanoflann.hpp>
 
 #include "lbo/jobs/csv.hpp"
 #include "lbo/jobs/error.hpp"
 
 namespace lbo::jobs {
+
+namespace {
+
+double squared_distance(const std::vector<double>& a, const std::vector<double>& b) {
+  double squared = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) squared += (a[i] - b[i]) * (a[i] - b[i]);
+  return squared;
+}
+
+}  // namespace
+
+// The k-d tree over one task's encoded rows. nanoflann reads the points through `Points`
+// and keeps a reference to it, so both live here, on the heap, and never move.
+class ObjectiveTable::TaskIndex {
+ public:
+  explicit TaskIndex(const std::vector<Row>& rows)
+      : points_{&rows}, tree_(static_cast<int>(rows.front().encoded.size()), points_, nanoflann::KDTreeSingleIndexAdaptorParams(kLeafSize)) {}
+
+  /// The nearest of `rows` (those the index was built on) to `x`.
+  Match nearest(const std::vector<Row>& rows, const std::vector<double>& x) const {
+    std::size_t found = 0;
+    double found_squared = 0;
+    tree_.knnSearch(x.data(), 1, &found, &found_squared);
+    // The tree keeps any one of equally near rows, and its sums may differ from a scan's in the
+    // last bits: every row within a hair of the distance found is a candidate, and the choice
+    // among them is the scan's (the least distance; of equals, the first in the file).
+    std::vector<std::pair<std::size_t, double>> near;
+    tree_.radiusSearch(x.data(), found_squared * (1 + 1e-9) + 1e-300, near, nanoflann::SearchParams(32, 0, false));
+    Match best{nullptr, std::numeric_limits<double>::infinity()};
+    std::size_t best_index = rows.size();
+    for (const auto& [index, squared] : near) {
+      const double distance = std::sqrt(squared_distance(x, rows[index].encoded));
+      if (distance < best.distance || (distance == best.distance && index < best_index)) {
+        best = {&rows[index], distance};
+        best_index = index;
+      }
+    }
+    return best;
+  }
+
+ private:
+  static constexpr std::size_t kLeafSize = 16;
+
+  struct Points {  // nanoflann's dataset adaptor
+    const std::vector<Row>* rows;
+    std::size_t kdtree_get_point_count() const { return rows->size(); }
+    double kdtree_get_pt(std::size_t i, std::size_t dim) const { return (*rows)[i].encoded[dim]; }
+    template <class Box>
+    bool kdtree_get_bbox(Box&) const { return false; }
+  };
+  using Tree = nanoflann::KDTreeSingleIndexAdaptor<nanoflann::L2_Simple_Adaptor<double, Points>, Points, -1, std::size_t>;
+
+  Points points_;
+  Tree tree_;
+};
 
 ObjectiveTable ObjectiveTable::load(const ObjectiveTableSpec& spec, const Space& space) {
   const CsvTable csv = read_csv_file(spec.path);
@@ -64,6 +122,8 @@ ObjectiveTable ObjectiveTable::load(const ObjectiveTableSpec& spec, const Space&
   }
   if (problems.count() > 0) throw InputError(std::to_string(problems.count()) + " problem(s) in the table:" + problems.lines());
   if (table.row_count_ == 0) throw InputError(file + ": no rows below its header; the table needs evaluations");
+  // rows_ is complete: its vectors no longer move (a map's nodes stay put when the table moves).
+  for (const auto& [task, rows] : table.rows_) table.indexes_.emplace(task, std::make_shared<const TaskIndex>(rows));
   return table;
 }
 
@@ -74,16 +134,9 @@ const std::vector<ObjectiveTable::Row>& ObjectiveTable::rows(std::string_view ta
 }
 
 ObjectiveTable::Match ObjectiveTable::nearest(std::string_view task, const Config& config) const {
-  const std::vector<double> x = encoder_->encode(config);
-  Match best{nullptr, std::numeric_limits<double>::infinity()};
-  for (const Row& row : rows(task)) {
-    double squared = 0;
-    for (std::size_t i = 0; i < x.size(); ++i) squared += (x[i] - row.encoded[i]) * (x[i] - row.encoded[i]);
-    const double distance = std::sqrt(squared);
-    if (distance < best.distance) best = {&row, distance};  // strict: the first of equals stays
-  }
-  if (best.row == nullptr) best.distance = 0;
-  return best;
+  const auto at = indexes_.find(std::string(task));
+  if (at == indexes_.end()) return {nullptr, 0};
+  return at->second->nearest(rows(task), encoder_->encode(config));
 }
 
 }  // namespace lbo::jobs

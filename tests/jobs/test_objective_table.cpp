@@ -9,7 +9,11 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
+#include <random>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "lbo/jobs/csv.hpp"
 #include "lbo/jobs/error.hpp"
@@ -161,6 +165,68 @@ TEST_F(ObjectiveTableTest, the_nearest_row_is_the_nearest_in_the_encoded_box) {
   m = table.nearest("b", config(0.001, 1, 0));
   EXPECT_EQ(m.row->line, 5u);
   EXPECT_EQ(table.nearest("c", config(0.01, 5, 0)).row, nullptr);
+}
+
+// The k-d tree answers as a scan of the rows in file order would: on a table of 3,000 rows with
+// integer and categorical columns (so many rows are equally near), with repeated rows, and at
+// queries anywhere, on the rows themselves, and between two rows.
+TEST_F(ObjectiveTableTest, the_nearest_row_is_the_one_a_scan_in_file_order_finds) {
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> lr(-3, -1);
+  std::uniform_int_distribution<int> depth(1, 9), opt(0, 1);
+  std::string text = "task,lr,depth,opt,loss\n";
+  std::vector<std::string> lines;
+  for (int i = 0; i < 3000; ++i) {
+    // Every tenth row repeats an earlier one; lr on a grid of 5 values in half the rows.
+    std::string line;
+    if (i >= 10 && i % 10 == 0) {
+      line = lines[std::uniform_int_distribution<std::size_t>(0, lines.size() - 1)(rng)];
+    } else {
+      const double x = i % 2 == 0 ? lr(rng) : -3 + 0.5 * std::uniform_int_distribution<int>(0, 4)(rng);
+      line = "a," + std::to_string(std::pow(10.0, x)) + "," + std::to_string(depth(rng)) + "," + (opt(rng) ? "sgd" : "adam");
+    }
+    lines.push_back(line);
+    text += line + "," + std::to_string(i) + "\n";
+  }
+  const ObjectiveTable table = ObjectiveTable::load(write(text), test_space());
+  const std::vector<ObjectiveTable::Row>& rows = table.rows("a");
+  ASSERT_EQ(rows.size(), 3000u);
+  const auto scan = [&](const Config& c) {
+    const std::vector<double> x = table.encode(c);
+    const ObjectiveTable::Row* best = nullptr;
+    double best_distance = std::numeric_limits<double>::infinity();
+    for (const ObjectiveTable::Row& row : rows) {
+      double squared = 0;
+      for (std::size_t i = 0; i < x.size(); ++i) squared += (x[i] - row.encoded[i]) * (x[i] - row.encoded[i]);
+      if (std::sqrt(squared) < best_distance) {
+        best = &row;
+        best_distance = std::sqrt(squared);
+      }
+    }
+    return std::make_pair(best, best_distance);
+  };
+  int repeated_answers = 0;
+  for (int q = 0; q < 600; ++q) {
+    Config c;
+    if (q % 3 == 0) {
+      c = rows[std::uniform_int_distribution<std::size_t>(0, rows.size() - 1)(rng)].config;
+    } else if (q % 3 == 1) {
+      c = config(std::pow(10.0, -3 + 0.5 * std::uniform_int_distribution<int>(0, 4)(rng)), depth(rng), opt(rng));
+    } else {
+      c = config(std::pow(10.0, lr(rng)), depth(rng), opt(rng));
+    }
+    const auto [row, distance] = scan(c);
+    const ObjectiveTable::Match m = table.nearest("a", c);
+    ASSERT_EQ(m.row, row) << "query " << q << ": line " << (m.row ? m.row->line : 0) << " against " << row->line;
+    EXPECT_EQ(m.distance, distance);
+    for (const ObjectiveTable::Row& other : rows) {
+      if (&other != row && other.config.values == row->config.values) {
+        ++repeated_answers;
+        break;
+      }
+    }
+  }
+  EXPECT_GT(repeated_answers, 100);  // the tie-breaking was exercised
 }
 
 TEST_F(ObjectiveTableTest, an_unusable_objective_cell_is_a_failed_evaluation_and_a_time_is_kept) {

@@ -4,9 +4,12 @@
 // (encoding.hpp): Euclidean distance, where a categorical that differs counts √2 (its one-hot
 // coordinates), so a row with the trial's choices is preferred over one a little closer in
 // the numbers; of rows at the same distance, the first in the file. No process is started.
+// Each task's rows are held in a k-d tree (nanoflann), so a lookup costs O(log n), not O(n):
+// a simulated run looks up every trial, and a restricting table every trial at each proposal.
 
 #include <cstddef>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -59,10 +62,13 @@ class ObjectiveTable {
   std::size_t failed_count() const { return failed_count_; }
 
  private:
+  class TaskIndex;  // objective_table.cpp: the k-d tree over a task's encoded rows
+
   ObjectiveTableSpec spec_;
   std::optional<Encoder> encoder_;  ///< set by load
   std::vector<std::string> task_names_;
   std::unordered_map<std::string, std::vector<Row>> rows_;
+  std::unordered_map<std::string, std::shared_ptr<const TaskIndex>> indexes_;  ///< one per task of rows_
   std::size_t row_count_ = 0, failed_count_ = 0;
 };
 
