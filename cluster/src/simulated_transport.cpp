@@ -27,6 +27,8 @@ void VirtualClock::advance_to(double unix_time) {
 double simulated_duration_s(const jobs::SimulatedDuration& duration, std::optional<double> table_time_s,
                             std::uint64_t seed, std::int64_t trial, int attempt) {
   using Kind = jobs::SimulatedDuration::Kind;
+  if (duration.kind == Kind::table) return table_time_s.value_or(0.0);
+  if (duration.kind == Kind::fixed) return duration.a;
   std::seed_seq stream{static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32),
                        static_cast<std::uint32_t>(trial), static_cast<std::uint32_t>(static_cast<std::uint64_t>(trial) >> 32),
                        static_cast<std::uint32_t>(attempt), 0x5117u};

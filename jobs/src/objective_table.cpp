@@ -26,18 +26,20 @@ double squared_distance(const std::vector<double>& a, const std::vector<double>&
 class ObjectiveTable::TaskIndex {
  public:
   explicit TaskIndex(const std::vector<Row>& rows)
-      : points_{&rows}, tree_(static_cast<int>(rows.front().encoded.size()), points_, nanoflann::KDTreeSingleIndexAdaptorParams(kLeafSize)) {}
+      : points_(rows), tree_(static_cast<int>(points_.d), points_, nanoflann::KDTreeSingleIndexAdaptorParams(kLeafSize)) {}
 
   /// The nearest of `rows` (those the index was built on) to `x`.
   Match nearest(const std::vector<Row>& rows, const std::vector<double>& x) const {
-    std::size_t found = 0;
-    double found_squared = 0;
-    tree_.knnSearch(x.data(), 1, &found, &found_squared);
-    // The tree keeps any one of equally near rows, and its sums may differ from a scan's in the
-    // last bits: every row within a hair of the distance found is a candidate, and the choice
-    // among them is the scan's (the least distance; of equals, the first in the file).
+    std::size_t found[2] = {0, 0};
+    double found_squared[2] = {0, 0};
+    const std::size_t count = tree_.knnSearch(x.data(), 2, found, found_squared);
+    // The tree keeps any one of equally near rows: every row within a hair of the distance
+    // found is a candidate, and the choice among them is the scan's (the least distance; of
+    // equals, the first in the file). Usually the second nearest is farther: none to choose.
+    const double hair = found_squared[0] * (1 + 1e-9) + 1e-300;
+    if (count < 2 || found_squared[1] > hair) return {&rows[found[0]], std::sqrt(squared_distance(x, rows[found[0]].encoded))};
     std::vector<std::pair<std::size_t, double>> near;
-    tree_.radiusSearch(x.data(), found_squared * (1 + 1e-9) + 1e-300, near, nanoflann::SearchParams(32, 0, false));
+    tree_.radiusSearch(x.data(), hair, near, nanoflann::SearchParams(32, 0, false));
     Match best{nullptr, std::numeric_limits<double>::infinity()};
     std::size_t best_index = rows.size();
     for (const auto& [index, squared] : near) {
@@ -53,12 +55,20 @@ class ObjectiveTable::TaskIndex {
  private:
   static constexpr std::size_t kLeafSize = 16;
 
-  struct Points {  // nanoflann's dataset adaptor
-    const std::vector<Row>* rows;
-    std::size_t kdtree_get_point_count() const { return rows->size(); }
-    double kdtree_get_pt(std::size_t i, std::size_t dim) const { return (*rows)[i].encoded[dim]; }
+  // nanoflann's dataset adaptor: the rows' encoded points side by side (a search touches one
+  // cache line per point, not a Row and then its vector).
+  struct Points {
+    explicit Points(const std::vector<Row>& rows) : d(rows.front().encoded.size()) {
+      coordinates.reserve(rows.size() * d);
+      for (const Row& row : rows) coordinates.insert(coordinates.end(), row.encoded.begin(), row.encoded.end());
+    }
+    std::size_t kdtree_get_point_count() const { return coordinates.size() / d; }
+    double kdtree_get_pt(std::size_t i, std::size_t dim) const { return coordinates[i * d + dim]; }
     template <class Box>
     bool kdtree_get_bbox(Box&) const { return false; }
+
+    std::size_t d;
+    std::vector<double> coordinates;  // row-major, d per row
   };
   using Tree = nanoflann::KDTreeSingleIndexAdaptor<nanoflann::L2_Simple_Adaptor<double, Points>, Points, -1, std::size_t>;
 

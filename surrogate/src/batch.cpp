@@ -36,6 +36,7 @@ BatchProposer::BatchProposer(std::shared_ptr<const TaskPosterior> posterior, con
       used_(static_cast<std::size_t>(candidates_.rows()), 0),
       left_(static_cast<int>(candidates_.rows())),
       penalty_(candidates_.rows()) {
+  base_at_candidates_ = tracked_->at_points();
   guide_.guide = posterior_->guide();
   if (guide_.guide.posterior) guide_.tracked = guide_.guide.posterior->track(candidates_);
   for (Eigen::Index i = 0; i < pending.rows(); ++i) accept(pending.row(i).transpose());
@@ -68,9 +69,20 @@ std::vector<Maximum> BatchProposer::next(AcquisitionKind kind, const Acquisition
 void BatchProposer::penalize(const Eigen::MatrixXd& X, double best) {
   if (X.rows() == 0) return;
   const double lipschitz = this->lipschitz();
-  const Posterior at = posterior_->predict(X);
+  // A candidate's moments were known before any point joined (a proposal is usually one);
+  // the other points are predicted, all at once.
+  std::vector<Eigen::Index> candidate(static_cast<std::size_t>(X.rows())), others;
   for (Eigen::Index i = 0; i < X.rows(); ++i) {
-    const double radius = LocalPenalty::radius(at.mean(i), std::sqrt(at.var(i)), best, lipschitz);
+    candidate[static_cast<std::size_t>(i)] = candidate_index(X.row(i).transpose());
+    if (candidate[static_cast<std::size_t>(i)] < 0) others.push_back(i);
+  }
+  const Posterior predicted = others.empty() ? Posterior{} : posterior_->predict(X(others, Eigen::all));
+  std::size_t next_predicted = 0;
+  for (Eigen::Index i = 0; i < X.rows(); ++i) {
+    const Eigen::Index c = candidate[static_cast<std::size_t>(i)];
+    const Posterior& at = c >= 0 ? base_at_candidates_ : predicted;
+    const Eigen::Index k = c >= 0 ? c : static_cast<Eigen::Index>(next_predicted++);
+    const double radius = LocalPenalty::radius(at.mean(k), std::sqrt(at.var(k)), best, lipschitz);
     penalty_.add(candidates_, X.row(i).transpose(), radius);
     mark_used(X.row(i).transpose());
   }
@@ -127,6 +139,13 @@ int BatchProposer::accept(const Eigen::VectorXd& x) {
   conditioned_.reset();
   mark_used(x);
   return index;
+}
+
+Eigen::Index BatchProposer::candidate_index(const Eigen::VectorXd& x) const {
+  for (Eigen::Index i = 0; i < candidates_.rows(); ++i) {
+    if (candidates_.row(i) == x.transpose()) return i;
+  }
+  return -1;
 }
 
 void BatchProposer::mark_used(const Eigen::VectorXd& x) {

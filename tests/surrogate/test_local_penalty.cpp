@@ -145,6 +145,55 @@ TEST(LocalPenaltyTest, a_penalized_point_lowers_the_batchs_scores_by_its_penaliz
   EXPECT_DOUBLE_EQ(batch.lipschitz(), largest);
 }
 
+// Penalizing several points at once, candidates and others mixed, is penalizing each alone: a
+// candidate's moments come from before any point joined, the others' from the posterior.
+TEST(LocalPenaltyTest, points_penalized_together_are_penalized_as_one_by_one) {
+  const auto posterior = peaked_at_half();
+  const BoxSpace line({{CoordinateGroup::Kind::continuous, 0, 1, 0}});
+  Eigen::MatrixXd C(101, 1);
+  for (Eigen::Index i = 0; i < C.rows(); ++i) C(i, 0) = 0.01 * static_cast<double>(i);
+  const MaximizerOptions options{.candidates = 101, .refine = 0};
+  BatchProposer together(posterior, Eigen::MatrixXd(0, 1), line, options, C);
+  BatchProposer alone(posterior, Eigen::MatrixXd(0, 1), line, options, C);
+  Eigen::MatrixXd X(3, 1);
+  X << C(30, 0), 0.4321, C(70, 0);  // two candidates, and a point between candidates
+  together.penalize(X, 1.0);
+  for (Eigen::Index i = 0; i < X.rows(); ++i) alone.penalize(X.row(i), 1.0);
+  const AcquisitionParams params{.ucb_beta = 4.0, .xi = 0.0, .incumbent = 1.0};
+  const std::vector<Maximum> a = together.next(AcquisitionKind::ucb, params, false);
+  const std::vector<Maximum> b = alone.next(AcquisitionKind::ucb, params, false);
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].x(0), b[i].x(0));
+    if (std::isfinite(b[i].value)) {
+      EXPECT_NEAR(a[i].value, b[i].value, 1e-12);
+    } else {
+      EXPECT_EQ(a[i].value, b[i].value);
+    }
+  }
+  EXPECT_EQ(together.candidates_left(), 99) << "the two candidates are taken";
+  // Every other candidate's score is the raw one times the three penalizers, each at the
+  // posterior's moments at its point.
+  const BatchProposer none(posterior, Eigen::MatrixXd(0, 1), line, options, C);
+  const std::vector<Maximum> raw = none.next(AcquisitionKind::ucb, params, false);
+  const Posterior moments = posterior->predict(X);
+  int checked = 0;
+  for (const Maximum& r : raw) {
+    if (r.x(0) == X(0, 0) || r.x(0) == X(2, 0)) continue;
+    double expected = r.value;
+    for (Eigen::Index j = 0; j < X.rows(); ++j) {
+      const double radius = LocalPenalty::radius(moments.mean(j), std::sqrt(moments.var(j)), 1.0, together.lipschitz());
+      expected = LocalPenalty::apply(expected, std::log(std::min(std::abs(r.x(0) - X(j, 0)) / radius, 1.0)));
+    }
+    for (const Maximum& m : a) {
+      if (m.x(0) != r.x(0)) continue;
+      EXPECT_NEAR(m.value, expected, 1e-9) << r.x(0);
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 99);
+}
+
 // A refined maximum avoids a penalized point as the candidates' ranking does: refinement maximizes
 // the penalized acquisition.
 TEST(LocalPenaltyTest, refinement_maximizes_the_penalized_acquisition) {

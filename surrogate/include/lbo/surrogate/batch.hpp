@@ -99,6 +99,7 @@ class BatchProposer {
   MaximizerOptions options_;
   Eigen::MatrixXd candidates_;
   std::unique_ptr<TrackedPosterior> tracked_;  // the posterior at candidates_, given points_
+  Posterior base_at_candidates_;  // the posterior at candidates_ before any point (penalize's moments)
   std::vector<Eigen::VectorXd> points_;
   std::vector<double> values_;
   std::vector<bool> believed_;
@@ -108,6 +109,7 @@ class BatchProposer {
   LocalPenalty penalty_;       // at candidates_
   mutable double lipschitz_ = 0;  // 0: not yet estimated
   void mark_used(const Eigen::VectorXd& x);  // a candidate equal to x ranks last from now on
+  Eigen::Index candidate_index(const Eigen::VectorXd& x) const;  // the first candidate equal to x; -1: none
   // `objective` with the penalty applied (itself when nothing is penalized).
   BoxObjective penalized(BoxObjective objective) const;
   mutable std::shared_ptr<const TaskPosterior> conditioned_;  // materialized on demand
