@@ -43,7 +43,7 @@ BatchProposer::BatchProposer(std::shared_ptr<const TaskPosterior> posterior, con
   pending_ = static_cast<int>(pending.rows());
 }
 
-std::vector<Maximum> BatchProposer::next(AcquisitionKind kind, const AcquisitionParams& params, bool refine) const {
+std::vector<Maximum> BatchProposer::next(AcquisitionKind kind, const AcquisitionParams& params, bool refine, int keep) const {
   AcquisitionParams believing = params;
   believing.incumbent = std::max(params.incumbent, believed_best());
   const Posterior& at = tracked_->at_points();
@@ -58,6 +58,7 @@ std::vector<Maximum> BatchProposer::next(AcquisitionKind kind, const Acquisition
   }
   MaximizerOptions options = options_;
   if (!refine) options.refine = 0;
+  options.keep = keep;
   if (guide_.guide.posterior) return next_guided(kind, believing, values, options);
   BoxObjective objective;
   if (options.refine > 0) {

@@ -168,6 +168,43 @@ std::vector<Maximum> maximize(const BoxObjective& objective, const EncodedSpace&
   return maximize_from(objective, space, options, X, objective.values(X));
 }
 
+namespace {
+
+// The rows of X in `order` (best first) that no row before them repeats (a discrete space maps
+// many candidates to one configuration), the first `keep` of them; all when keep is 0. Equal
+// rows need not score equally to the last bit, so the rows themselves are compared.
+std::vector<Eigen::Index> distinct(const Eigen::MatrixXd& X, const std::vector<Eigen::Index>& order, int keep) {
+  std::vector<Eigen::Index> kept;
+  if (keep > 0) {  // a few: each is compared with the ones kept before it
+    for (Eigen::Index i : order) {
+      if (std::none_of(kept.begin(), kept.end(), [&](Eigen::Index k) { return X.row(k) == X.row(i); })) kept.push_back(i);
+      if (static_cast<int>(kept.size()) == keep) break;
+    }
+    return kept;
+  }
+  // All: sorted by row, then by rank, a row equal to the one before it repeats it (one sort of
+  // indices and no copies of rows; a std::set of rows cost a third of a proposal at 2,048 slots).
+  std::vector<std::size_t> position(order.size());
+  for (std::size_t r = 0; r < order.size(); ++r) position[static_cast<std::size_t>(order[r])] = r;
+  std::vector<Eigen::Index> by_row(order);
+  std::sort(by_row.begin(), by_row.end(), [&](Eigen::Index a, Eigen::Index b) {
+    for (Eigen::Index j = 0; j < X.cols(); ++j) {
+      if (X(a, j) != X(b, j)) return X(a, j) < X(b, j);
+    }
+    return position[static_cast<std::size_t>(a)] < position[static_cast<std::size_t>(b)];
+  });
+  std::vector<char> repeated(order.size(), 0);
+  for (std::size_t i = 1; i < by_row.size(); ++i) {
+    if (X.row(by_row[i]) == X.row(by_row[i - 1])) repeated[static_cast<std::size_t>(by_row[i])] = 1;
+  }
+  for (Eigen::Index i : order) {
+    if (!repeated[static_cast<std::size_t>(i)]) kept.push_back(i);
+  }
+  return kept;
+}
+
+}  // namespace
+
 std::vector<Maximum> maximize_from(const BoxObjective& objective, const EncodedSpace& space,
                                    const MaximizerOptions& options, const Eigen::MatrixXd& X,
                                    const Eigen::VectorXd& values) {
@@ -179,29 +216,9 @@ std::vector<Maximum> maximize_from(const BoxObjective& objective, const EncodedS
   std::vector<Eigen::Index> order(static_cast<std::size_t>(n));
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](Eigen::Index a, Eigen::Index b) { return ranks_before(values(a), values(b)); });
-  // Distinct points only: a discrete space maps many candidates to one configuration. Of equal
-  // rows the first ranked stands for all: sorted by row, then by rank, a row equal to the one
-  // before it is `repeated` (one sort of indices and no copies of rows, where a std::set of
-  // rows cost a third of a proposal at 2,048 slots; equal rows need not score equally to the
-  // last bit, so the values cannot find them).
-  std::vector<Eigen::Index> position(static_cast<std::size_t>(n)), by_row(order);
-  for (Eigen::Index r = 0; r < n; ++r) position[static_cast<std::size_t>(order[static_cast<std::size_t>(r)])] = r;
-  const auto row_less = [&](Eigen::Index a, Eigen::Index b) {
-    for (Eigen::Index j = 0; j < X.cols(); ++j) {
-      if (X(a, j) != X(b, j)) return X(a, j) < X(b, j);
-    }
-    return position[static_cast<std::size_t>(a)] < position[static_cast<std::size_t>(b)];
-  };
-  std::sort(by_row.begin(), by_row.end(), row_less);
-  std::vector<char> repeated(static_cast<std::size_t>(n), 0);
-  for (std::size_t i = 1; i < by_row.size(); ++i) {
-    if (X.row(by_row[i]) == X.row(by_row[i - 1])) repeated[static_cast<std::size_t>(by_row[i])] = 1;
-  }
   std::vector<Maximum> ranked;
-  ranked.reserve(static_cast<std::size_t>(n));
   std::vector<Eigen::VectorXd> to_refine;
-  for (Eigen::Index i : order) {
-    if (repeated[static_cast<std::size_t>(i)]) continue;
+  for (Eigen::Index i : distinct(X, order, options.keep)) {
     ranked.push_back(Maximum{X.row(i).transpose(), values(i)});
     if (static_cast<int>(to_refine.size()) < options.refine) to_refine.push_back(ranked.back().x);
   }

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
+#include <random>
 
 using namespace lbo::surrogate;
 using Kind = CoordinateGroup::Kind;
@@ -131,4 +133,46 @@ TEST(MaximizerTest, candidates_above_the_sobol_dimension_limit_are_seeded_unifor
   const auto result = maximize(f, space, options, 11);
   ASSERT_FALSE(result.empty());
   EXPECT_NEAR(result[0].x.mean(), 0.3, 0.01);
+}
+
+// maximize_from on a discrete space, where many candidates are one configuration: every
+// distinct row once, at its best-ranked occurrence, best first; with `keep`, the same ranking cut
+// after `keep` rows (found without sorting the rows).
+TEST(MaximizerTest, ranked_candidates_are_distinct_and_keep_cuts_the_same_ranking) {
+  const BoxSpace space({{Kind::integer, 0, 1, 3}, {Kind::integer, 1, 1, 4}});  // 3 × 4 = 12 points
+  Eigen::MatrixXd X(200, 2);
+  Eigen::VectorXd values(200);
+  std::mt19937_64 rng(5);
+  for (Eigen::Index i = 0; i < X.rows(); ++i) {
+    X(i, 0) = 0.5 * static_cast<double>(std::uniform_int_distribution<int>(0, 2)(rng));
+    X(i, 1) = static_cast<double>(std::uniform_int_distribution<int>(0, 3)(rng)) / 3.0;
+    // Equal rows score nearly, not exactly, alike; a few are used (−∞).
+    values(i) = i % 17 == 0 ? -std::numeric_limits<double>::infinity()
+                            : X(i, 0) + 2 * X(i, 1) + 1e-12 * std::uniform_real_distribution<double>(0, 1)(rng);
+  }
+  const MaximizerOptions options{.candidates = 200, .refine = 0};
+  const std::vector<Maximum> all = maximize_from(BoxObjective{}, space, options, X, values);
+  ASSERT_EQ(all.size(), 12u);
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) EXPECT_FALSE(all[i].x == all[j].x) << i << " repeats " << j;
+    if (i > 0) {
+      EXPECT_GE(all[i - 1].value, all[i].value);
+    }
+    // Its value is the best of the equal rows' values.
+    double best = -std::numeric_limits<double>::infinity();
+    for (Eigen::Index r = 0; r < X.rows(); ++r) {
+      if (X.row(r).transpose() == all[i].x) best = std::max(best, values(r));
+    }
+    EXPECT_EQ(all[i].value, best);
+  }
+  for (int keep : {1, 5, 12, 40}) {
+    MaximizerOptions cut = options;
+    cut.keep = keep;
+    const std::vector<Maximum> kept = maximize_from(BoxObjective{}, space, cut, X, values);
+    ASSERT_EQ(kept.size(), std::min<std::size_t>(static_cast<std::size_t>(keep), all.size())) << keep;
+    for (std::size_t i = 0; i < kept.size(); ++i) {
+      EXPECT_EQ(kept[i].x, all[i].x) << keep << ", " << i;
+      EXPECT_EQ(kept[i].value, all[i].value);
+    }
+  }
 }

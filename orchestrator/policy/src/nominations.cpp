@@ -59,7 +59,7 @@ std::vector<AcquisitionKind> Nominations::arms_for(const Basis& basis) const {
 
 // Each arm's candidates, best first, from the task's batch.
 std::vector<std::vector<surrogate::Maximum>> Nominations::rank(TaskBatch& batch, const Basis& basis,
-                                                            const std::vector<AcquisitionKind>& arms) const {
+                                                            const std::vector<AcquisitionKind>& arms, bool all) const {
   surrogate::AcquisitionParams params = batch.params();
   const int t = batch.count() + 1;
   params.ucb_beta = job_.policy.ucb_beta.value_or(
@@ -68,9 +68,9 @@ std::vector<std::vector<surrogate::Maximum>> Nominations::rank(TaskBatch& batch,
   // and with a narrow β they would crowd the prior's peak.
   if (basis.kind == Basis::Kind::prior) params.ucb_beta = kDesignBeta;
   const auto started = std::chrono::steady_clock::now();
-  const bool refine = batch.refine_due(options_.sync);
+  const bool refine = !all && batch.refine_due(options_.sync);
   std::vector<std::vector<surrogate::Maximum>> ranked;
-  for (AcquisitionKind arm : arms) ranked.push_back(batch.proposer().next(arm, params, refine));
+  for (AcquisitionKind arm : arms) ranked.push_back(batch.proposer().next(arm, params, refine, all ? 0 : kRanked));
   if (refine) batch.refined(started);
   return ranked;
 }
@@ -157,6 +157,11 @@ std::optional<Nomination> Nominations::nominate(const RunState& state, int task,
     hedges_.nominated(k, std::move(points));
   }
   if (take_untaken(state, ranked[arm], n)) return n;
+  // The best kRanked are all taken (a discrete space, or an overconfident model): all of them.
+  if (ranked[arm].size() >= static_cast<std::size_t>(kRanked) &&
+      take_untaken(state, rank(batch, *basis, {arms[arm]}, true).front(), n)) {
+    return n;
+  }
   // Every candidate is taken. A batch that has proposed some of them draws new candidates;
   // else (a small discrete space) any configuration that is not taken.
   if (retry && batch.proposer().size() > 0) {

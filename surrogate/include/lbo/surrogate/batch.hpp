@@ -62,7 +62,8 @@ class BatchProposer {
   /// best options.refine of them are refined by L-BFGS-B on the conditioned posterior.
   /// `params.incumbent` is raised to the best value still believed. With a guide: the maxima of
   /// JUMBO's acquisition (above), the threshold set's first.
-  std::vector<Maximum> next(AcquisitionKind kind, const AcquisitionParams& params, bool refine = true) const;
+  /// `keep` > 0: only the best `keep` distinct candidates are ranked and returned (MaximizerOptions::keep).
+  std::vector<Maximum> next(AcquisitionKind kind, const AcquisitionParams& params, bool refine = true, int keep = 0) const;
   /// x (length d) joins the batch, believed at the posterior mean. Returns its index.
   int accept(const Eigen::VectorXd& x);
   /// The result of point `index` came in: y (standardized) replaces its believed value. The

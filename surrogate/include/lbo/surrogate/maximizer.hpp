@@ -62,6 +62,9 @@ struct MaximizerOptions {
   int candidates = 1024;  ///< Sobol points evaluated
   int refine = 5;         ///< best distinct candidates refined by L-BFGS-B
   int max_iterations = 50;
+  /// maximize_from returns the best `keep` distinct candidates (and the refined points); 0: all.
+  /// A caller that takes the first usable one of a few saves ranking all of them.
+  int keep = 0;
 };
 
 struct Maximum {
@@ -80,7 +83,8 @@ std::vector<Maximum> maximize(const BoxObjective& objective, const EncodedSpace&
 Eigen::MatrixXd candidate_points(const EncodedSpace& space, const MaximizerOptions& options, std::uint64_t seed,
                                  const std::vector<Eigen::VectorXd>& starts = {});
 /// maximize() once its candidates X are scored (`values`, one per row): the distinct ones
-/// ranked, the best options.refine refined by L-BFGS-B with `objective` (none when 0).
+/// ranked (the best options.keep of them, unless 0), the best options.refine refined by
+/// L-BFGS-B with `objective` (none when 0).
 std::vector<Maximum> maximize_from(const BoxObjective& objective, const EncodedSpace& space,
                                    const MaximizerOptions& options, const Eigen::MatrixXd& X,
                                    const Eigen::VectorXd& values);
