@@ -224,7 +224,9 @@ std::vector<Maximum> maximize_from(const BoxObjective& objective, const EncodedS
   }
 
   std::vector<Maximum> refined(to_refine.size());
-#pragma omp parallel for schedule(static)
+  // No team for fewer than two: at thousands of slots, waking one for nothing cost more than
+  // ranking the candidates (its other thread waits for a core the fit holds).
+#pragma omp parallel for schedule(static) if (to_refine.size() > 1)
   for (std::size_t i = 0; i < to_refine.size(); ++i) {
     refined[i] = enumerate_categories(objective, space, refine(objective, space, to_refine[i], options.max_iterations));
   }
