@@ -551,6 +551,28 @@ TEST(ModelPolicyTest, a_space_with_every_configuration_taken_falls_back_and_says
   EXPECT_NE(log[0].find("trial 3 (t): a random configuration (random-fallback)"), std::string::npos) << log[0];
 }
 
+// A nomination ranks the best Nominations::kRanked (64) distinct candidates first. When all of
+// those are taken, it ranks every candidate and takes the best untaken one: the model's own
+// proposal, not a random fallback. 100 configurations, all but the worst taken.
+TEST(ModelPolicyTest, when_the_best_ranked_candidates_are_taken_the_rest_are_ranked) {
+  lbo::testing::ScratchDir dir;
+  const lbo::jobs::JobSpec job = lbo::testing::job_from(
+      "name = \"wide\"\n[objective]\ncommand = [\"" + std::string(LBO_TEST_OBJECTIVE) + "\"]\ndirection = \"maximize\"\n[policy]\nsurrogate = \"gp\"\n"
+      "initial_random = 0\n[space]\nk = { type = \"int\", low = 0, high = 99 }\n[[tasks]]\nname = \"t\"\nbudget = 100\n",
+      dir.path());
+  RunState state = lbo::testing::started_state(job);
+  ModelPolicy policy(job, PolicyOptions{true, nullptr});
+  for (int k = 1; k <= 99; ++k) {
+    const std::int64_t t = lbo::testing::start_trial(state, 0, lbo::jobs::Config{{static_cast<double>(k)}});
+    lbo::testing::end_attempt(state, t, ok_with(k));
+  }
+  lbo::testing::commit_and_fit(policy, state);
+  const Proposal p = policy.propose_among(state, {0}, state.next_trial_id());
+  EXPECT_EQ(p.source, ProposalSource::model) << p.note;
+  ASSERT_TRUE(p.config.values[0].has_value());
+  EXPECT_EQ(*p.config.values[0], 0.0);
+}
+
 TEST(FitThreadsTest, the_job_then_omp_num_threads_then_the_affinity_mask_less_the_local_slots) {
   lbo::jobs::JobSpec job;
   const char* saved = std::getenv("OMP_NUM_THREADS");
