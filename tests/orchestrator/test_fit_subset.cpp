@@ -3,9 +3,13 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
+#include <memory>
+#include <thread>
 
 #include "bases.hpp"
+#include "lbo/surrogate/surrogate.hpp"
 #include "model_data.hpp"
 #include "test_support.hpp"
 
@@ -94,4 +98,55 @@ TEST(FitSubsetTest, a_capped_fit_takes_the_subset_and_covers_every_result) {
   }
   EXPECT_EQ(fit.data.exploration[0], (std::vector<Eigen::Index>{0}));  // trial 2, the one of the design kept
   EXPECT_EQ(fit.trials[0].size(), 30u);
+}
+
+// The task's fit saw `seen` of its `results`. A wave that came after it (at least as many
+// results as it saw, and 64 or more: thousands of slots that ended together) leaves the fit
+// behind: the task proposes from an interim GP on all of its results until the next fit. A
+// trickle of results after a fit keeps it.
+TEST(FitSubsetTest, a_fit_a_wave_of_results_came_after_gives_way_to_an_interim_gp_on_all) {
+  lbo::testing::ScratchDir dir;
+  const lbo::jobs::JobSpec job = capped_job(dir.path(), "");
+  const ModelData data(job, {});
+  const auto state_with = [&](int results) {
+    RunState state = lbo::testing::started_state(job);
+    for (int i = 0; i < results; ++i) {
+      const std::int64_t id = lbo::testing::start_trial(state, 0, {{(i * 0.618) - std::floor(i * 0.618)}});
+      lbo::testing::end_attempt(state, id, lbo::testing::ok_with(std::sin(7.0 * i)));
+    }
+    return state;
+  };
+  struct Case {
+    int seen, results;
+    bool behind;
+  };
+  for (const Case c : {Case{10, 20, false}, Case{10, 73, false}, Case{10, 74, true}, Case{100, 200, true},
+                       Case{101, 200, false}, Case{150, 200, false}}) {
+    // The adopted fit: a GP on the first `seen` results.
+    const FitRequest request = data.training_data(state_with(c.seen));
+    lbo::surrogate::GpSurrogate gp;
+    gp.fit(request.data, 1);
+    auto fit = std::make_shared<Snapshot>();
+    fit->version = 3;
+    fit->posteriors.push_back(gp.posterior(0));
+    fit->trials = request.trials;
+    const std::shared_ptr<const Snapshot> adopted = fit;
+    ASSERT_EQ(adopted->trials[0].size(), static_cast<std::size_t>(c.seen));
+
+    const RunState state = state_with(c.results);
+    Bases bases(job, data, adopted, false, false, 1);
+    bases.track(1);
+    const std::optional<Basis> basis = bases.of(state, 0, 0);
+    ASSERT_TRUE(basis);
+    const std::string label = std::to_string(c.seen) + " of " + std::to_string(c.results) + " seen";
+    if (c.behind) {
+      EXPECT_EQ(basis->kind, Basis::Kind::interim) << label;
+      EXPECT_EQ(basis->fitted->size(), static_cast<std::size_t>(c.results)) << label << ": it covers every result";
+    } else {
+      EXPECT_EQ(basis->kind, Basis::Kind::fit) << label;
+      EXPECT_EQ(basis->key, "fit 3") << label;
+      EXPECT_EQ(basis->fitted->size(), static_cast<std::size_t>(c.seen)) << label;
+    }
+    while (bases.fitting()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
 }

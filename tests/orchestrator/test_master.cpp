@@ -12,6 +12,7 @@
 #include <sstream>
 #include <thread>
 
+#include "lbo/cluster/simulated_transport.hpp"
 #include "lbo/orchestrator/recovery.hpp"
 #include "lbo/app/status.hpp"
 #include "run_job.hpp"
@@ -95,6 +96,38 @@ TEST(MasterTest, every_attempt_is_journaled_before_its_process_starts) {
   for (const Row& row : out.rows) attempts += std::stoi(row.at("attempts"));
   EXPECT_EQ(checked, attempts);
   EXPECT_GT(attempts, 12) << "the seed should fail some first attempts, so retries are checked too";
+}
+
+// Slots freed together are refilled once every result that came with them is applied, so the
+// proposals see the whole wave. Four simulated slots whose trials all take 10 virtual seconds:
+// each wave's four results are journaled before the next four starts (before: a result, a
+// start, a result, a start, each proposal from one more result).
+TEST(MasterTest, a_wave_of_results_is_applied_before_its_slots_are_refilled) {
+  lbo::testing::ScratchDir dir;
+  // The real part of the virtual clock stands still: the clock moves only by jumps to a due
+  // completion, so every wave ends at one virtual second whatever the machine's load.
+  auto clock = std::make_shared<lbo::cluster::VirtualClock>(1.0e9, [] { return 0.0; });
+  const RunOutput out = run_job(
+      lbo::testing::test_job("", "[[tasks]]\nname = \"a\"\nbudget = 12\n"), dir, 4, {}, {},
+      [clock](boost::asio::io_context& io, lbo::cluster::Transport::CompletionHandler done) {
+        return std::make_unique<lbo::cluster::SimulatedTransport>(
+            io, clock, 4,
+            [](const lbo::workers::WorkOrder& order) {
+              lbo::workers::Outcome outcome;
+              outcome.status = lbo::workers::TrialStatus::ok;
+              outcome.objective = static_cast<double>(order.trial);
+              return lbo::cluster::SimulatedAttempt{outcome, 10.0};
+            },
+            std::move(done), "10 s");
+      });
+  ASSERT_EQ(out.exit_code, kExitDone) << out.log;
+  std::string order;
+  for (const JournalRecord& r : out.journal.records) {
+    if (std::holds_alternative<TrialStarted>(r)) order += 'S';
+    if (std::holds_alternative<TrialFinished>(r)) order += 'F';
+  }
+  EXPECT_EQ(order, "SSSSFFFFSSSSFFFFSSSSFFFF");
+  EXPECT_EQ(out.rows.size(), 12u);
 }
 
 // Finding 3 without root: lbo's own failure to make a trial's folder is not the objective's.

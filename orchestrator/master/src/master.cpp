@@ -253,6 +253,19 @@ class Master::Loop {
     if (!stops_.stopping()) fidelity_.settle(options_.clock());
   }
 
+  // Slots freed in this turn of the event loop are refilled once every result that arrived in
+  // it is applied: a wave of trials that ended together is proposed from all of its results,
+  // not from one more result at each proposal.
+  void post_fill() {
+    if (!fill_posted_) asio::post(io_, [this] { fill_posted(); });
+    fill_posted_ = true;
+  }
+
+  void fill_posted() {
+    if (!std::exchange(fill_posted_, false)) return;
+    fill_slots();
+  }
+
   void post_commit() {
     if (!commit_posted_) asio::post(io_, [this] { commit(); });
     commit_posted_ = true;
@@ -261,6 +274,7 @@ class Master::Loop {
   // One fdatasync commits every result that arrived in this turn of the event loop.
   void commit() {
     commit_posted_ = false;
+    fill_posted();  // a proposal does not wait on the disk
     try {
       journal_.sync();
     } catch (const IoError& e) {
@@ -355,10 +369,10 @@ class Master::Loop {
   Attempts attempts_{job_, run_dir_, state_, fidelity_, transport_, deadline_, options_.sync,
                      {[this](const JournalRecord& r) { return journal(r); },
                       [this](const std::string& message, int error_number) { stops_.halt(message, error_number); },
-                      [this] { post_commit(); }, [this] { fill_slots(); }, options_.clock}};
+                      [this] { post_commit(); }, [this] { post_fill(); }, options_.clock}};
   bool resumed_ = false;
   std::optional<PolicyState> saved_policy_;  // a resumed run's, until start() restores it
-  bool commit_posted_ = false;
+  bool commit_posted_ = false, fill_posted_ = false;
   bool finished_ = false;
   std::chrono::steady_clock::time_point started_;
   int finished_before_ = 0;  // trials finished by earlier invocations of the run

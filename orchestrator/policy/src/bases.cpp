@@ -17,6 +17,16 @@ constexpr int kInterimResults = 3;
 // the thread. A fit on thousands here held every free slot for seconds.
 constexpr int kInterimHere = 64;
 
+// A fit is behind a task when at least as many results came after it as it has seen, and at
+// least kInterimHere of them: a wave of trials that ended together (thousands of slots). Its
+// hyperparameters were fitted on a few results (the wave's first), and a batch joins only its
+// best TaskBatch::kJoined unseen results exactly, so a GP fitted on the wave's results proposes
+// better than it until the next fit lands (seconds: bench/README, sixth run). A trickle of
+// results, the usual case, never leaves the fit behind.
+bool behind(std::size_t fitted, std::size_t results) {
+  return results >= 2 * fitted && results - fitted >= static_cast<std::size_t>(kInterimHere);
+}
+
 }  // namespace
 
 Bases::Bases(const jobs::JobSpec& job, const ModelData& data, const std::shared_ptr<const Snapshot>& adopted, bool transfers,
@@ -28,19 +38,23 @@ std::shared_ptr<const surrogate::TaskPosterior> Bases::posterior_at(std::size_t 
   return adopted_->posteriors[data_.warm_tasks() + k];
 }
 
-// Where `task`'s `step` proposes from: its own posterior in the newest fit; else, for a
-// transfer model, the most recent earlier task's posterior (model-prior) while the task has
-// fewer results than a design; else a GP fitted on the task's own results here and now, until
-// the background fit covers them; else nothing (no result, no earlier task).
+// Where `task`'s `step` proposes from: its own posterior in the newest fit, unless a burst of
+// results came after it (behind); else, for a transfer model, the most recent earlier task's
+// posterior (model-prior) while the task has fewer results than a design; else a GP fitted on
+// the task's own results here and now, until the background fit covers them; else nothing (no
+// result, no earlier task).
 std::optional<Basis> Bases::of(const RunState& state, int task, int step) {
-  if (auto own = posterior_at(data_.slot(task, step))) {
-    // The task's interim GPs are done with (dropped once no fit of theirs is under way).
-    std::unique_ptr<FitService>& interim = interims_[data_.slot(task, step)];
-    if (interim && !interim->busy()) interim.reset();
-    return Basis{Basis::Kind::fit, std::move(own), "fit " + std::to_string(adopted_->version), 0,
-                 &adopted_->trials[data_.model_task(task, step)], adopted_};
-  }
   const std::vector<std::int64_t> results = data_.usable_trials(state, task, step);
+  if (auto own = posterior_at(data_.slot(task, step))) {
+    const std::vector<std::int64_t>& fitted = adopted_->trials[data_.model_task(task, step)];
+    if (!behind(fitted.size(), results.size())) {
+      // The task's interim GPs are done with (dropped once no fit of theirs is under way).
+      std::unique_ptr<FitService>& interim = interims_[data_.slot(task, step)];
+      if (interim && !interim->busy()) interim.reset();
+      return Basis{Basis::Kind::fit, std::move(own), "fit " + std::to_string(adopted_->version), 0, &fitted, adopted_};
+    }
+    return interim_of(state, task, step, results);
+  }
   if (transfers_ && static_cast<int>(results.size()) < std::max(kInterimResults, job_.policy.initial_random)) {
     if (std::optional<Basis> prior = prior_of(task, step)) return prior;
   }
