@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 
 #include "lbo/surrogate/gp.hpp"
@@ -143,4 +144,18 @@ TEST(TaskBatchTest, a_rebuilt_batch_joins_the_best_unseen_results_and_penalizes_
   const auto mean_at = [&](double x) { return batch.proposer().conditioned()->predict(Eigen::MatrixXd::Constant(1, 1, x)).mean(0); };
   EXPECT_NEAR(mean_at(0.25), 1.0, 1e-2) << "the best results joined";
   EXPECT_GT(mean_at(0.84), -1.0) << "the worst did not";
+}
+
+// However long the last refinement took (here an hour: the time rule is not due for nine), at
+// least every kRefineEvery-th ranking is refined; a refinement starts the count again; --sync
+// refines every ranking.
+TEST(TaskBatchTest, at_least_every_twentieth_ranking_is_refined) {
+  TaskBatch batch;
+  batch.refined(std::chrono::steady_clock::now() - std::chrono::hours(1));
+  for (int round = 0; round < 2; ++round) {
+    for (int i = 1; i < TaskBatch::kRefineEvery; ++i) EXPECT_FALSE(batch.take_refinement(false)) << "ranking " << i;
+    EXPECT_TRUE(batch.take_refinement(false)) << "round " << round;
+    batch.refined(std::chrono::steady_clock::now() - std::chrono::hours(1));
+  }
+  EXPECT_TRUE(batch.take_refinement(true));
 }

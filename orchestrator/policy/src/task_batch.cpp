@@ -152,11 +152,14 @@ void TaskBatch::rebuild(const TaskTrials& trials, const Basis& basis, const Batc
   batch_->penalize(surrogate::stack_rows(penalized_x, d), params_.incumbent);
 }
 
-bool TaskBatch::refine_due(bool sync) const { return sync || Clock::now() - refined_at_ >= 9 * refine_cost_; }
+bool TaskBatch::take_refinement(bool sync) {
+  return sync || ++unrefined_ >= kRefineEvery || Clock::now() - refined_at_ >= 9 * refine_cost_;
+}
 
 void TaskBatch::refined(std::chrono::steady_clock::time_point started) {
   refined_at_ = Clock::now();
   refine_cost_ = refined_at_ - started;
+  unrefined_ = 0;
 }
 
 }  // namespace lbo::orchestrator
