@@ -10,6 +10,9 @@
 //                                (an attempt's start plus its run time) not yet followed by a
 //                                start there, to the next start; the first wave from the start
 //                                of the run
+//   first_ms_min, _max          of those, the first wave's (slots never used yet): the run's start
+//                                up (reading its inputs, a table) and the initial design
+//   decision_ms_p50, _p99        the others': slots freed by a result, the master's decisions
 //   model_share, fallbacks        (model + model-prior) / everything after each task's initial
 //                                design; random fallbacks
 //   best_t<k>_at<m>               task k's best after m trials (m = each MULTIPLE × slots), by
@@ -58,7 +61,7 @@ int main(int argc, char** argv) {
   int slots = 0, runs = 0;
   std::map<std::int64_t, double> started;                 // trial → start of its running attempt
   std::map<std::string, std::vector<double>> freed;      // unit → times a slot there became free
-  std::vector<double> latencies;
+  std::vector<double> latencies, first_wave, decisions;
   // Intermediate reports: from the worker reading a report (its attempt's start plus the
   // report's seconds) to the master journaling it, and to the stop it caused. The attempt's
   // start is the master's dispatch, before the spawn: an upper bound by the spawn's delay.
@@ -78,11 +81,13 @@ int main(int argc, char** argv) {
       auto& free_at = freed[unit_of(s->worker)];
       // The earliest free moment this start could have used; the first wave waits from the start.
       double since = begin;
-      if (!free_at.empty()) {
+      const bool first = free_at.empty();
+      if (!first) {
         since = free_at.front();
         free_at.erase(free_at.begin());
       }
       latencies.push_back(1000 * (s->unix_time - since));
+      (first ? first_wave : decisions).push_back(latencies.back());
     } else if (const auto* batch = std::get_if<TrialsReported>(&record)) {
       for (const ReportedStep& step : batch->reports) {
         if (const auto it = started.find(step.trial); it != started.end()) {
@@ -139,6 +144,8 @@ int main(int argc, char** argv) {
     }
     std::printf(" best_t%d=%.4g", task + 1, best_after.empty() ? NAN : best_after.back());
   }
+  std::printf(" first_ms_min=%.2f first_ms_max=%.2f decision_ms_p50=%.2f decision_ms_p99=%.2f", percentile(first_wave, 0),
+              percentile(first_wave, 1), percentile(decisions, 0.5), percentile(decisions, 0.99));
   std::printf("\n");
   return 0;
 }

@@ -7,7 +7,9 @@
 # slot waited for work (p50/p99, virtual ms: the master's real cost), the model's share of
 # proposals, trials per second of real time, and the mean over tasks of each task's best CRPS
 # (lower is better), and util_open: utilization until the last trial started (without the drain
-# at the end, slots idle while the last trials run). Figures come from the journal
+# at the end, slots idle while the last trials run), and of the waits: the longest of the first
+# wave (from the run's start: reading the table, the initial design) and the p99 of the
+# decisions after it (slots a result freed). Figures come from the journal
 # (build/bench/scale_report).
 #
 # Usage: bench/scale_simulated.sh [--workers "64 256 1024"] [--methods "random gp lbo"]
@@ -103,8 +105,8 @@ print(f"{sum(best.values()) / len(best):.4f}" if best else "-")
 PY
 }
 
-printf "%-7s %7s %7s %7s %8s %8s %11s %11s %7s %10s %9s %-7s %s\n" method workers trials real_s virt_h util \
-  lat_p50_ms lat_p99_ms model trials/s mean_best state util_open
+printf "%-7s %7s %7s %7s %8s %8s %11s %11s %7s %10s %9s %-7s %9s %12s %10s\n" method workers trials real_s virt_h util \
+  lat_p50_ms lat_p99_ms model trials/s mean_best state util_open first_max_ms dec_p99_ms
 for workers in $workers_list; do
   for method in $methods; do
     per_task=$(( (per_worker * workers + tasks - 1) / tasks ))
@@ -132,11 +134,12 @@ PY
     figures=$("$report" "$root/scale" 1)
     trials=$(($(wc -l < "$root/scale/results.csv") - 1))
     wall=$(value "$figures" wall_s)
-    printf "%-7s %7s %7s %7s %8s %8s %11s %11s %7s %10s %9s %-7s %s\n" "$method" "$workers" "$trials" "$real_s" \
+    printf "%-7s %7s %7s %7s %8s %8s %11s %11s %7s %10s %9s %-7s %9s %12s %10s\n" "$method" "$workers" "$trials" "$real_s" \
       "$(/usr/bin/python3 -c "import sys; print(f'{float(sys.argv[1]) / 3600:.2f}')" "$wall")" \
       "$(value "$figures" utilization)" "$(value "$figures" latency_ms_p50)" "$(value "$figures" latency_ms_p99)" \
       "$(value "$figures" model_share)" "$(/usr/bin/python3 -c "import sys; print(f'{int(sys.argv[1]) / max(float(sys.argv[2]), 0.01):.0f}')" "$trials" "$real_s")" \
-      "$(mean_best "$root/scale/results.csv")" "$state" "$(value "$figures" utilization_open)"
+      "$(mean_best "$root/scale/results.csv")" "$state" "$(value "$figures" utilization_open)" \
+      "$(value "$figures" first_ms_max)" "$(value "$figures" decision_ms_p99)"
     rm -rf "$root"
   done
 done

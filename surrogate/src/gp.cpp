@@ -2,6 +2,7 @@
 
 #include <LBFGSB.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -38,6 +39,19 @@ double basis_scale_of(const Eigen::VectorXd& theta, int dimension, const MeanBas
   return std::exp(theta(dimension + 2)) / basis->size();
 }
 
+// Calls f(first, count) on consecutive blocks of `rows` rows, on this thread's OpenMP threads
+// when there are several blocks: a batch predicts at thousands of running trials and tracks
+// a thousand candidates at each rebuild, and the triangular solve there (O(n²) a row) took
+// most of a rebuild at 2,000 workers; Eigen parallelizes no triangular solve. The blocks do
+// not depend on the thread count, so the results do not either.
+template <class F>
+void in_row_blocks(Eigen::Index rows, const F& f) {
+  constexpr Eigen::Index kBlock = 256;
+  const Eigen::Index blocks = (rows + kBlock - 1) / kBlock;
+#pragma omp parallel for schedule(static) if (blocks > 1)
+  for (Eigen::Index b = 0; b < blocks; ++b) f(b * kBlock, std::min(kBlock, rows - b * kBlock));
+}
+
 class GpTracked;
 
 // The GP posterior: K + σ_n²I = LLᵀ over the training points; new observations extend L.
@@ -63,17 +77,22 @@ class GpPosterior final : public TaskPosterior {
   int dimension() const override { return static_cast<int>(X_.cols()); }
 
   Posterior predict(const Eigen::MatrixXd& Xs) const override {
-    Eigen::MatrixXd Ks = matern52(Xs, X_, theta_);  // m × n
-    Eigen::VectorXd prior = Eigen::VectorXd::Constant(Xs.rows(), signal_);
-    if (basis_) {
-      const Eigen::MatrixXd Gs = basis_->values(Xs);
-      add_basis_kernel(Ks, Gs, G_, basis_scale_);
-      prior.array() += 1.0 + basis_scale_ * Gs.rowwise().squaredNorm().array();
-    }
     Posterior p;
-    p.mean = Ks * alpha_;
-    const Eigen::MatrixXd v = L_.triangularView<Eigen::Lower>().solve(Ks.transpose());
-    p.var = (prior - v.colwise().squaredNorm().transpose()).cwiseMax(1e-12);
+    p.mean.resize(Xs.rows());
+    p.var.resize(Xs.rows());
+    in_row_blocks(Xs.rows(), [&](Eigen::Index first, Eigen::Index count) {
+      const Eigen::MatrixXd X = Xs.middleRows(first, count);
+      Eigen::MatrixXd Ks = matern52(X, X_, theta_);  // count × n
+      Eigen::VectorXd prior = Eigen::VectorXd::Constant(count, signal_);
+      if (basis_) {
+        const Eigen::MatrixXd Gs = basis_->values(X);
+        add_basis_kernel(Ks, Gs, G_, basis_scale_);
+        prior.array() += 1.0 + basis_scale_ * Gs.rowwise().squaredNorm().array();
+      }
+      p.mean.segment(first, count) = Ks * alpha_;
+      const Eigen::MatrixXd v = L_.triangularView<Eigen::Lower>().solve(Ks.transpose());
+      p.var.segment(first, count) = (prior - v.colwise().squaredNorm().transpose()).cwiseMax(1e-12);
+    });
     return p;
   }
 
@@ -168,8 +187,10 @@ class GpTracked final : public TrackedPosterior {
     G_.topRows(m_) = G;
     L_.topLeftCorner(m_, m_) = L;
     y_.head(m_) = y;
-    const Eigen::MatrixXd Kc = kernel(C_, GC_, X, G);  // n × m
-    Vt_.leftCols(m_) = L.triangularView<Eigen::Lower>().solve(Kc.transpose()).transpose();
+    in_row_blocks(C_.rows(), [&](Eigen::Index first, Eigen::Index count) {
+      const Eigen::MatrixXd Kc = kernel(C_.middleRows(first, count), GC_.middleRows(first, count), X, G);  // count × m
+      Vt_.block(first, 0, count, m_) = L.triangularView<Eigen::Lower>().solve(Kc.transpose()).transpose();
+    });
     beta_.head(m_) = L.triangularView<Eigen::Lower>().solve(y);
     prior_ = Eigen::VectorXd::Constant(C_.rows(), signal_);
     if (basis_) prior_.array() += 1.0 + basis_scale_ * GC_.rowwise().squaredNorm().array();

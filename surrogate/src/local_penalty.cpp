@@ -32,7 +32,7 @@ double LocalPenalty::apply(double value, double log_penalty) {
 LocalPenalty::LocalPenalty(Eigen::Index candidates) : log_candidates_(Eigen::VectorXd::Zero(candidates)) {}
 
 void LocalPenalty::add(const Eigen::MatrixXd& C, const Eigen::VectorXd& center, double radius) {
-  centers_.push_back(center);
+  centers_.insert(centers_.end(), center.data(), center.data() + center.size());
   radii_.push_back(radius);
   if (!(radius > 0)) {
     for (Eigen::Index i = 0; i < C.rows(); ++i) {
@@ -46,15 +46,19 @@ void LocalPenalty::add(const Eigen::MatrixXd& C, const Eigen::VectorXd& center, 
 
 double LocalPenalty::log_at(const Eigen::VectorXd& x, Eigen::VectorXd* gradient) const {
   if (gradient != nullptr) gradient->setZero(x.size());
+  if (radii_.empty()) return 0;
+  const Eigen::Map<const Eigen::MatrixXd> centers(centers_.data(), x.size(), static_cast<Eigen::Index>(radii_.size()));
+  const Eigen::VectorXd squared = (centers.colwise() - x).colwise().squaredNorm().transpose();
   double log = 0;
-  for (std::size_t j = 0; j < centers_.size(); ++j) {
-    const Eigen::VectorXd delta = x - centers_[j];
-    const double distance = delta.norm();
-    const double factor = log_factor(distance, radii_[j]);
+  for (Eigen::Index j = 0; j < squared.size(); ++j) {
+    const double radius = radii_[static_cast<std::size_t>(j)];
+    if (squared(j) >= radius * radius && squared(j) > 0) continue;  // outside: a factor of 1
+    const double distance = std::sqrt(squared(j));
+    const double factor = log_factor(distance, radius);
     if (factor == 0.0) continue;
     log += factor;
     // ∇ log(‖x − c‖ / r) = (x − c) / ‖x − c‖².
-    if (gradient != nullptr && std::isfinite(factor)) *gradient += delta / (distance * distance);
+    if (gradient != nullptr && std::isfinite(factor)) *gradient += (x - centers.col(j)) / squared(j);
   }
   if (gradient != nullptr && !std::isfinite(log)) gradient->setZero();
   return log;

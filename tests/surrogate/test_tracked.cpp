@@ -80,6 +80,25 @@ TEST(TrackedPosteriorTest, a_gp_tracks_points_and_changed_values_exactly) {
   expect_tracks(*gp, *tracked, C, rng);
 }
 
+// A batch predicts at thousands of points at once, in blocks of rows on several threads: each
+// point's mean and variance are those it has alone, wherever the blocks begin.
+TEST(TrackedPosteriorTest, many_points_at_once_are_predicted_and_tracked_as_each_alone) {
+  std::mt19937_64 rng(10);
+  const Eigen::MatrixXd X = uniform(30, 3, rng);
+  const auto gp = gp_on(X, smooth(X));
+  const Eigen::MatrixXd C = uniform(700, 3, rng);  // two blocks and a part of one
+  const Posterior all = gp->predict(C);  // on the cores' OpenMP threads
+  const auto tracked = gp->track(C);
+  for (Eigen::Index i = 0; i < C.rows(); ++i) {
+    const Posterior one = gp->predict(C.row(i));
+    EXPECT_NEAR(all.mean(i), one.mean(0), 1e-12) << i;
+    EXPECT_NEAR(all.var(i), one.var(0), 1e-12) << i;
+    EXPECT_NEAR(tracked->at_points().mean(i), one.mean(0), 1e-10) << i;
+    EXPECT_NEAR(tracked->at_points().var(i), one.var(0), 1e-10) << i;
+  }
+  expect_tracks(*gp, *tracked, C, rng);
+}
+
 TEST(TrackedPosteriorTest, storage_grows_past_its_first_capacity) {
   std::mt19937_64 rng(8);
   const Eigen::MatrixXd X = uniform(3, 3, rng);

@@ -36,11 +36,12 @@ class LocalPenalty {
   /// log Π_j φ_j at each candidate (−∞ at a center).
   const Eigen::VectorXd& log_at_candidates() const { return log_candidates_; }
   /// log Π_j φ_j at x (length d), and in *gradient its gradient w.r.t. x when asked (zero where
-  /// the log is −∞). O(size() · d).
+  /// the log is −∞). O(size() · d), without allocating per center: the refinement of a
+  /// proposal calls it at every step, with thousands of running trials penalized.
   double log_at(const Eigen::VectorXd& x, Eigen::VectorXd* gradient = nullptr) const;
 
  private:
-  std::vector<Eigen::VectorXd> centers_;
+  std::vector<double> centers_;  // d per center, one after the other (a d × size() matrix)
   std::vector<double> radii_;
   Eigen::VectorXd log_candidates_;
 };
