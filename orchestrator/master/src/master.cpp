@@ -11,6 +11,7 @@
 #include "checkpointing.hpp"
 #include "event_loop.hpp"
 #include "fidelity.hpp"
+#include "once_per_turn.hpp"
 #include "periodic.hpp"
 #include "lbo/jobs/error.hpp"
 #include "lbo/orchestrator/journal.hpp"
@@ -253,28 +254,9 @@ class Master::Loop {
     if (!stops_.stopping()) fidelity_.settle(options_.clock());
   }
 
-  // Slots freed in this turn of the event loop are refilled once every result that arrived in
-  // it is applied: a wave of trials that ended together is proposed from all of its results,
-  // not from one more result at each proposal.
-  void post_fill() {
-    if (!fill_posted_) asio::post(io_, [this] { fill_posted(); });
-    fill_posted_ = true;
-  }
-
-  void fill_posted() {
-    if (!std::exchange(fill_posted_, false)) return;
-    fill_slots();
-  }
-
-  void post_commit() {
-    if (!commit_posted_) asio::post(io_, [this] { commit(); });
-    commit_posted_ = true;
-  }
-
   // One fdatasync commits every result that arrived in this turn of the event loop.
   void commit() {
-    commit_posted_ = false;
-    fill_posted();  // a proposal does not wait on the disk
+    fill_.run_if_asked();  // a proposal does not wait on the disk
     try {
       journal_.sync();
     } catch (const IoError& e) {
@@ -294,7 +276,7 @@ class Master::Loop {
   }
 
   void check_done() {
-    if (finished_ || commit_posted_ || transport_->busy_count() > 0) return;
+    if (finished_ || commit_.asked() || transport_->busy_count() > 0) return;
     if (stops_.stopping()) {
       // Attempts held for their round's rungs (--sync) end cancelled; their commit comes back.
       if (std::vector<cluster::Completion> held = fidelity_.interrupt_held(); !held.empty()) {
@@ -369,10 +351,14 @@ class Master::Loop {
   Attempts attempts_{job_, run_dir_, state_, fidelity_, transport_, deadline_, options_.sync,
                      {[this](const JournalRecord& r) { return journal(r); },
                       [this](const std::string& message, int error_number) { stops_.halt(message, error_number); },
-                      [this] { post_commit(); }, [this] { post_fill(); }, options_.clock}};
+                      [this] { commit_.ask(); }, [this] { fill_.ask(); }, options_.clock}};
   bool resumed_ = false;
   std::optional<PolicyState> saved_policy_;  // a resumed run's, until start() restores it
-  bool commit_posted_ = false, fill_posted_ = false;
+  // A turn's results are committed with one fsync; the slots they freed are refilled once all
+  // of them are applied, so a wave of trials that ended together is proposed from all of its
+  // results, not from one more result at each proposal.
+  OncePerTurn commit_{io_, [this] { commit(); }};
+  OncePerTurn fill_{io_, [this] { fill_slots(); }};
   bool finished_ = false;
   std::chrono::steady_clock::time_point started_;
   int finished_before_ = 0;  // trials finished by earlier invocations of the run
