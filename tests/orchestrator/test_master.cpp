@@ -15,6 +15,7 @@
 #include "lbo/cluster/simulated_transport.hpp"
 #include "lbo/orchestrator/recovery.hpp"
 #include "lbo/app/status.hpp"
+#include "once_per_turn.hpp"
 #include "run_job.hpp"
 
 using lbo::testing::Row;
@@ -575,4 +576,34 @@ TEST(MasterTest, a_sync_jumbo_run_stopped_and_resumed_proposes_what_an_unstopped
   std::getline(tasks, row_b);
   EXPECT_TRUE(header.ends_with(",kernels")) << header;
   EXPECT_TRUE(row_b.ends_with("," + b)) << row_b;
+}
+
+// The commit and the refill of a turn: asked for any number of times before it runs, an action
+// runs once, after the handlers queued before the first ask; run early, its posted run does
+// nothing, and it can be asked for again.
+TEST(OncePerTurnTest, an_action_asked_for_many_times_in_a_turn_runs_once_after_the_handlers_before_it) {
+  boost::asio::io_context io;
+  std::string order;
+  OncePerTurn refill(io, [&order] { order += 'R'; });
+  boost::asio::post(io, [&order] { order += 'a'; });
+  refill.ask();
+  boost::asio::post(io, [&order] { order += 'b'; });
+  refill.ask();
+  EXPECT_TRUE(refill.asked());
+  io.run();
+  EXPECT_EQ(order, "aRb");
+  EXPECT_FALSE(refill.asked());
+
+  io.restart();
+  order.clear();
+  refill.ask();
+  refill.run_if_asked();
+  EXPECT_EQ(order, "R") << "run early";
+  refill.run_if_asked();
+  io.run();
+  EXPECT_EQ(order, "R") << "neither the second call nor the posted run runs it again";
+  refill.ask();
+  io.restart();
+  io.run();
+  EXPECT_EQ(order, "RR");
 }
