@@ -48,17 +48,14 @@ double LocalPenalty::log_at(const Eigen::VectorXd& x, Eigen::VectorXd* gradient)
   if (gradient != nullptr) gradient->setZero(x.size());
   if (radii_.empty()) return 0;
   const Eigen::Map<const Eigen::MatrixXd> centers(centers_.data(), x.size(), static_cast<Eigen::Index>(radii_.size()));
-  const Eigen::VectorXd squared = (centers.colwise() - x).colwise().squaredNorm().transpose();
+  const Eigen::VectorXd distance = (centers.colwise() - x).colwise().norm().transpose();
   double log = 0;
-  for (Eigen::Index j = 0; j < squared.size(); ++j) {
-    const double radius = radii_[static_cast<std::size_t>(j)];
-    if (squared(j) >= radius * radius && squared(j) > 0) continue;  // outside: a factor of 1
-    const double distance = std::sqrt(squared(j));
-    const double factor = log_factor(distance, radius);
+  for (Eigen::Index j = 0; j < distance.size(); ++j) {
+    const double factor = log_factor(distance(j), radii_[static_cast<std::size_t>(j)]);
     if (factor == 0.0) continue;
     log += factor;
     // ∇ log(‖x − c‖ / r) = (x − c) / ‖x − c‖².
-    if (gradient != nullptr && std::isfinite(factor)) *gradient += (x - centers.col(j)) / squared(j);
+    if (gradient != nullptr && std::isfinite(factor)) *gradient += (x - centers.col(j)) / (distance(j) * distance(j));
   }
   if (gradient != nullptr && !std::isfinite(log)) gradient->setZero();
   return log;
