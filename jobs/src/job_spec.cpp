@@ -40,7 +40,12 @@ std::string_view to_string(AcquisitionKind kind) {
 }
 
 std::string_view to_string(OutputWarping warping) {
-  return warping == OutputWarping::copula ? "copula" : "none";
+  switch (warping) {
+    case OutputWarping::none: return "none";
+    case OutputWarping::copula: return "copula";
+    case OutputWarping::copula_below_median: return "copula_below_median";
+  }
+  return "?";
 }
 
 std::string_view to_string(TaskOrigin origin) {

@@ -440,8 +440,10 @@ TEST_F(JobSpecTest, jumbo_parses_with_ucb_by_default_and_its_threshold_checked) 
             std::string::npos);
   EXPECT_EQ(jumbo.policy.output_warping, lbo::jobs::OutputWarping::none);
   EXPECT_EQ(parse(valid_with(random_design, "output_warping = \"copula\"")).policy.output_warping, lbo::jobs::OutputWarping::copula);
+  EXPECT_EQ(parse(valid_with(random_design, "output_warping = \"copula_below_median\"")).policy.output_warping,
+            lbo::jobs::OutputWarping::copula_below_median);
   EXPECT_NE(error_of(valid_with(random_design, "output_warping = \"log\"")).find(
-                "policy.output_warping: \"log\" is not a warping; use \"none\" or \"copula\""),
+                "policy.output_warping: \"log\" is not a warping; use \"none\", \"copula\" or \"copula_below_median\""),
             std::string::npos);
   EXPECT_NE(error_of(valid_with(random_design, "surrogate = \"jumbo2\"")).find("use \"lbo\", \"gp\", \"ablr\", \"libo\", \"jumbo\" or \"random\""),
             std::string::npos);

@@ -69,6 +69,59 @@ TEST(OutputWarpingTest, copula_keeps_the_order_and_nothing_else) {
   EXPECT_EQ(Warp(lbo::jobs::OutputWarping::none, tail)(tail), tail);
 }
 
+// copula_below_median on nine values with a far poor one: the median is 4 and q₇₅ is 6, so
+// s = 2 / Φ⁻¹(¾) above the median; below it, the copula's value (the lowest's CDF is 1/9, above
+// δ = 0.055 for n = 9). A poor tail ten times as far changes nothing, a best value ten times
+// as far is ten times as far.
+TEST(OutputWarpingTest, copula_below_median_ranks_the_poor_half_and_scales_the_better_half) {
+  constexpr auto kind = lbo::jobs::OutputWarping::copula_below_median;
+  const Eigen::VectorXd y = vector({-1000.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0});
+  const Eigen::VectorXd z = Warp(kind, y)(y);
+  const double s = 2.0 / 0.6744897501960817;  // Φ⁻¹(¾)
+  EXPECT_NEAR(normal_cdf(z(0)), 1.0 / 9, 1e-12);
+  EXPECT_NEAR(normal_cdf(z(1)), 2.0 / 9, 1e-12);
+  EXPECT_NEAR(normal_cdf(z(3)), 4.0 / 9, 1e-12);
+  EXPECT_EQ(z(4), 0.0);
+  for (Eigen::Index i = 5; i < 9; ++i) EXPECT_NEAR(z(i), (y(i) - 4.0) / s, 1e-12) << i;
+  Eigen::VectorXd far_poor = y;
+  far_poor(0) = -10000.0;
+  EXPECT_TRUE(Warp(kind, far_poor)(far_poor).isApprox(z, 1e-14));
+  Eigen::VectorXd far_best = y;
+  far_best(8) = 44.0;
+  EXPECT_NEAR(Warp(kind, far_best)(far_best)(8), 40.0 / s, 1e-12);
+  // A new value is warped as the fitted ones are: between two poor ones, the lower one's CDF;
+  // beyond the best, on the same line.
+  const Warp warp(kind, y);
+  EXPECT_EQ(warp(1.5), z(1));
+  EXPECT_NEAR(warp(10.0), 6.0 / s, 1e-12);
+}
+
+// The better half tied (a table's plateau): the best sits at Φ⁻¹(1 − δ), where the copula puts
+// it; all tied at the top: the whole better half at 0. Warped values keep the values' order.
+TEST(OutputWarpingTest, copula_below_median_with_ties_keeps_the_order) {
+  constexpr auto kind = lbo::jobs::OutputWarping::copula_below_median;
+  const Eigen::VectorXd y = vector({1.0, 2.0, 3.0, 3.0, 3.0, 3.0, 3.0, 9.0});
+  const Eigen::VectorXd z = Warp(kind, y)(y);
+  const double delta = 1.0 / (4.0 * std::pow(8.0, 0.25) * std::sqrt(std::numbers::pi * std::log(8.0)));
+  EXPECT_NEAR(normal_cdf(z(7)), 1.0 - delta, 1e-12);
+  for (Eigen::Index i = 2; i < 7; ++i) EXPECT_EQ(z(i), 0.0);
+  EXPECT_LT(z(0), z(1));
+  EXPECT_LT(z(1), 0.0);
+  const Eigen::VectorXd top = vector({1.0, 2.0, 3.0, 3.0, 3.0});
+  EXPECT_EQ(Warp(kind, top)(top), vector({Warp(kind, top)(1.0), Warp(kind, top)(2.0), 0.0, 0.0, 0.0}));
+  Eigen::VectorXd mixed(40);
+  for (Eigen::Index i = 0; i < 40; ++i) mixed(i) = std::sin(1.7 * static_cast<double>(i)) * std::exp(0.1 * static_cast<double>(i));
+  const Eigen::VectorXd zm = Warp(kind, mixed)(mixed);
+  for (Eigen::Index i = 0; i < 40; ++i) {
+    for (Eigen::Index j = 0; j < 40; ++j) {
+      if (mixed(i) < mixed(j)) {
+        EXPECT_LE(zm(i), zm(j)) << i << " " << j;
+      }
+    }
+  }
+  EXPECT_EQ(Warp(kind, vector({4.0}))(4.0), 0.0);
+}
+
 // With output_warping = "copula" the fit's data are each task's results warped together (a
 // warm-start task's too, minimize negated first), and a task's batch sees the same values.
 TEST(OutputWarpingTest, the_models_see_each_tasks_results_warped_and_the_batches_alike) {

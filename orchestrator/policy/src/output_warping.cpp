@@ -7,21 +7,49 @@
 
 namespace lbo::orchestrator {
 
+namespace {
+
+// The q-quantile of ascending values, interpolated between order statistics (Hyndman and Fan's
+// type 7, R's and numpy's default).
+double quantile(const std::vector<double>& sorted, double q) {
+  const double at = q * static_cast<double>(sorted.size() - 1);
+  const auto below = static_cast<std::size_t>(std::floor(at));
+  const std::size_t above = std::min(below + 1, sorted.size() - 1);
+  return sorted[below] + (at - static_cast<double>(below)) * (sorted[above] - sorted[below]);
+}
+
+double normal_quantile(double p) { return boost::math::quantile(boost::math::normal(), p); }
+
+}  // namespace
+
 OutputWarping::OutputWarping(jobs::OutputWarping kind, const Eigen::VectorXd& y) : kind_(kind) {
   if (kind_ == jobs::OutputWarping::none) return;
   sorted_.assign(y.data(), y.data() + y.size());
   std::sort(sorted_.begin(), sorted_.end());
+  if (sorted_.size() < 2) return;
   const auto n = static_cast<double>(sorted_.size());
-  if (sorted_.size() > 1) delta_ = 1.0 / (4.0 * std::pow(n, 0.25) * std::sqrt(std::numbers::pi * std::log(n)));
+  delta_ = 1.0 / (4.0 * std::pow(n, 0.25) * std::sqrt(std::numbers::pi * std::log(n)));
+  if (kind_ != jobs::OutputWarping::copula_below_median) return;
+  median_ = quantile(sorted_, 0.5);
+  scale_ = (quantile(sorted_, 0.75) - median_) / normal_quantile(0.75);
+  // Ties above the median (a tabulated objective's plateau): the best value sits where the
+  // copula would put it, Φ⁻¹(1 − δ).
+  if (scale_ <= 0) scale_ = (sorted_.back() - median_) / normal_quantile(1.0 - delta_);
+}
+
+double OutputWarping::copula(double y) const {
+  const auto at_most = std::upper_bound(sorted_.begin(), sorted_.end(), y) - sorted_.begin();
+  const double cdf = std::clamp(static_cast<double>(at_most) / static_cast<double>(sorted_.size()), delta_, 1.0 - delta_);
+  return normal_quantile(cdf);
 }
 
 double OutputWarping::operator()(double y) const {
   if (kind_ == jobs::OutputWarping::none) return y;
   // One value or none: no spread to keep (δ would be infinite at n = 1).
   if (sorted_.size() < 2) return 0.0;
-  const auto at_most = std::upper_bound(sorted_.begin(), sorted_.end(), y) - sorted_.begin();
-  const double cdf = std::clamp(static_cast<double>(at_most) / static_cast<double>(sorted_.size()), delta_, 1.0 - delta_);
-  return boost::math::quantile(boost::math::normal(), cdf);
+  if (kind_ == jobs::OutputWarping::copula) return copula(y);
+  if (y < median_) return std::min(copula(y), 0.0);
+  return scale_ > 0 ? (y - median_) / scale_ : 0.0;
 }
 
 Eigen::VectorXd OutputWarping::operator()(const Eigen::VectorXd& y) const {

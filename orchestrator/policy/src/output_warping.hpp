@@ -5,7 +5,13 @@
 // Φ⁻¹(F̃(y)), F̃ the task's empirical CDF (the share of its values ≤ y) winsorized to
 // [δ, 1 − δ] with δ = 1 / (4 n^¼ √(π ln n)) for n values. It keeps their order and nothing
 // else, so a heavy tail (a CRPS 100 times its task's median) weighs no more than any poor value,
-// and tasks on unlike scales look alike to a model that learns across them. Private to policy/.
+// and tasks on unlike scales look alike to a model that learns across them.
+// "copula_below_median" keeps the copula for the poorer half only (capped at 0, the median's
+// warped value) and puts the better half on its own scale: (y − median) / s, with
+// s = (q₇₅ − median) / Φ⁻¹(¾) so that normal values would come out standardized. The poor tail
+// is tamed as by the copula, while near the optimum the models still see by how much the best
+// results differ, which the copula's ranks hide (bench/README.md, "Transfer, published").
+// Private to policy/.
 
 #include <Eigen/Core>
 #include <vector>
@@ -24,9 +30,13 @@ class OutputWarping {
   Eigen::VectorXd operator()(const Eigen::VectorXd& y) const;
 
  private:
+  double copula(double y) const;
+
   jobs::OutputWarping kind_;
-  std::vector<double> sorted_;  // the fitted values, ascending (copula)
-  double delta_ = 0;            // the winsorization
+  std::vector<double> sorted_;  // the fitted values, ascending
+  double delta_ = 0;            // the copula's winsorization
+  double median_ = 0;           // copula_below_median: where the scale part begins
+  double scale_ = 0;            // and its s (0: the values above the median are all equal to it)
 };
 
 }  // namespace lbo::orchestrator

@@ -42,8 +42,9 @@ enum class AcquisitionKind : std::uint8_t { ucb, ei, pi, hedge };
 std::string_view to_string(AcquisitionKind kind);
 
 /// What the models see of each task's results ([policy] output_warping): the values as they
-/// are (standardized per task by the models), or their Gaussian copula transform.
-enum class OutputWarping : std::uint8_t { none, copula };
+/// are (standardized per task by the models), their Gaussian copula transform, or the copula
+/// below the task's median and the values on their own scale above it.
+enum class OutputWarping : std::uint8_t { none, copula, copula_below_median };
 std::string_view to_string(OutputWarping warping);
 
 /// What the job file knows of a surrogate: its name and the defaults it brings to [policy].
@@ -85,8 +86,9 @@ struct PolicySpec {
   double ucb_scale = 0.2;
   double ucb_delta = 0.1;
   double xi = 0.01;         ///< EI/PI margin over the best value, in standardized units
-  /// copula: the models learn each task's results through their Gaussian copula transform
-  /// (orchestrator/policy/src/output_warping.hpp); none: as they are.
+  /// copula: the models learn each task's results through their Gaussian copula transform;
+  /// copula_below_median: through it below the task's median only, and on their own scale
+  /// above (orchestrator/policy/src/output_warping.hpp); none: as they are.
   OutputWarping output_warping = OutputWarping::none;
   double hedge_eta = 1.0;   ///< GP-Hedge learning rate
   /// GP-Hedge: a new task starts with hedge_memory × the gains the latest earlier task had when
