@@ -1,5 +1,6 @@
 #include "lbo/surrogate/linalg.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "lbo/surrogate/posterior.hpp"
@@ -44,6 +45,13 @@ Standardization Standardization::of(const Eigen::VectorXd& y) {
   const double var = y.size() > 1 ? (y.array() - s.offset).square().sum() / static_cast<double>(y.size() - 1) : 0.0;
   s.scale = var > 1e-24 ? std::sqrt(var) : 1.0;
   return s;
+}
+
+double sample_quantile(const std::vector<double>& sorted, double q) {
+  const double position = q * static_cast<double>(sorted.size() - 1);
+  const auto below = static_cast<std::size_t>(std::floor(position));
+  const std::size_t above = std::min(below + 1, sorted.size() - 1);
+  return sorted[below] + (position - static_cast<double>(below)) * (sorted[above] - sorted[below]);
 }
 
 }  // namespace lbo::surrogate

@@ -398,6 +398,7 @@ TEST(EarlyStoppingTest, rung_tasks_take_each_ended_trials_value_at_every_rung_it
   failed.status = lbo::workers::TrialStatus::failed;
   lbo::testing::end_attempt(table.state, 4, failed);
 
+  job.policy.output_warping = lbo::jobs::OutputWarping::none;  // the values themselves (the warping: test_output_warping)
   const ModelData rungs(job, {});
   ASSERT_EQ(rungs.steps(), 3);
   EXPECT_EQ(rungs.name(table.state, 0, 1), "a/epoch_3");

@@ -19,7 +19,7 @@ namespace {
 
 lbo::jobs::JobSpec capped_job(const std::filesystem::path& dir, const std::string& cap_line) {
   return lbo::testing::job_from(lbo::testing::test_job("", "[[tasks]]\nname = \"a\"\nbudget = 40\n", "",
-                                                       "surrogate = \"gp\"\ninitial_random = 4\n" + cap_line),
+                                                       "surrogate = \"gp\"\ninitial_random = 4\noutput_warping = \"none\"\n" + cap_line),
                                 dir);
 }
 

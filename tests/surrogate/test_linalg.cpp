@@ -74,3 +74,15 @@ TEST(LinalgTest, extend_cholesky_throws_when_the_new_block_is_far_from_positive_
   const Eigen::MatrixXd B = Eigen::MatrixXd::Zero(2, 1);
   EXPECT_THROW(extend_cholesky(L, B, Eigen::MatrixXd::Constant(1, 1, -1.0)), NumericalError);
 }
+
+// Type 7 on 1..5 (position q·4): the ends and the median are order statistics; q = 0.3 is 0.2 of
+// the way from 2 to 3; one value is every quantile.
+TEST(LinalgTest, sample_quantile_interpolates_between_order_statistics) {
+  const std::vector<double> xs = {1.0, 2.0, 3.0, 4.0, 10.0};
+  EXPECT_EQ(sample_quantile(xs, 0.0), 1.0);
+  EXPECT_EQ(sample_quantile(xs, 0.5), 3.0);
+  EXPECT_EQ(sample_quantile(xs, 1.0), 10.0);
+  EXPECT_NEAR(sample_quantile(xs, 0.3), 2.2, 1e-15);
+  EXPECT_NEAR(sample_quantile(xs, 0.9), 4.0 + 0.6 * 6.0, 1e-14);
+  EXPECT_EQ(sample_quantile({7.0}, 0.75), 7.0);
+}

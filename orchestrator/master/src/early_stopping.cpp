@@ -6,21 +6,9 @@
 #include <set>
 
 #include "lbo/orchestrator/run_outputs.hpp"
+#include "lbo/surrogate/linalg.hpp"
 
 namespace lbo::orchestrator {
-
-namespace {
-
-// The q-quantile of ascending `xs` with linear interpolation between order statistics (numpy's
-// default, which Ray Tune's ASHA uses).
-double quantile(const std::vector<double>& xs, double q) {
-  const double position = q * static_cast<double>(xs.size() - 1);
-  const auto below = static_cast<std::size_t>(std::floor(position));
-  const std::size_t above = std::min(below + 1, xs.size() - 1);
-  return xs[below] + (position - static_cast<double>(below)) * (xs[above] - xs[below]);
-}
-
-}  // namespace
 
 EarlyStopping::EarlyStopping(const RungTable& table, bool sync) : table_(table), spec_(table.spec()), sync_(sync) {}
 
@@ -42,7 +30,7 @@ std::optional<StopDecision> EarlyStopping::decide_asha(const RunState& state, co
   }
   if (others.empty()) return std::nullopt;
   std::sort(others.begin(), others.end());
-  const double cutoff = quantile(others, 1.0 - 1.0 / spec_.eta);
+  const double cutoff = surrogate::sample_quantile(others, 1.0 - 1.0 / spec_.eta);
   if (table_.oriented(mine.value) >= cutoff) return std::nullopt;
   return StopDecision{t.id, t.attempts, mine.step, mine.value, mine.elapsed_s,
                       table_.describe(t, k, mine) + format_objective(mine.value) + " is worse than " + format_objective(table_.oriented(cutoff)) +
@@ -67,7 +55,7 @@ std::optional<StopDecision> EarlyStopping::decide_median(const RunState& state, 
   }
   if (static_cast<int>(averages.size()) < spec_.min_trials) return std::nullopt;
   std::sort(averages.begin(), averages.end());
-  const double median = quantile(averages, 0.5);
+  const double median = surrogate::sample_quantile(averages, 0.5);
   const auto [begin, end] = table_.curve(t);
   double best = table_.oriented(begin->value);
   for (auto r = begin; r != end && r->step <= mine.step; ++r) best = std::max(best, table_.oriented(r->value));

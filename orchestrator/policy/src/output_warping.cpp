@@ -5,18 +5,11 @@
 #include <cmath>
 #include <numbers>
 
+#include "lbo/surrogate/linalg.hpp"
+
 namespace lbo::orchestrator {
 
 namespace {
-
-// The q-quantile of ascending values, interpolated between order statistics (Hyndman and Fan's
-// type 7, R's and numpy's default).
-double quantile(const std::vector<double>& sorted, double q) {
-  const double at = q * static_cast<double>(sorted.size() - 1);
-  const auto below = static_cast<std::size_t>(std::floor(at));
-  const std::size_t above = std::min(below + 1, sorted.size() - 1);
-  return sorted[below] + (at - static_cast<double>(below)) * (sorted[above] - sorted[below]);
-}
 
 double normal_quantile(double p) { return boost::math::quantile(boost::math::normal(), p); }
 
@@ -30,8 +23,8 @@ OutputWarping::OutputWarping(jobs::OutputWarping kind, const Eigen::VectorXd& y)
   const auto n = static_cast<double>(sorted_.size());
   delta_ = 1.0 / (4.0 * std::pow(n, 0.25) * std::sqrt(std::numbers::pi * std::log(n)));
   if (kind_ != jobs::OutputWarping::copula_below_median) return;
-  median_ = quantile(sorted_, 0.5);
-  scale_ = (quantile(sorted_, 0.75) - median_) / normal_quantile(0.75);
+  median_ = surrogate::sample_quantile(sorted_, 0.5);
+  scale_ = (surrogate::sample_quantile(sorted_, 0.75) - median_) / normal_quantile(0.75);
   // Ties above the median (a tabulated objective's plateau): the best value sits where the
   // copula would put it, Φ⁻¹(1 − δ).
   if (scale_ <= 0) scale_ = (sorted_.back() - median_) / normal_quantile(1.0 - delta_);

@@ -86,9 +86,10 @@ struct PolicySpec {
   double ucb_scale = 0.2;
   double ucb_delta = 0.1;
   double xi = 0.01;         ///< EI/PI margin over the best value, in standardized units
-  /// copula: the models learn each task's results through their Gaussian copula transform;
-  /// copula_below_median: through it below the task's median only, and on their own scale
-  /// above (orchestrator/policy/src/output_warping.hpp); none: as they are.
+  /// copula_below_median: the models learn each task's results through their Gaussian copula
+  /// transform below the task's median, and on their own scale above it; copula: through the
+  /// transform alone (orchestrator/policy/src/output_warping.hpp); none: as they are.
+  /// Measured in bench/README.md ("Transfer, published", third run).
   OutputWarping output_warping = OutputWarping::none;
   double hedge_eta = 1.0;   ///< GP-Hedge learning rate
   /// GP-Hedge: a new task starts with hedge_memory × the gains the latest earlier task had when

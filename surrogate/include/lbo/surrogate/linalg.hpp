@@ -29,6 +29,10 @@ Eigen::MatrixXd extend_cholesky(const Eigen::MatrixXd& L, const Eigen::MatrixXd&
 /// The points (each of length d) as the rows of an n × d matrix.
 Eigen::MatrixXd stack_rows(const std::vector<Eigen::VectorXd>& points, int d);
 
+/// The q-quantile of ascending, non-empty `sorted`, interpolated between order statistics
+/// (Hyndman and Fan's type 7: numpy's and R's default, which Ray Tune's ASHA uses).
+double sample_quantile(const std::vector<double>& sorted, double q);
+
 /// Whether every entry is finite.
 template <class Derived>
 bool all_finite(const Eigen::DenseBase<Derived>& m) {
