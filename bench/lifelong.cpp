@@ -2,7 +2,7 @@
 // the ABLR paper's quadratic family (§3.1). The policies run exactly as in `lbo run --sync`
 // with one slot; objectives are evaluated in-process, since this measures proposals.
 //
-//   build/bench/lifelong [--reps N] [--methods lbo,lbo-resid,lbo-pure,lbo-ucb,lbo-copula,lbo-copula-median,ablr,gp,gp-ucb,gp-copula,gp-copula-median,random,libo,libo-ucb,libo-pure,libo-kernel,
+//   build/bench/lifelong [--reps N] [--methods lbo,lbo-resid,lbo-pure,lbo-ucb,lbo-copula,lbo-copula-median,lbo-none,ablr,gp,gp-ucb,gp-copula,gp-copula-median,gp-none,random,libo,libo-ucb,libo-pure,libo-kernel,
 //                        jumbo,jumbo-ei,jumbo-paper,jumbo-ei-paper]
 //                        [--problems branin,quadratic,cosine1d,cosine2d] [--budget N] [--quadratic-tasks N]
 //                        [--cosine-tasks N]
@@ -301,6 +301,8 @@ int main(int argc, char** argv) {
       {"gp-copula", "surrogate = \"gp\"\nacquisition = \"ei\"\noutput_warping = \"copula\""},
       {"lbo-copula-median", "surrogate = \"lbo\"\nacquisition = \"ei\"\noutput_warping = \"copula_below_median\""},
       {"gp-copula-median", "surrogate = \"gp\"\nacquisition = \"ei\"\noutput_warping = \"copula_below_median\""},
+      {"lbo-none", "surrogate = \"lbo\"\nacquisition = \"ei\"\noutput_warping = \"none\""},  // before the default
+      {"gp-none", "surrogate = \"gp\"\nacquisition = \"ei\"\noutput_warping = \"none\""},
       {"gp-ucb", "surrogate = \"gp\"\nacquisition = \"ucb\""},
       {"ablr", "surrogate = \"ablr\"\nacquisition = \"ei\""},
       {"gp", "surrogate = \"gp\"\nacquisition = \"ei\""},

@@ -9,12 +9,12 @@ namespace {
 
 // A new model is one line here (and one entry in orchestrator/policy/src/models/).
 constexpr SurrogateTraits kCatalog[] = {
-    {SurrogateKind::lbo, "lbo", 2, false, std::nullopt},
-    {SurrogateKind::gp, "gp", 0, false, std::nullopt},
-    {SurrogateKind::ablr, "ablr", 2, false, std::nullopt},
-    {SurrogateKind::libo, "libo", 0, true, std::nullopt},
-    {SurrogateKind::jumbo, "jumbo", 0, false, AcquisitionKind::ucb},
-    {SurrogateKind::random, "random", 0, false, std::nullopt},
+    {SurrogateKind::lbo, "lbo", 2, false, std::nullopt, OutputWarping::copula_below_median},
+    {SurrogateKind::gp, "gp", 0, false, std::nullopt, OutputWarping::copula_below_median},
+    {SurrogateKind::ablr, "ablr", 2, false, std::nullopt, OutputWarping::none},
+    {SurrogateKind::libo, "libo", 0, true, std::nullopt, OutputWarping::none},
+    {SurrogateKind::jumbo, "jumbo", 0, false, AcquisitionKind::ucb, OutputWarping::none},
+    {SurrogateKind::random, "random", 0, false, std::nullopt, OutputWarping::none},
 };
 
 }  // namespace

@@ -116,16 +116,21 @@ TaskData ResidualGp::residuals(const TaskData& data) const {
   return r;
 }
 
+// A task whose base and residual posteriors are the ones combined last keeps its combined
+// posterior, the same object: TransferGp tells by identity whether a basis function changed.
 void ResidualGp::combine(std::size_t tasks) {
-  posteriors_.assign(tasks, nullptr);
+  posteriors_.resize(tasks);
+  parts_.resize(tasks);
   for (std::size_t t = 0; t < tasks; ++t) {
-    const auto base = base_->posterior(static_cast<int>(t));
-    const auto residual = residual_.posterior(static_cast<int>(t));
+    auto base = base_->posterior(static_cast<int>(t));
+    auto residual = residual_.posterior(static_cast<int>(t));
+    if (posteriors_[t] && parts_[t].first == base && parts_[t].second == residual) continue;
     if (base && residual) {
       posteriors_[t] = std::make_shared<ResidualPosterior>(base, residual);
     } else {
       posteriors_[t] = base;
     }
+    parts_[t] = {std::move(base), std::move(residual)};
   }
 }
 

@@ -20,7 +20,7 @@ std::shared_ptr<const MeanBasis> basis_at(const GpSurrogate::Bases& bases, std::
 
 }  // namespace
 
-void GpSurrogate::fit(const TaskData& data, std::uint64_t seed, const Bases& bases) {
+void GpSurrogate::fit(const TaskData& data, std::uint64_t seed, const Bases& bases, const std::vector<char>& rebase) {
   const auto tasks = data.tasks.size();
   for (std::size_t t = 0; t < tasks; ++t) {
     if (!data.tasks[t].y.allFinite() || !data.tasks[t].X.allFinite()) {
@@ -38,12 +38,17 @@ void GpSurrogate::fit(const TaskData& data, std::uint64_t seed, const Bases& bas
     if (data.tasks[t].y.size() == 0) continue;
     // Observations only accumulate: a task with as many as at its last fit has not changed
     // (a finished task of a lifelong run is not refitted again and again).
-    if (data.tasks[t].y.size() == fitted_sizes_[t] && t < posteriors_.size() && posteriors_[t]) {
+    const bool kept = data.tasks[t].y.size() == fitted_sizes_[t] && t < posteriors_.size() && posteriors_[t];
+    if (kept && !(t < rebase.size() && rebase[t] != 0)) {
       posteriors[t] = posteriors_[t];
       continue;
     }
     try {
-      gps_[t].fit(data.tasks[t], seed + 7919 * t, basis_at(bases, t));
+      if (kept) {
+        gps_[t].set(data.tasks[t], gps_[t].theta(), basis_at(bases, t));
+      } else {
+        gps_[t].fit(data.tasks[t], seed + 7919 * t, basis_at(bases, t));
+      }
       posteriors[t] = gps_[t].posterior();
       fitted_sizes_[t] = data.tasks[t].y.size();
     } catch (const std::exception&) {

@@ -93,8 +93,12 @@ std::unique_ptr<TrackedPosterior> ModelAverage::track(const Eigen::MatrixXd& C) 
 TransferGp::TransferGp(std::unique_ptr<Surrogate> inner, Options options)
     : inner_(std::move(inner)), options_(options), plain_(options.gp), gps_(options.gp) {}
 
+std::shared_ptr<const TaskPosterior> TransferGp::mean_of(const Function& f) const {
+  return f.gp ? plain_.posterior(f.task) : inner_->posterior(f.task);
+}
+
 std::shared_ptr<const TaskPosterior> TransferGp::function(const Function& f) const {
-  auto p = f.gp ? plain_.posterior(f.task) : inner_->posterior(f.task);
+  auto p = mean_of(f);
   if (!p) throw NumericalError("transfer: task " + std::to_string(f.task) + " of a basis has no posterior");
   return p;
 }
@@ -116,20 +120,35 @@ void TransferGp::fit(const TaskData& data, std::uint64_t seed) {
   plain_.fit(data, seed);
   const std::size_t tasks = data.tasks.size();
   std::vector<int> related;  // tasks with enough observations for their means to be basis functions
+  std::vector<int> finished_related;  // of those, the finished ones: a finished task's basis
+  const auto finished = [&](std::size_t j) { return j < data.finished.size() && data.finished[j]; };
   for (std::size_t j = 0; j < tasks; ++j) {
-    if (data.tasks[j].y.size() >= options_.min_basis_observations) related.push_back(static_cast<int>(j));
+    if (data.tasks[j].y.size() < options_.min_basis_observations) continue;
+    related.push_back(static_cast<int>(j));
+    if (finished(j)) finished_related.push_back(static_cast<int>(j));
   }
-  // A task whose observations did not change keeps its posterior and the basis it was fitted
-  // with (a finished task of a lifelong run is not refitted with every result of the open one);
-  // GpSurrogate refits exactly the others.
+  // A task whose observations did not change keeps its θ and the tasks of its basis (a finished
+  // task of a lifelong run is not refitted with every result of the open one); GpSurrogate
+  // refits exactly the others. Its posterior is rebuilt on its basis tasks' current means when
+  // one of them changed (a Cholesky, no optimization): so it is always a function of the saved
+  // state and the data, and a run resumed from a checkpoint proposes as the uninterrupted one.
   std::vector<std::vector<Function>> candidates(tasks);
-  std::vector<char> refit(tasks, 0);
+  std::vector<char> refit(tasks, 0), rebase(tasks, 0);
   GpSurrogate::Bases bases(tasks);
   for (std::size_t t = 0; t < tasks; ++t) {
     const auto n = static_cast<std::int64_t>(data.tasks[t].y.size());
-    if (n == 0 || (gps_.fitted_size(static_cast<int>(t)) == n && gps_.posterior(static_cast<int>(t)))) continue;
+    if (n == 0) continue;
+    if (gps_.fitted_size(static_cast<int>(t)) == n && gps_.posterior(static_cast<int>(t))) {
+      if (t < basis_.size() && !basis_[t].empty() && means_changed(t)) {
+        rebase[t] = 1;
+        bases[t] = basis_of(basis_[t]);
+      }
+      continue;
+    }
     refit[t] = 1;
-    candidates[t] = choose_basis(static_cast<int>(t), data.tasks[t], related);
+    // A finished task (a warm-start one: thousands of results) leans on finished tasks only,
+    // whose means do not move: else it would be rebuilt at every fit of an open one.
+    candidates[t] = choose_basis(static_cast<int>(t), data.tasks[t], finished(t) ? finished_related : related);
     bases[t] = basis_of(candidates[t]);
   }
   // A task without a basis is its plain GP alone: gps_ does not fit that again (such a task is
@@ -139,12 +158,31 @@ void TransferGp::fit(const TaskData& data, std::uint64_t seed) {
   for (std::size_t t = 0; t < tasks; ++t) {
     with_basis.tasks.push_back(refit[t] != 0 && candidates[t].empty() ? Observations{} : data.tasks[t]);
   }
-  gps_.fit(with_basis, seed, bases);
+  gps_.fit(with_basis, seed, bases, rebase);
   basis_.resize(std::max(basis_.size(), tasks));
+  means_.resize(basis_.size());
   for (std::size_t t = 0; t < tasks; ++t) {
     if (refit[t] != 0) basis_[t] = std::move(candidates[t]);
+    if (refit[t] != 0 || rebase[t] != 0) {
+      means_[t] = means_of(basis_[t]);
+      refit[t] = 1;
+    }
   }
   average(refit);
+}
+
+std::vector<std::shared_ptr<const TaskPosterior>> TransferGp::means_of(const std::vector<Function>& functions) const {
+  std::vector<std::shared_ptr<const TaskPosterior>> means;
+  for (const Function& f : functions) means.push_back(mean_of(f));
+  return means;
+}
+
+// A changed function that has no posterior (a failed inner fit drops none, but a restored
+// state may lack one) leaves the task as it was.
+bool TransferGp::means_changed(std::size_t task) const {
+  const std::vector<std::shared_ptr<const TaskPosterior>> now = means_of(basis_[task]);
+  if (std::any_of(now.begin(), now.end(), [](const auto& p) { return p == nullptr; })) return false;
+  return task >= means_.size() || now != means_[task];
 }
 
 std::vector<TransferGp::Function> TransferGp::choose_basis(int task, const Observations& data,
@@ -260,6 +298,8 @@ void TransferGp::restore(const SurrogateState& state, const TaskData& data) {
   for (std::size_t t = 0; t < basis.size(); ++t) bases[t] = basis_of(basis[t]);
   gps_.restore(saved.gp, data, bases);
   basis_ = std::move(basis);
+  means_.clear();
+  for (const std::vector<Function>& functions : basis_) means_.push_back(means_of(functions));
   posteriors_.clear();
   average(std::vector<char>(basis_.size(), 1));
 }

@@ -113,3 +113,20 @@ TEST(ResidualGpTest, restored_state_gives_the_same_posterior) {
   EXPECT_LT((restored.posterior(0)->predict(probe).mean - model->posterior(0)->predict(probe).mean).norm(), 1e-9);
   EXPECT_LT((restored.posterior(0)->predict(probe).var - model->posterior(0)->predict(probe).var).norm(), 1e-9);
 }
+
+// TransferGp tells a changed basis function by its identity: a task whose base and residual
+// posteriors stay keeps its combined posterior, the same object.
+TEST(ResidualGpTest, a_task_without_new_observations_keeps_its_posterior_object) {
+  Observations data = rippled_bowl(12, 5);
+  ResidualGp model(std::make_unique<GpSurrogate>());
+  TaskData two{{data, rippled_bowl(10, 6)}};
+  model.fit(two, 1);
+  const auto first = model.posterior(0), second = model.posterior(1);
+  model.fit(two, 2);
+  EXPECT_EQ(model.posterior(0), first);
+  EXPECT_EQ(model.posterior(1), second);
+  two.tasks[1] = rippled_bowl(11, 6);
+  model.fit(two, 3);
+  EXPECT_EQ(model.posterior(0), first);
+  EXPECT_NE(model.posterior(1), second);
+}

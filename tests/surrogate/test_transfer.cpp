@@ -295,6 +295,51 @@ TEST(TransferGpTest, restore_rebuilds_the_same_posteriors_and_bases) {
   EXPECT_THROW(restored.restore(before_averaging, data), NumericalError);
 }
 
+// A task with no new observations keeps its θ and basis tasks, and its posterior follows its
+// basis tasks' new means: so a model restored from the state before a fit and fitted again
+// proposes as the one that was never stopped (a run resumed with --sync).
+TEST(TransferGpTest, a_kept_task_follows_its_basis_tasks_so_a_restored_model_refits_to_the_same_posteriors) {
+  const TaskData before = three_tasks();
+  TransferGp live(std::make_unique<GpSurrogate>());
+  live.fit(before, 4);
+  const SurrogateState saved = live.state();
+  const Eigen::MatrixXd T = test_points();
+  const Posterior kept_before = live.predict(1, T);
+  const auto unchanged = live.posterior(1);
+  live.fit(before, 5);  // nothing new: nothing is rebuilt
+  EXPECT_EQ(live.posterior(1), unchanged);
+
+  TaskData after = before;  // task 0 grows; tasks 1 and 2 keep their observations
+  const Observations more = sample_unit_square(10, 46, wavy);
+  Observations& grown = after.tasks[0];
+  grown.X.conservativeResize(grown.X.rows() + more.X.rows(), Eigen::NoChange);
+  grown.X.bottomRows(more.X.rows()) = more.X;
+  grown.y.conservativeResize(grown.y.size() + more.y.size());
+  grown.y.tail(more.y.size()) = more.y;
+  live.fit(after, 6);
+  ASSERT_EQ(live.basis_tasks(1), (std::vector<int>{0, 2}));
+  EXPECT_EQ(live.state().transfer->gp.theta[1], saved.transfer->gp.theta[1]);  // θ kept
+  EXPECT_GT((live.predict(1, T).mean - kept_before.mean).cwiseAbs().maxCoeff(), 1e-6);  // the basis moved
+
+  // Marked finished, a task leans on finished tasks only (their means stay put).
+  TaskData marked = before;
+  marked.finished = {false, true, true};
+  TransferGp finished(std::make_unique<GpSurrogate>());
+  finished.fit(marked, 4);
+  EXPECT_EQ(finished.basis_tasks(1), (std::vector<int>{2}));
+  EXPECT_EQ(finished.basis_tasks(0), (std::vector<int>{1, 2}));
+
+  TransferGp resumed(std::make_unique<GpSurrogate>());
+  resumed.restore(saved, after);
+  resumed.fit(after, 6);
+  for (int t = 0; t < 3; ++t) {
+    EXPECT_EQ(resumed.basis_tasks(t), live.basis_tasks(t));
+    EXPECT_LT((resumed.predict(t, T).mean - live.predict(t, T).mean).cwiseAbs().maxCoeff(), 1e-12) << "task " << t;
+    EXPECT_LT((resumed.predict(t, T).var - live.predict(t, T).var).cwiseAbs().maxCoeff(), 1e-12) << "task " << t;
+    EXPECT_NEAR(resumed.basis_weight(t), live.basis_weight(t), 1e-12) << "task " << t;
+  }
+}
+
 namespace {
 
 // Two GPs of the same data: one with the basis and a smooth kernel, one plain and rough.

@@ -36,6 +36,7 @@ void read_model_choice(Reader& r, const toml::table& t, PolicySpec& policy) {
   if (model.libo_exploration && !t.contains("initial_random")) policy.libo_exploration = true;
   // JUMBO's acquisition is UCB in the paper: its default unless the job says otherwise.
   if (model.acquisition) policy.acquisition = *model.acquisition;
+  policy.output_warping = model.output_warping;
   if (const auto acquisition = r.get_string(t, "acquisition", prefix, false)) {
     if (const auto kind = one_of<AcquisitionKind>(
             *acquisition, {AcquisitionKind::ucb, AcquisitionKind::ei, AcquisitionKind::pi, AcquisitionKind::hedge})) {

@@ -61,6 +61,9 @@ struct SurrogateTraits {
   bool libo_exploration = false;
   /// acquisition unset: this one (JUMBO's paper uses UCB), else [policy]'s default.
   std::optional<AcquisitionKind> acquisition;
+  /// output_warping unset: copula_below_median where it was measured to help (lbo, gp:
+  /// bench/README.md, "Transfer, published", third run), else none.
+  OutputWarping output_warping = OutputWarping::none;
 };
 /// Every surrogate, in the order the job file's error message names them.
 std::span<const SurrogateTraits> surrogate_catalog();
@@ -89,8 +92,9 @@ struct PolicySpec {
   /// copula_below_median: the models learn each task's results through their Gaussian copula
   /// transform below the task's median, and on their own scale above it; copula: through the
   /// transform alone (orchestrator/policy/src/output_warping.hpp); none: as they are.
-  /// Measured in bench/README.md ("Transfer, published", third run).
-  OutputWarping output_warping = OutputWarping::none;
+  /// Measured in bench/README.md ("Transfer, published", third run). The job file's default is
+  /// the surrogate's (SurrogateTraits::output_warping); this one is lbo's.
+  OutputWarping output_warping = OutputWarping::copula_below_median;
   double hedge_eta = 1.0;   ///< GP-Hedge learning rate
   /// GP-Hedge: a new task starts with hedge_memory × the gains the latest earlier task had when
   /// it first proposed (0: every task starts from zero, 1: gains carry over undecayed).

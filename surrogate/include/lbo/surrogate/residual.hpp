@@ -51,6 +51,8 @@ class ResidualGp final : public Surrogate {
   std::unique_ptr<Surrogate> base_;
   GpSurrogate residual_;
   std::vector<std::shared_ptr<const TaskPosterior>> posteriors_;
+  // Per task: the base and residual posteriors posteriors_ combines.
+  std::vector<std::pair<std::shared_ptr<const TaskPosterior>, std::shared_ptr<const TaskPosterior>>> parts_;
 };
 
 }  // namespace lbo::surrogate

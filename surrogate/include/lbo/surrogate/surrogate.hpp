@@ -56,7 +56,9 @@ class GpSurrogate final : public Surrogate {
 
   explicit GpSurrogate(GaussianProcess::Options options = {}) : options_(options) {}
   void fit(const TaskData& data, std::uint64_t seed) override { fit(data, seed, Bases{}); }
-  void fit(const TaskData& data, std::uint64_t seed, const Bases& bases);
+  /// A task with as many observations as at its last fit keeps its posterior, unless `rebase`
+  /// marks it: then its posterior is rebuilt on `bases` with its fitted θ (no optimization).
+  void fit(const TaskData& data, std::uint64_t seed, const Bases& bases, const std::vector<char>& rebase = {});
   std::shared_ptr<const TaskPosterior> posterior(int task) const override;
   /// Fitted hyperparameters of `task` (empty before its first fit).
   Eigen::VectorXd theta(int task) const;

@@ -68,7 +68,9 @@ class TransferGp final : public Surrogate {
 
   /// Fits the inner model and a plain GP on every task, then each task whose observations
   /// changed as a GP on its basis (the inner model's last good posteriors when its fit fails:
-  /// only a failed GP fit fails this one).
+  /// only a failed GP fit fails this one; a finished task's basis: finished tasks only). A
+  /// task whose observations did not change keeps its θ, its posterior rebuilt when a function
+  /// of its basis changed.
   void fit(const TaskData& data, std::uint64_t seed) override;
   /// The average of the task's GP with a basis and its plain GP (the plain GP alone without a basis).
   std::shared_ptr<const TaskPosterior> posterior(int task) const override;
@@ -87,16 +89,20 @@ class TransferGp final : public Surrogate {
     bool gp;  // the task's plain-GP mean, else its inner posterior mean
     bool operator<(const Function& o) const { return task != o.task ? task < o.task : gp < o.gp; }
   };
-  std::shared_ptr<const TaskPosterior> function(const Function& f) const;
+  std::shared_ptr<const TaskPosterior> mean_of(const Function& f) const;   // null when the task has none
+  std::shared_ptr<const TaskPosterior> function(const Function& f) const;  // mean_of, which must exist
   std::shared_ptr<const MeanBasis> basis_of(const std::vector<Function>& functions) const;
   std::vector<Function> choose_basis(int task, const Observations& data, const std::vector<int>& related) const;
   void average(const std::vector<char>& changed);  // posteriors_ of the changed tasks from gps_, plain_, basis_
+  std::vector<std::shared_ptr<const TaskPosterior>> means_of(const std::vector<Function>& functions) const;
+  bool means_changed(std::size_t task) const;  // a function of the task's basis is not the one its GP was set on
 
   std::unique_ptr<Surrogate> inner_;
   Options options_;
   GpSurrogate plain_;  // every task's GP without a basis
   GpSurrogate gps_;    // every task's GP with its basis
   std::vector<std::vector<Function>> basis_;  // per task, at its last fit
+  std::vector<std::vector<std::shared_ptr<const TaskPosterior>>> means_;  // per task: its GP's basis functions
   std::vector<std::shared_ptr<const TaskPosterior>> posteriors_;
 };
 
