@@ -105,9 +105,8 @@ std::shared_ptr<const TaskPosterior> TransferGp::function(const Function& f) con
 
 std::shared_ptr<const MeanBasis> TransferGp::basis_of(const std::vector<Function>& functions) const {
   if (functions.empty()) return nullptr;
-  std::vector<std::shared_ptr<const TaskPosterior>> means;
-  for (const Function& f : functions) means.push_back(function(f));
-  return std::make_shared<MeanBasis>(std::move(means));
+  for (const Function& f : functions) function(f);  // each must exist
+  return std::make_shared<MeanBasis>(means_of(functions));
 }
 
 void TransferGp::fit(const TaskData& data, std::uint64_t seed) {
