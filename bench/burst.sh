@@ -12,24 +12,30 @@
 # its best 100 and all of it. With two builds, B - A paired over the seeds, ± its standard
 # error (negative: B better).
 #
-# Usage: bench/burst.sh [--seeds "1 2 3"] [--workers 2048] [--trials 8192] BUILD_A [BUILD_B]
-#   BUILD_*: a folder holding an lbo binary (a build folder, or a copy of its lbo)
+# Usage: bench/burst.sh [--seeds "1 2 3"] [--workers 2048] [--trials 8192] [--policy-a LINES]
+#                       [--policy-b LINES] BUILD_A [BUILD_B]
+#   BUILD_*: a folder holding an lbo binary (a build folder, or a copy of its lbo); the same
+#            folder twice, with --policy-a/-b, pairs two settings of one build
+#   --policy-a/-b: lines added to the job's [policy] for build A/B ("refine = 2")
 # Environment: TMPDIR (the table and run folders), LBO_BUILD_DIR (scale_report; default <repo>/build).
 set -euo pipefail
 
 seeds="1 2 3"
 workers=2048
 trials=8192
+policy=("" "")
 while [ $# -gt 0 ]; do
   case "$1" in
     --seeds) seeds=$2; shift 2 ;;
     --workers) workers=$2; shift 2 ;;
     --trials) trials=$2; shift 2 ;;
-    -*) echo "usage: $0 [--seeds LIST] [--workers N] [--trials N] BUILD_A [BUILD_B]" >&2; exit 2 ;;
+    --policy-a) policy[0]=$2; shift 2 ;;
+    --policy-b) policy[1]=$2; shift 2 ;;
+    -*) echo "usage: $0 [--seeds LIST] [--workers N] [--trials N] [--policy-a LINES] [--policy-b LINES] BUILD_A [BUILD_B]" >&2; exit 2 ;;
     *) break ;;
   esac
 done
-[ $# -ge 1 ] && [ $# -le 2 ] || { echo "usage: $0 [--seeds LIST] [--workers N] [--trials N] BUILD_A [BUILD_B]" >&2; exit 2; }
+[ $# -ge 1 ] && [ $# -le 2 ] || { echo "usage: $0 [--seeds LIST] [--workers N] [--trials N] [--policy-a LINES] [--policy-b LINES] BUILD_A [BUILD_B]" >&2; exit 2; }
 builds=("$@")
 for b in "${builds[@]}"; do [ -x "$b/lbo" ] || { echo "no lbo in $b" >&2; exit 2; }; done
 bench_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -55,7 +61,7 @@ with open(sys.argv[1], "w") as f:
         f.write("h6," + ",".join(f"{v:.5f}" for v in x) + f",{h6(x):.6f}\n")
 PY
 
-write_job() {  # seed
+write_job() {  # seed policy-lines
   cat <<EOF
 name = "h6"
 seed = $1
@@ -67,6 +73,7 @@ direction = "minimize"
 [policy]
 surrogate = "lbo"
 max_fit_results = 500
+$2
 [workers]
 simulate = $workers
 simulate_duration = 600
@@ -83,9 +90,9 @@ for seed in $seeds; do
   for i in "${!builds[@]}"; do
     name=$(printf "\\x$(printf %x $((65 + i)))")
     root=$tmp/runs-$name-$seed
-    write_job "$seed" > "$tmp/job-$seed.toml"
+    write_job "$seed" "${policy[$i]}" > "$tmp/job-$name-$seed.toml"
     start=$(date +%s.%N)
-    "${builds[$i]}/lbo" run "$tmp/job-$seed.toml" --run-root "$root" > "$root.log" 2>&1 || { tail -5 "$root.log" >&2; exit 1; }
+    "${builds[$i]}/lbo" run "$tmp/job-$name-$seed.toml" --run-root "$root" > "$root.log" 2>&1 || { tail -5 "$root.log" >&2; exit 1; }
     real_s=$(/usr/bin/python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.1f}')" "$start" "$(date +%s.%N)")
     figures=$("$report" "$root/h6" 1)
     value() { echo "$figures" | tr ' ' '\n' | sed -n "s/^$1=//p"; }

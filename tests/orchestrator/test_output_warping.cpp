@@ -157,3 +157,39 @@ TEST(OutputWarpingTest, the_models_see_each_tasks_results_warped_and_the_batches
   }
   EXPECT_EQ(data.raw_values(state, {0, 1}, 0), vector({0.3, 9.0}));
 }
+
+// A batch's view through a memo (one per model task, kept by the caller between proposals):
+// the warping is the one fitted to the task's results now. It is fitted again when a result
+// came, and kept (the same object) while none did.
+TEST(OutputWarpingTest, a_memo_keeps_the_warping_until_the_tasks_results_change) {
+  lbo::testing::ScratchDir dir;
+  const lbo::jobs::JobSpec job = lbo::testing::job_from(
+      lbo::testing::test_job("", "[[tasks]]\nname = \"a\"\nbudget = 6\n", "", "surrogate = \"gp\""), dir.path());
+  ASSERT_EQ(job.policy.output_warping, lbo::jobs::OutputWarping::copula_below_median);
+  constexpr auto kind = lbo::jobs::OutputWarping::copula_below_median;
+  RunState state = lbo::testing::started_state(job);
+  for (double v : {0.3, 9.0, 0.1, 0.2}) {
+    const std::int64_t id = lbo::testing::start_trial(state, 0, {{v / 10}});
+    lbo::testing::end_attempt(state, id, lbo::testing::ok_with(v));
+  }
+  const std::int64_t running = lbo::testing::start_trial(state, 0, {{0.5}});
+  const ModelData data(job, {});
+  ModelData::WarpingMemo memo;
+  const auto check = [&](const Eigen::VectorXd& raw) {
+    const TaskTrials trials = data.trials_of(state, 0, 0, &memo);
+    const Eigen::VectorXd expected = Warp(kind, raw)(raw);
+    for (Eigen::Index i = 0; i < raw.size(); ++i) {
+      EXPECT_DOUBLE_EQ(trials.value(state.trial(i)), expected(i)) << i;
+      EXPECT_DOUBLE_EQ(trials.value(state.trial(i)), data.trials_of(state, 0, 0).value(state.trial(i))) << i;
+    }
+  };
+  check(vector({0.3, 9.0, 0.1, 0.2}));  // the test job maximizes
+  const auto fitted = memo.warping;
+  ASSERT_NE(fitted, nullptr);
+  check(vector({0.3, 9.0, 0.1, 0.2}));
+  EXPECT_EQ(memo.warping, fitted);
+  lbo::testing::end_attempt(state, running, lbo::testing::ok_with(0.05));
+  check(vector({0.3, 9.0, 0.1, 0.2, 0.05}));
+  EXPECT_NE(memo.warping, fitted);
+  EXPECT_EQ(memo.raw.size(), 5);
+}

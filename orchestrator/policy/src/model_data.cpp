@@ -125,7 +125,7 @@ Eigen::VectorXd ModelData::values(const RunState& state, const std::vector<std::
   return OutputWarping(job_.policy.output_warping, y)(y);
 }
 
-TaskTrials ModelData::trials_of(const RunState& state, int task, int step) const {
+TaskTrials ModelData::trials_of(const RunState& state, int task, int step, WarpingMemo* memo) const {
   // The warping fitted to the task's results now. A posterior fitted before the last results
   // came (without --sync, until the next fit) had them warped by the warping of its own
   // results: the ranks of those it shares are the same, their warped values may differ a little.
@@ -134,8 +134,14 @@ TaskTrials ModelData::trials_of(const RunState& state, int task, int step) const
                     [this, step](const Trial& t) { return usable(t, step); },
                     [this, step](const Trial& t) { return value_of(t, step); }};
   if (job_.policy.output_warping == jobs::OutputWarping::none) return trials;
-  auto warping = std::make_shared<const OutputWarping>(job_.policy.output_warping,
-                                                       raw_values(state, usable_trials(state, task, step), step));
+  Eigen::VectorXd raw = raw_values(state, usable_trials(state, task, step), step);
+  std::shared_ptr<const OutputWarping> warping;
+  if (memo != nullptr && memo->warping && memo->raw.size() == raw.size() && memo->raw == raw) {
+    warping = memo->warping;
+  } else {
+    warping = std::make_shared<const OutputWarping>(job_.policy.output_warping, raw);
+    if (memo != nullptr) *memo = WarpingMemo{std::move(raw), warping};
+  }
   trials.value = [this, step, warping](const Trial& t) { return (*warping)(value_of(t, step)); };
   return trials;
 }

@@ -6,6 +6,7 @@
 
 #include <Eigen/Core>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -20,6 +21,8 @@
 #include "lbo/surrogate/surrogate.hpp"
 
 namespace lbo::orchestrator {
+
+class OutputWarping;
 
 class ModelData {
  public:
@@ -69,8 +72,15 @@ class ModelData {
   Eigen::VectorXd values(const RunState& state, const std::vector<std::int64_t>& ids, int step) const;
   /// value_of() each, unwarped.
   Eigen::VectorXd raw_values(const RunState& state, const std::vector<std::int64_t>& ids, int step) const;
-  /// `task`'s trials as the batch of its `step` sees them.
-  TaskTrials trials_of(const RunState& state, int task, int step) const;
+  /// A model task's warping as trials_of() last fitted it, and the results it was fitted to.
+  struct WarpingMemo {
+    Eigen::VectorXd raw;  // the usable results, unwarped, ascending ids
+    std::shared_ptr<const OutputWarping> warping;
+  };
+  /// `task`'s trials as the batch of its `step` sees them. With a `memo` (the caller's, one per
+  /// model task), the warping is fitted anew only when the task's usable results changed: it
+  /// sorts them, and this runs at every proposal (bench/README, eighth run).
+  TaskTrials trials_of(const RunState& state, int task, int step, WarpingMemo* memo = nullptr) const;
   /// The rows a fit takes of a model task's `values` (larger is better): every one, or with
   /// [policy] max_fit_results = N and more than N, the best ⌈N/2⌉ (ties: the earlier) and the
   /// rest spread evenly over the others in their order. Ascending indices. `cap`, when smaller,

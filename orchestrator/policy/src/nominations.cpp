@@ -135,7 +135,7 @@ std::optional<Nomination> Nominations::nominate(const RunState& state, int task,
   const Eigen::MatrixXd rows = rows_ ? rows_->encoded_untaken(state, task) : Eigen::MatrixXd();
   const BatchSettings settings{&search_space_, surrogate::MaximizerOptions{job_.policy.candidates, job_.policy.refine},
                                job_.policy.xi, options_.sync, rows_ ? &rows : nullptr};
-  batch.update(data_.trials_of(state, task, step), *basis, settings, seed);
+  batch.update(data_.trials_of(state, task, step, &warpings_[k]), *basis, settings, seed);
   note_unbelieved(state, task, step, batch);
   const std::vector<AcquisitionKind> arms = arms_for(*basis);
   const bool hedge = arms.size() > 1;

@@ -37,7 +37,10 @@ class Nominations {
               Bases& bases);
 
   /// Proposers for `slots` run model tasks (they only grow).
-  void track(std::size_t slots) { batches_.resize(std::max(batches_.size(), slots)); }
+  void track(std::size_t slots) {
+    batches_.resize(std::max(batches_.size(), slots));
+    warpings_.resize(batches_.size());
+  }
   /// `task`'s nominees: one per step of a stepwise objective (none if a step has nothing to
   /// learn from); with rung tasks, the first of its proposing steps that has something to learn
   /// from, logged when that step changes; else its one or none.
@@ -67,6 +70,7 @@ class Nominations {
   std::shared_ptr<const TableRows> rows_;  ///< a table that restricts proposals; else null
   RandomPolicy random_;
   std::vector<TaskBatch> batches_;   // per run model task
+  std::vector<ModelData::WarpingMemo> warpings_;  // per run model task, for ModelData::trials_of
   std::vector<int> proposing_step_;  // per task, the model task its last nomination came from (rung tasks)
   std::vector<bool> unbelieved_noted_;  // per run model task: note_unbelieved() logged it
 };
