@@ -105,8 +105,11 @@ std::shared_ptr<const TaskPosterior> TransferGp::function(const Function& f) con
 
 std::shared_ptr<const MeanBasis> TransferGp::basis_of(const std::vector<Function>& functions) const {
   if (functions.empty()) return nullptr;
-  for (const Function& f : functions) function(f);  // each must exist
-  return std::make_shared<MeanBasis>(means_of(functions));
+  std::vector<std::shared_ptr<const TaskPosterior>> means = means_of(functions);
+  for (std::size_t i = 0; i < means.size(); ++i) {
+    if (!means[i]) function(functions[i]);  // throws: a basis function must have a posterior
+  }
+  return std::make_shared<MeanBasis>(std::move(means));
 }
 
 void TransferGp::fit(const TaskData& data, std::uint64_t seed) {
