@@ -43,7 +43,8 @@ BatchProposer::BatchProposer(std::shared_ptr<const TaskPosterior> posterior, con
   pending_ = static_cast<int>(pending.rows());
 }
 
-std::vector<Maximum> BatchProposer::next(AcquisitionKind kind, const AcquisitionParams& params, bool refine, int keep) const {
+std::vector<Maximum> BatchProposer::next(AcquisitionKind kind, const AcquisitionParams& params, Refinement refine,
+                                         int keep) const {
   AcquisitionParams believing = params;
   believing.incumbent = std::max(params.incumbent, believed_best());
   const Posterior& at = tracked_->at_points();
@@ -57,7 +58,8 @@ std::vector<Maximum> BatchProposer::next(AcquisitionKind kind, const Acquisition
     for (Eigen::Index i = 0; i < values.size(); ++i) values(i) = LocalPenalty::apply(values(i), log_penalty(i));
   }
   MaximizerOptions options = options_;
-  if (!refine) options.refine = 0;
+  if (refine == Refinement::none) options.refine = 0;
+  if (refine == Refinement::brief) options.progress = kBriefProgress;
   options.keep = keep;
   if (guide_.guide.posterior) return next_guided(kind, believing, values, options);
   BoxObjective objective;

@@ -62,7 +62,8 @@ Eigen::VectorXd expand(const Eigen::RowVectorXd& raw, const EncodedSpace& space)
 }
 
 // L-BFGS-B on the movable coordinates of x (the rest held), then canonicalized.
-Maximum refine(const BoxObjective& objective, const EncodedSpace& space, Eigen::VectorXd x, int max_iterations) {
+Maximum refine(const BoxObjective& objective, const EncodedSpace& space, Eigen::VectorXd x,
+               const MaximizerOptions& options) {
   std::vector<int> free;
   const auto& groups = space.groups();
   for (std::size_t g = 0; g < groups.size(); ++g) {
@@ -84,9 +85,13 @@ Maximum refine(const BoxObjective& objective, const EncodedSpace& space, Eigen::
       return std::isfinite(value) ? -value : std::numeric_limits<double>::infinity();
     };
     LBFGSpp::LBFGSBParam<double> param;
-    param.max_iterations = max_iterations;
+    param.max_iterations = options.max_iterations;
     param.epsilon = 1e-6;
     param.max_linesearch = 30;
+    if (options.progress > 0) {
+      param.past = 1;
+      param.delta = options.progress;
+    }
     try {
       LBFGSpp::LBFGSBSolver<double> solver(param);
       double fz = 0;
@@ -228,7 +233,7 @@ std::vector<Maximum> maximize_from(const BoxObjective& objective, const EncodedS
   // ranking the candidates (its other thread waits for a core the fit holds).
 #pragma omp parallel for schedule(static) if (to_refine.size() > 1)
   for (std::size_t i = 0; i < to_refine.size(); ++i) {
-    refined[i] = enumerate_categories(objective, space, refine(objective, space, to_refine[i], options.max_iterations));
+    refined[i] = enumerate_categories(objective, space, refine(objective, space, to_refine[i], options));
   }
   // Refined points that are new (neither a candidate nor an earlier refined point) join the
   // candidates; all ranked by value.

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <thread>
 
 #include "lbo/surrogate/gp.hpp"
 #include "test_support.hpp"
@@ -146,16 +147,32 @@ TEST(TaskBatchTest, a_rebuilt_batch_joins_the_best_unseen_results_and_penalizes_
   EXPECT_GT(mean_at(0.84), -1.0) << "the worst did not";
 }
 
-// However long the last refinement took (here an hour: the time rule is not due for nine), at
-// least every kRefineEvery-th ranking is refined; a refinement starts the count again; --sync
-// refines every ranking.
+// However long the last full refinement took (here an hour: the time rule is not due for nine),
+// at least every kRefineEvery-th ranking is refined, briefly; a refinement starts the count again;
+// --sync refines every ranking in full.
 TEST(TaskBatchTest, at_least_every_twentieth_ranking_is_refined) {
+  using lbo::surrogate::Refinement;
   TaskBatch batch;
-  batch.refined(std::chrono::steady_clock::now() - std::chrono::hours(1));
+  batch.refined(Refinement::full, std::chrono::steady_clock::now() - std::chrono::hours(1));
   for (int round = 0; round < 2; ++round) {
-    for (int i = 1; i < TaskBatch::kRefineEvery; ++i) EXPECT_FALSE(batch.take_refinement(false)) << "ranking " << i;
-    EXPECT_TRUE(batch.take_refinement(false)) << "round " << round;
-    batch.refined(std::chrono::steady_clock::now() - std::chrono::hours(1));
+    for (int i = 1; i < TaskBatch::kRefineEvery; ++i) {
+      EXPECT_EQ(batch.take_refinement(false), Refinement::none) << "ranking " << i;
+    }
+    EXPECT_EQ(batch.take_refinement(false), Refinement::brief) << "round " << round;
+    batch.refined(Refinement::brief, std::chrono::steady_clock::now());
   }
-  EXPECT_TRUE(batch.take_refinement(true));
+  EXPECT_EQ(batch.take_refinement(true), Refinement::full);
+}
+
+// The time rule weighs full refinements only: after a full one of 1 ms, a brief one however long
+// leaves the next full one due 9 ms later (the sleep is longer; a loaded machine only lengthens it).
+TEST(TaskBatchTest, a_full_refinement_is_due_after_nine_times_the_last_full_ones_cost) {
+  using lbo::surrogate::Refinement;
+  using namespace std::chrono_literals;
+  TaskBatch batch;
+  EXPECT_EQ(batch.take_refinement(false), Refinement::full) << "nothing refined yet";
+  batch.refined(Refinement::full, std::chrono::steady_clock::now() - 1ms);
+  batch.refined(Refinement::brief, std::chrono::steady_clock::now() - std::chrono::hours(1));
+  std::this_thread::sleep_for(20ms);
+  EXPECT_EQ(batch.take_refinement(false), Refinement::full);
 }

@@ -110,7 +110,7 @@ TEST(BatchProposerTest, a_result_replaces_its_believed_value_as_conditioning_on_
   const Eigen::Vector2d probe(0.62, 0.38);
   EXPECT_NEAR(batch.conditioned()->predict(probe.transpose()).mean(0), exact->predict(probe.transpose()).mean(0), 1e-9);
   // The candidates' scores follow: UCB with β = 0 is the mean, maximal away from b now.
-  const auto maxima = batch.next(AcquisitionKind::ucb, AcquisitionParams{.ucb_beta = 0.0}, false);
+  const auto maxima = batch.next(AcquisitionKind::ucb, AcquisitionParams{.ucb_beta = 0.0}, Refinement::none);
   const Eigen::MatrixXd C = candidate_points(kSquare, MaximizerOptions{.candidates = 64}, 3);
   const Posterior at = exact->predict(C);
   Eigen::Index best = 0;
@@ -128,11 +128,11 @@ TEST(BatchProposerTest, an_accepted_candidate_ranks_last_so_a_long_batch_does_no
   const AcquisitionParams params{.ucb_beta = 0.0};
   std::vector<Eigen::VectorXd> chosen;
   for (int i = 0; i < 5; ++i) {
-    const Eigen::VectorXd x = batch.next(AcquisitionKind::ucb, params, false).front().x;
+    const Eigen::VectorXd x = batch.next(AcquisitionKind::ucb, params, Refinement::none).front().x;
     for (const Eigen::VectorXd& earlier : chosen) EXPECT_GT((x - earlier).norm(), 0.0);
     chosen.push_back(x);
     batch.accept(x);
   }
   EXPECT_EQ(batch.candidates_left(), 27);
-  EXPECT_FALSE(std::isfinite(batch.next(AcquisitionKind::ucb, params, false).back().value));
+  EXPECT_FALSE(std::isfinite(batch.next(AcquisitionKind::ucb, params, Refinement::none).back().value));
 }

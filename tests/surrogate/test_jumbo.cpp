@@ -113,9 +113,9 @@ TEST(JumboTest, the_threshold_limits_are_the_cold_and_the_warm_gps_choices) {
   const auto cold = peak(0.8, 0.2), warm = peak(0.25, 0.7);
   const Eigen::MatrixXd none(0, 2);
   const AcquisitionParams params{.ucb_beta = 1.0, .xi = 0.01, .incumbent = 0.0};
-  for (const bool refine : {false, true}) {
+  for (const Refinement refine : {Refinement::none, Refinement::full}) {
     for (const AcquisitionKind kind : {AcquisitionKind::ucb, AcquisitionKind::ei}) {
-      SCOPED_TRACE(std::string(to_string(kind)) + (refine ? " refined" : " candidates only"));
+      SCOPED_TRACE(std::string(to_string(kind)) + (refine == Refinement::full ? " refined" : " candidates only"));
       const Eigen::VectorXd cold_choice =
           BatchProposer(cold, none, kSquare, {}, 9).next(kind, params, refine).front().x;
       const Eigen::VectorXd warm_choice =

@@ -114,7 +114,7 @@ TEST(LocalPenaltyTest, a_penalized_point_lowers_the_batchs_scores_by_its_penaliz
     }
     return std::numeric_limits<double>::quiet_NaN();
   };
-  const std::vector<Maximum> before = batch.next(AcquisitionKind::ucb, params, false);
+  const std::vector<Maximum> before = batch.next(AcquisitionKind::ucb, params, Refinement::none);
   const double peak = before.front().x(0);
   ASSERT_GT(peak, 0.1);
   ASSERT_LT(peak, 0.9);
@@ -127,7 +127,7 @@ TEST(LocalPenaltyTest, a_penalized_point_lowers_the_batchs_scores_by_its_penaliz
   const double radius = LocalPenalty::radius(moments.mean(0), std::sqrt(moments.var(0)), 1.0, batch.lipschitz());
   ASSERT_GT(radius, 0.02);
   ASSERT_LT(radius, 0.5);
-  const std::vector<Maximum> after = batch.next(AcquisitionKind::ucb, params, false);
+  const std::vector<Maximum> after = batch.next(AcquisitionKind::ucb, params, Refinement::none);
   for (double offset : {0.01, 0.02}) {
     const double x = peak + offset;
     EXPECT_NEAR(value_at(after, x), value_at(before, x) * offset / radius, 1e-9) << x;
@@ -160,8 +160,8 @@ TEST(LocalPenaltyTest, points_penalized_together_are_penalized_as_one_by_one) {
   together.penalize(X, 1.0);
   for (Eigen::Index i = 0; i < X.rows(); ++i) alone.penalize(X.row(i), 1.0);
   const AcquisitionParams params{.ucb_beta = 4.0, .xi = 0.0, .incumbent = 1.0};
-  const std::vector<Maximum> a = together.next(AcquisitionKind::ucb, params, false);
-  const std::vector<Maximum> b = alone.next(AcquisitionKind::ucb, params, false);
+  const std::vector<Maximum> a = together.next(AcquisitionKind::ucb, params, Refinement::none);
+  const std::vector<Maximum> b = alone.next(AcquisitionKind::ucb, params, Refinement::none);
   ASSERT_EQ(a.size(), b.size());
   for (std::size_t i = 0; i < a.size(); ++i) {
     EXPECT_EQ(a[i].x(0), b[i].x(0));
@@ -175,7 +175,7 @@ TEST(LocalPenaltyTest, points_penalized_together_are_penalized_as_one_by_one) {
   // Every other candidate's score is the raw one times the three penalizers, each at the
   // posterior's moments at its point.
   const BatchProposer none(posterior, Eigen::MatrixXd(0, 1), line, options, C);
-  const std::vector<Maximum> raw = none.next(AcquisitionKind::ucb, params, false);
+  const std::vector<Maximum> raw = none.next(AcquisitionKind::ucb, params, Refinement::none);
   const Posterior moments = posterior->predict(X);
   int checked = 0;
   for (const Maximum& r : raw) {

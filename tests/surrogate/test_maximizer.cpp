@@ -176,3 +176,36 @@ TEST(MaximizerTest, ranked_candidates_are_distinct_and_keep_cuts_the_same_rankin
     }
   }
 }
+
+// A refinement with a progress rule (a busy master's brief one) stops once an iteration gains
+// little, where the full one crawls on along the valley of a Rosenbrock function to its peak.
+TEST(MaximizerTest, a_progress_rule_ends_a_crawling_refinement_early) {
+  const BoxSpace space({{Kind::continuous, 0, 1, 0}, {Kind::continuous, 1, 1, 0}});
+  int evaluations = 0;
+  // 10 − Rosenbrock(u), u = 4x − 2: the maximum 10 at x = (0.75, 0.75).
+  const BoxObjective f = pointwise([&](const Eigen::VectorXd& x, Eigen::VectorXd& g) {
+    ++evaluations;
+    const double u = 4 * x(0) - 2, v = 4 * x(1) - 2;
+    g.resize(2);
+    g(0) = -4 * (-2 * (1 - u) - 400 * u * (v - u * u));
+    g(1) = -4 * 200 * (v - u * u);
+    return 10 - (1 - u) * (1 - u) - 100 * (v - u * u) * (v - u * u);
+  });
+  Eigen::MatrixXd start(1, 2);
+  start << 0.2, 0.6;  // u = (−1.2, 0.4), on the far side of the valley
+  Eigen::VectorXd g;
+  const Eigen::VectorXd at_start = Eigen::VectorXd::Constant(1, f.gradient(start.row(0).transpose(), g));
+  const auto refined = [&](double progress) {
+    evaluations = 0;
+    const MaximizerOptions options{.candidates = 1, .refine = 1, .max_iterations = 200, .progress = progress};
+    const Maximum best = maximize_from(f, space, options, start, at_start).front();
+    return std::pair{best, evaluations};
+  };
+  const auto [full, full_evaluations] = refined(0);
+  const auto [brief, brief_evaluations] = refined(kBriefProgress);
+  EXPECT_NEAR(full.value, 10, 1e-6) << "the full refinement reaches the peak";
+  EXPECT_LT(brief_evaluations, full_evaluations);
+  EXPECT_LT(brief.value, full.value - 1e-4) << "the brief one stops short of it";
+  EXPECT_GT(brief.value, 9.9) << "from " << at_start(0) << ", most of the way";
+  EXPECT_EQ(refined(0).second, full_evaluations) << "the count is the refinement's own";
+}

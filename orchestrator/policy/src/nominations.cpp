@@ -68,10 +68,10 @@ std::vector<std::vector<surrogate::Maximum>> Nominations::rank(TaskBatch& batch,
   // and with a narrow β they would crowd the prior's peak.
   if (basis.kind == Basis::Kind::prior) params.ucb_beta = kDesignBeta;
   const auto started = std::chrono::steady_clock::now();
-  const bool refine = !all && batch.take_refinement(options_.sync);
+  const surrogate::Refinement refine = all ? surrogate::Refinement::none : batch.take_refinement(options_.sync);
   std::vector<std::vector<surrogate::Maximum>> ranked;
   for (AcquisitionKind arm : arms) ranked.push_back(batch.proposer().next(arm, params, refine, all ? 0 : kRanked));
-  if (refine) batch.refined(started);
+  if (refine != surrogate::Refinement::none) batch.refined(refine, started);
   return ranked;
 }
 

@@ -155,13 +155,18 @@ void TaskBatch::rebuild(const TaskTrials& trials, const Basis& basis, const Batc
   batch_->penalize(surrogate::stack_rows(penalized_x, d), params_.incumbent);
 }
 
-bool TaskBatch::take_refinement(bool sync) {
-  return sync || ++unrefined_ >= kRefineEvery || Clock::now() - refined_at_ >= 9 * refine_cost_;
+surrogate::Refinement TaskBatch::take_refinement(bool sync) {
+  using surrogate::Refinement;
+  ++unrefined_;
+  if (sync || Clock::now() - refined_at_ >= 9 * refine_cost_) return Refinement::full;
+  return unrefined_ >= kRefineEvery ? Refinement::brief : Refinement::none;
 }
 
-void TaskBatch::refined(std::chrono::steady_clock::time_point started) {
+// The time rule weighs full refinements only: a brief one's cost would call the next full one
+// too soon.
+void TaskBatch::refined(surrogate::Refinement effort, std::chrono::steady_clock::time_point started) {
   refined_at_ = Clock::now();
-  refine_cost_ = refined_at_ - started;
+  if (effort == surrogate::Refinement::full) refine_cost_ = refined_at_ - started;
   unrefined_ = 0;
 }
 

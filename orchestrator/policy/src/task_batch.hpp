@@ -98,14 +98,17 @@ class TaskBatch {
 
   /// At least every kRefineEvery-th ranking is refined, however busy the master is.
   static constexpr int kRefineEvery = 20;
-  /// Adaptive effort, asked once per ranking of the candidates: whether it is refined by
-  /// L-BFGS-B (always in --sync runs; otherwise while refinement takes at most a tenth of the
-  /// master's time, so a burst of free slots is not kept waiting, and at least every
-  /// kRefineEvery-th ranking: in a wave of thousands of proposals the time alone left 1 in 80
-  /// refined, and the wave's best results were far worse: bench/README, sixth run).
-  bool take_refinement(bool sync);
-  /// A refinement that began at `started` has ended.
-  void refined(std::chrono::steady_clock::time_point started);
+  /// Adaptive effort, asked once per ranking of the candidates: how it is refined by L-BFGS-B.
+  /// - full: always in --sync runs; otherwise while full refinements take at most a tenth of the
+  ///   master's time, so a burst of free slots is not kept waiting;
+  /// - brief (stopped on progress): every kRefineEvery-th ranking of a master too busy for the
+  ///   above. In a wave of thousands of proposals the time alone left 1 in 80 refined, and the
+  ///   wave's best results were far worse (bench/README, sixth run); refined in full, a wave on
+  ///   a warped task's results kept its last slots waiting twice as long (ninth run);
+  /// - none: otherwise.
+  surrogate::Refinement take_refinement(bool sync);
+  /// A refinement of that effort that began at `started` has ended.
+  void refined(surrogate::Refinement effort, std::chrono::steady_clock::time_point started);
 
  private:
   using Clock = std::chrono::steady_clock;

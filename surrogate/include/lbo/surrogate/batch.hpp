@@ -58,12 +58,14 @@ class BatchProposer {
 
   /// The maxima of acquisition `kind` given the pending points, the batch so far and the
   /// results that came in for them, best first (the caller takes the first it can use and passes
-  /// it to accept()). The candidates are scored from the tracked posterior; with `refine`, the
-  /// best options.refine of them are refined by L-BFGS-B on the conditioned posterior.
+  /// it to accept()). The candidates are scored from the tracked posterior; unless `refine` is
+  /// none, the best options.refine of them are refined by L-BFGS-B on the conditioned posterior
+  /// (a brief refinement stops on progress, kBriefProgress).
   /// `params.incumbent` is raised to the best value still believed. With a guide: the maxima of
   /// JUMBO's acquisition (above), the threshold set's first.
   /// `keep` > 0: only the best `keep` distinct candidates are ranked and returned (MaximizerOptions::keep).
-  std::vector<Maximum> next(AcquisitionKind kind, const AcquisitionParams& params, bool refine = true, int keep = 0) const;
+  std::vector<Maximum> next(AcquisitionKind kind, const AcquisitionParams& params, Refinement refine = Refinement::full,
+                           int keep = 0) const;
   /// x (length d) joins the batch, believed at the posterior mean. Returns its index.
   int accept(const Eigen::VectorXd& x);
   /// The result of point `index` came in: y (standardized) replaces its believed value. The
