@@ -63,8 +63,8 @@ struct MaximizerOptions {
   int refine = 5;         ///< best distinct candidates refined by L-BFGS-B
   int max_iterations = 50;
   /// > 0: a refinement also stops once an iteration gains less than progress · max(1, |value|)
-  /// of the acquisition (LBFGSpp's delta test); 0: only the projected gradient (10⁻⁶),
-  /// max_iterations or a failed line search stop it.
+  /// of the acquisition (LBFGSpp's delta test); 0: the projected gradient (10⁻⁶),
+  /// max_iterations, a failed line search or LBFGSpp's own 10⁻¹⁰ progress test stop it.
   double progress = 0;
   /// maximize_from returns the best `keep` distinct candidates (and the refined points); 0: all.
   /// A caller that takes the first usable one of a few saves ranking all of them.
@@ -76,8 +76,9 @@ struct MaximizerOptions {
 enum class Refinement { none, brief, full };
 
 /// The progress rule of a brief refinement: 10⁻⁴ · max(1, |value|) per iteration. Absolute below
-/// a value of 1, so it ends refinements of tiny EI values early: a busy master's rule, not a
-/// default (bench/README, simulated scale, eighth and ninth runs).
+/// a value of 1, so it ends refinements of tiny EI values early: the rule of a master too busy
+/// to refine in full, not of every refinement (bench/README, simulated scale, eighth and ninth
+/// runs).
 inline constexpr double kBriefProgress = 1e-4;
 
 struct Maximum {
