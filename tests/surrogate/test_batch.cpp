@@ -47,6 +47,24 @@ TEST(BatchProposerTest, the_first_point_is_the_acquisitions_maximizer_under_the_
   EXPECT_NEAR(ours.front().value, theirs.front().value, 1e-12);
 }
 
+// A brief refinement is the maximizer with kBriefProgress as its progress rule, a full one the
+// maximizer without it; the two stop at different points here.
+TEST(BatchProposerTest, a_brief_refinement_is_the_maximizer_with_the_progress_rule) {
+  const auto posterior = posterior_of_a_peak();
+  const BatchProposer batch(posterior, Eigen::MatrixXd(0, 2), kSquare, MaximizerOptions{}, 5);
+  const AcquisitionParams params{.ucb_beta = 4.0, .xi = 0.0, .incumbent = 0.9};
+  Acquisition direct(AcquisitionKind::ei, params, posterior);
+  BoxObjective f;
+  f.values = [&](const Eigen::MatrixXd& X) { return direct.evaluate(X); };
+  f.gradient = [&](const Eigen::VectorXd& x, Eigen::VectorXd& g) { return direct.evaluate(x, g); };
+  const auto brief = batch.next(AcquisitionKind::ei, params, Refinement::brief);
+  const auto full = batch.next(AcquisitionKind::ei, params, Refinement::full);
+  const auto with_rule = maximize(f, kSquare, MaximizerOptions{.progress = kBriefProgress}, 5);
+  ASSERT_FALSE(brief.empty());
+  EXPECT_NEAR((brief.front().x - with_rule.front().x).norm(), 0.0, 1e-9);
+  EXPECT_GT((brief.front().x - full.front().x).norm(), 1e-9);
+}
+
 TEST(BatchProposerTest, accepted_points_are_hallucinated_at_the_mean_and_equal_a_fresh_batch_with_them_pending) {
   const auto posterior = posterior_of_a_peak();
   BatchProposer batch(posterior, Eigen::MatrixXd(0, 2), kSquare, MaximizerOptions{}, 1);
