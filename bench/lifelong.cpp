@@ -3,7 +3,7 @@
 // with one slot; objectives are evaluated in-process, since this measures proposals.
 //
 //   build/bench/lifelong [--reps N] [--methods lbo,lbo-resid,lbo-pure,lbo-ucb,lbo-copula,lbo-copula-median,lbo-none,ablr,gp,gp-ucb,gp-copula,gp-copula-median,gp-none,random,libo,libo-ucb,libo-pure,libo-kernel,
-//                        jumbo,jumbo-ei,jumbo-paper,jumbo-ei-paper]
+//                        jumbo,jumbo-ei,jumbo-paper,jumbo-ei-paper][+key=value...]
 //                        [--problems branin,quadratic,cosine1d,cosine2d] [--budget N] [--quadratic-tasks N]
 //                        [--cosine-tasks N]
 //                        [--sigmas 0.01,0.05,0.1,0.5,1] [--detail 1]
@@ -318,13 +318,27 @@ int main(int argc, char** argv) {
       {"jumbo-l1", "surrogate = \"jumbo\"\nacquisition = \"ucb\"\njumbo_threshold = 1"},
       {"jumbo-ei-l1", "surrogate = \"jumbo\"\nacquisition = \"ei\"\njumbo_threshold = 1"},
   };
+  // "lbo+transfer_best=5": a method with more [policy] keys (each "+key=value", as in
+  // bench/transfer and bench/real).
   std::vector<Method> methods;
   for (const std::string& name : method_names) {
-    if (!policies.count(name)) {
-      std::fprintf(stderr, "unknown method %s\n", name.c_str());
+    std::string base = name.substr(0, name.find('+')), policy;
+    if (!policies.count(base)) {
+      std::fprintf(stderr, "unknown method %s\n", base.c_str());
       return 2;
     }
-    methods.push_back({name, policies.at(name)});
+    policy = policies.at(base);
+    for (std::size_t at = name.find('+'); at != std::string::npos;) {
+      const std::size_t end = name.find('+', at + 1);
+      const std::string key_value = name.substr(at + 1, end == std::string::npos ? std::string::npos : end - at - 1);
+      if (key_value.find('=') == std::string::npos) {
+        std::fprintf(stderr, "method %s: expected +key=value after the method's name\n", name.c_str());
+        return 2;
+      }
+      policy += "\n" + key_value.substr(0, key_value.find('=')) + " = " + key_value.substr(key_value.find('=') + 1);
+      at = end;
+    }
+    methods.push_back({name, policy});
   }
   const std::string branin_space =
       "x1 = { type = \"float\", low = -5, high = 10 }\nx2 = { type = \"float\", low = 0, high = 15 }\n";

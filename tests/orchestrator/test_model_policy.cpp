@@ -14,6 +14,7 @@
 #include <numeric>
 #include <random>
 #include <set>
+#include <tuple>
 
 #include "run_job.hpp"
 
@@ -486,6 +487,46 @@ TEST(ModelPolicyTest, a_later_task_starts_with_the_earlier_tasks_bests_in_its_de
         EXPECT_NE(firsts[k].config, best[0]) << where;
         EXPECT_NE(firsts[k].config, best[1]) << where;
       }
+    }
+  }
+}
+
+// Unset, transfer_best grows with the earlier tasks: half their distinct bests, at least 2. A
+// task after 4 earlier ones starts with 2 bests, after 6 with 3 (the most recent first), then
+// random points; transfer_best = 2 set in the job keeps 2 after 6.
+TEST(ModelPolicyTest, a_later_tasks_design_takes_half_the_earlier_bests_when_they_are_many) {
+  lbo::testing::ScratchDir dir;
+  for (const auto& [earlier, setting, expected] :
+       {std::tuple{4, std::string(), std::size_t{2}}, std::tuple{6, std::string(), std::size_t{3}},
+        std::tuple{6, std::string("transfer_best = 2"), std::size_t{2}}}) {
+    std::string tasks;
+    for (int t = 1; t <= earlier; ++t) tasks += "[[tasks]]\nname = \"t" + std::to_string(t) + "\"\nbudget = 10\n";
+    const lbo::jobs::JobSpec job =
+        lbo::testing::job_from(branin_job("surrogate = \"lbo\"\ninitial_random = 5\n" + setting, 4, 10) + tasks, dir.path());
+    RunState state = lbo::testing::started_state(job);
+    ModelPolicy policy(job, PolicyOptions{true, nullptr});
+    RandomPolicy random(job.space, 7);
+    std::vector<lbo::jobs::Config> best(static_cast<std::size_t>(earlier));
+    for (int task = 0; task < earlier; ++task) {
+      double lowest = 1e9;
+      for (int i = 0; i < 4; ++i) {
+        const std::int64_t t = lbo::testing::start_trial(state, task, random.propose(state, task, state.next_trial_id()));
+        const double y = branin_at(state.trial(t).config);
+        lbo::testing::end_attempt(state, t, ok_with(y));
+        if (y < lowest) lowest = y, best[static_cast<std::size_t>(task)] = state.trial(t).config;
+      }
+    }
+    const std::string where = std::to_string(earlier) + " earlier tasks [" + setting + "]";
+    for (std::size_t k = 0; k < 5; ++k) {
+      const Proposal p = policy.propose_among(state, {earlier}, state.next_trial_id());
+      if (k < expected) {
+        EXPECT_EQ(p.source, ProposalSource::earlier_best) << where << " proposal " << k;
+        EXPECT_EQ(p.config, best[static_cast<std::size_t>(earlier) - 1 - k]) << where << " proposal " << k;
+      } else {
+        EXPECT_EQ(p.source, ProposalSource::initial) << where << " proposal " << k;
+      }
+      lbo::testing::end_attempt(state, lbo::testing::start_trial(state, earlier, p.config, "local:0", p.source),
+                                ok_with(branin_at(p.config)));
     }
   }
 }

@@ -27,6 +27,9 @@ class InitialDesign {
   int size(const RunState& state, int task) const;
   /// Whether `task` is still in its design.
   bool open(const RunState& state, int task) const { return state.tasks()[task].created < size(state, task); }
+  /// How many of `task`'s first trials are earlier tasks' bests: [policy] transfer_best, or
+  /// unset, half the earlier tasks' distinct bests but at least the model's (lbo, ablr: 2).
+  std::size_t transfer_best(const RunState& state, int task) const;
   /// The next earlier task's best configuration `task` has not taken, while its first
   /// transfer_best trials are handed out; else none.
   std::optional<jobs::Config> earlier_best(const RunState& state, int task) const;
@@ -37,7 +40,6 @@ class InitialDesign {
  private:
   const jobs::JobSpec& job_;
   const std::vector<WarmTask>& warm_start_;
-  std::size_t transfer_best_ = 0;
   std::shared_ptr<const TableRows> rows_;  ///< a table that restricts proposals; else null
 };
 

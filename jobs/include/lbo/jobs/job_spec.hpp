@@ -53,9 +53,10 @@ std::string_view to_string(OutputWarping warping);
 struct SurrogateTraits {
   SurrogateKind kind = SurrogateKind::gp;
   std::string_view name;
-  /// transfer_best unset: the earlier tasks' bests a new task starts with (lbo, ablr: 2). A
-  /// model with any learns across tasks, and a new task proposes from the newest earlier
-  /// task's posterior (model-prior) until it has a design of its own.
+  /// transfer_best unset: the fewest earlier tasks' bests a new task starts with (lbo, ablr:
+  /// 2; half the earlier tasks' distinct bests when that is more). A model with any learns
+  /// across tasks, and a new task proposes from the newest earlier task's posterior
+  /// (model-prior) until it has a design of its own.
   int transfer_best = 0;
   /// initial_random unset: LiBO's forced exploration, ceil(sqrt(budget) / s^¼).
   bool libo_exploration = false;
@@ -78,7 +79,8 @@ struct PolicySpec {
   /// surrogate = "libo".
   bool libo_exploration = false;
   /// lbo, ablr: a new task's first trials are the best configurations of up to this many
-  /// earlier tasks, the most recent first; unset: the model's SurrogateTraits::transfer_best.
+  /// earlier tasks, the most recent first; unset: half the earlier tasks' distinct bests, at
+  /// least the model's SurrogateTraits::transfer_best.
   std::optional<int> transfer_best;
   /// Run directories whose finished tasks join the model as earlier tasks (absolute).
   std::vector<std::filesystem::path> warm_start;
