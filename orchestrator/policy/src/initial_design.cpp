@@ -32,15 +32,24 @@ int InitialDesign::size(const RunState& state, int task) const {
 // level later; with the one to four earlier tasks of a Branin sequence, the random points were
 // worth more than more bests (a few random points tell the model how the new task differs).
 std::size_t InitialDesign::transfer_best(const RunState& state, int task) const {
-  if (job_.policy.transfer_best) return static_cast<std::size_t>(*job_.policy.transfer_best);
-  const auto least = static_cast<std::size_t>(jobs::traits_of(job_.policy.surrogate).transfer_best);
-  if (least == 0) return 0;
+  const std::size_t least = least_bests();
+  if (job_.policy.transfer_best || least == 0) return least;
   return std::max(least, earlier_bests(state, task, warm_start_, std::numeric_limits<std::size_t>::max()).size() / 2);
 }
 
+std::size_t InitialDesign::least_bests() const {
+  return static_cast<std::size_t>(
+      job_.policy.transfer_best.value_or(jobs::traits_of(job_.policy.surrogate).transfer_best));
+}
+
 std::optional<jobs::Config> InitialDesign::earlier_best(const RunState& state, int task) const {
+  // This runs for every open task at every proposal: a task past as many bests as it could
+  // take (half its earlier tasks, whether or not their bests differ) does not scan them.
+  const auto created = static_cast<std::size_t>(state.tasks()[task].created);
+  const std::size_t least = least_bests();
+  if (least == 0 || created >= std::max(least, (static_cast<std::size_t>(task) + warm_start_.size()) / 2)) return std::nullopt;
   const std::size_t count = transfer_best(state, task);
-  if (count == 0 || static_cast<std::size_t>(state.tasks()[task].created) >= count) return std::nullopt;
+  if (created >= count) return std::nullopt;
   for (jobs::Config& c : earlier_bests(state, task, warm_start_, count)) {
     if (rows_) {
       // The task's own row nearest to it: an earlier task's best is another task's row.

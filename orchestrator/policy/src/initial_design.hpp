@@ -38,6 +38,9 @@ class InitialDesign {
   jobs::Config point(const RunState& state, int task, std::int64_t trial) const;
 
  private:
+  /// [policy] transfer_best as written; unset, the model's (lbo, ablr: 2; the others 0).
+  std::size_t least_bests() const;
+
   const jobs::JobSpec& job_;
   const std::vector<WarmTask>& warm_start_;
   std::shared_ptr<const TableRows> rows_;  ///< a table that restricts proposals; else null
