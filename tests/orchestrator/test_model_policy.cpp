@@ -491,18 +491,20 @@ TEST(ModelPolicyTest, a_later_task_starts_with_the_earlier_tasks_bests_in_its_de
   }
 }
 
-// Unset, transfer_best grows with the earlier tasks: half their distinct bests, at least 2. A
-// task after 4 earlier ones starts with 2 bests, after 6 with 3 (the most recent first), then
-// random points; transfer_best = 2 set in the job keeps 2 after 6.
+// Unset, lbo's transfer_best grows with the earlier tasks: half their distinct bests, at least
+// 2. A task after 4 earlier ones starts with 2 bests, after 6 with 3 (the most recent first),
+// then random points; transfer_best = 2 set in the job keeps 2 after 6, and so does ablr.
 TEST(ModelPolicyTest, a_later_tasks_design_takes_half_the_earlier_bests_when_they_are_many) {
   lbo::testing::ScratchDir dir;
   for (const auto& [earlier, setting, expected] :
-       {std::tuple{4, std::string(), std::size_t{2}}, std::tuple{6, std::string(), std::size_t{3}},
-        std::tuple{6, std::string("transfer_best = 2"), std::size_t{2}}}) {
+       {std::tuple{4, std::string("surrogate = \"lbo\""), std::size_t{2}},
+        std::tuple{6, std::string("surrogate = \"lbo\""), std::size_t{3}},
+        std::tuple{6, std::string("surrogate = \"lbo\"\ntransfer_best = 2"), std::size_t{2}},
+        std::tuple{6, std::string("surrogate = \"ablr\""), std::size_t{2}}}) {
     std::string tasks;
     for (int t = 1; t <= earlier; ++t) tasks += "[[tasks]]\nname = \"t" + std::to_string(t) + "\"\nbudget = 10\n";
     const lbo::jobs::JobSpec job =
-        lbo::testing::job_from(branin_job("surrogate = \"lbo\"\ninitial_random = 5\n" + setting, 4, 10) + tasks, dir.path());
+        lbo::testing::job_from(branin_job("initial_random = 5\n" + setting, 4, 10) + tasks, dir.path());
     RunState state = lbo::testing::started_state(job);
     ModelPolicy policy(job, PolicyOptions{true, nullptr});
     RandomPolicy random(job.space, 7);

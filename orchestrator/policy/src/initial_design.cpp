@@ -26,14 +26,14 @@ int InitialDesign::size(const RunState& state, int task) const {
 // meta-learned design of Feurer et al.: measured on bench/real, that is better than adding
 // them before a full random design.
 //
-// Unset, the count grows with the earlier tasks: half their distinct bests, at least the model's
-// 2. Measured (bench/README.md, "Transfer, published", sixth run): with ten earlier tasks, five
+// Unset, with lbo, the count grows with the earlier tasks: half their distinct bests, at least
+// 2 (ablr keeps 2: not measured). Measured (bench/README.md, "Transfer, published", sixth run): with ten earlier tasks, five
 // bests took lbo's best after 5 DeepAR trials from 14.0% to 7.8% of the task's rows better,
 // level later; with the one to four earlier tasks of a Branin sequence, the random points were
 // worth more than more bests (a few random points tell the model how the new task differs).
 std::size_t InitialDesign::transfer_best(const RunState& state, int task) const {
   const std::size_t least = least_bests();
-  if (job_.policy.transfer_best || least == 0) return least;
+  if (job_.policy.transfer_best || least == 0 || !jobs::traits_of(job_.policy.surrogate).transfer_best_grows) return least;
   return std::max(least, earlier_bests(state, task, warm_start_, std::numeric_limits<std::size_t>::max()).size() / 2);
 }
 

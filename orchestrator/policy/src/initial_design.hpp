@@ -28,7 +28,8 @@ class InitialDesign {
   /// Whether `task` is still in its design.
   bool open(const RunState& state, int task) const { return state.tasks()[task].created < size(state, task); }
   /// How many of `task`'s first trials are earlier tasks' bests: [policy] transfer_best, or
-  /// unset, half the earlier tasks' distinct bests but at least the model's (lbo, ablr: 2).
+  /// unset, the model's (lbo, ablr: 2), with lbo half the earlier tasks' distinct bests when
+  /// that is more.
   std::size_t transfer_best(const RunState& state, int task) const;
   /// The next earlier task's best configuration `task` has not taken, while its first
   /// transfer_best trials are handed out; else none.

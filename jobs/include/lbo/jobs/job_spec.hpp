@@ -53,10 +53,9 @@ std::string_view to_string(OutputWarping warping);
 struct SurrogateTraits {
   SurrogateKind kind = SurrogateKind::gp;
   std::string_view name;
-  /// transfer_best unset: the fewest earlier tasks' bests a new task starts with (lbo, ablr:
-  /// 2; half the earlier tasks' distinct bests when that is more). A model with any learns
-  /// across tasks, and a new task proposes from the newest earlier task's posterior
-  /// (model-prior) until it has a design of its own.
+  /// transfer_best unset: the earlier tasks' bests a new task starts with (lbo, ablr: 2). A
+  /// model with any learns across tasks, and a new task proposes from the newest earlier
+  /// task's posterior (model-prior) until it has a design of its own.
   int transfer_best = 0;
   /// initial_random unset: LiBO's forced exploration, ceil(sqrt(budget) / s^¼).
   bool libo_exploration = false;
@@ -65,6 +64,9 @@ struct SurrogateTraits {
   /// output_warping unset: copula_below_median where it was measured to help (lbo, gp:
   /// bench/README.md, "Transfer, published", third run), else none.
   OutputWarping output_warping = OutputWarping::none;
+  /// transfer_best unset: half the earlier tasks' distinct bests when that is more than
+  /// transfer_best (lbo: measured on DeepAR, bench/README.md, "Transfer, published", sixth run).
+  bool transfer_best_grows = false;
 };
 /// Every surrogate, in the order the job file's error message names them.
 std::span<const SurrogateTraits> surrogate_catalog();
@@ -79,8 +81,8 @@ struct PolicySpec {
   /// surrogate = "libo".
   bool libo_exploration = false;
   /// lbo, ablr: a new task's first trials are the best configurations of up to this many
-  /// earlier tasks, the most recent first; unset: half the earlier tasks' distinct bests, at
-  /// least the model's SurrogateTraits::transfer_best.
+  /// earlier tasks, the most recent first; unset: the model's SurrogateTraits::transfer_best
+  /// (with lbo, half the earlier tasks' distinct bests when that is more).
   std::optional<int> transfer_best;
   /// Run directories whose finished tasks join the model as earlier tasks (absolute).
   std::vector<std::filesystem::path> warm_start;
