@@ -27,14 +27,14 @@ int InitialDesign::size(const RunState& state, int task) const {
 // them before a full random design.
 //
 // Unset, with lbo, the count grows with the earlier tasks: half their distinct bests, at least
-// 2 (ablr keeps 2: not measured). Measured (bench/README.md, "Transfer, published", sixth run): with ten earlier tasks, five
-// bests took lbo's best after 5 DeepAR trials from 14.0% to 7.8% of the task's rows better,
-// level later; with the one to four earlier tasks of a Branin sequence, the random points were
-// worth more than more bests (a few random points tell the model how the new task differs).
+// 2 (ablr keeps 2: not measured). Measured (bench/README.md, "Transfer, published", sixth
+// run): with ten earlier tasks, five bests took lbo's best after 5 DeepAR trials from 14.0% to
+// 7.8% of the task's rows better, level later; with the one to four earlier tasks of a Branin
+// sequence, the random points were worth more than more bests (a few random points tell the
+// model how the new task differs).
 std::size_t InitialDesign::transfer_best(const RunState& state, int task) const {
-  const std::size_t least = least_bests();
-  if (job_.policy.transfer_best || least == 0 || !jobs::traits_of(job_.policy.surrogate).transfer_best_grows) return least;
-  return std::max(least, earlier_bests(state, task, warm_start_, std::numeric_limits<std::size_t>::max()).size() / 2);
+  if (!grows()) return least_bests();
+  return std::max(least_bests(), earlier_bests(state, task, warm_start_, std::numeric_limits<std::size_t>::max()).size() / 2);
 }
 
 std::size_t InitialDesign::least_bests() const {
@@ -42,12 +42,17 @@ std::size_t InitialDesign::least_bests() const {
       job_.policy.transfer_best.value_or(jobs::traits_of(job_.policy.surrogate).transfer_best));
 }
 
+bool InitialDesign::grows() const {
+  return !job_.policy.transfer_best && jobs::traits_of(job_.policy.surrogate).transfer_best_grows;
+}
+
 std::optional<jobs::Config> InitialDesign::earlier_best(const RunState& state, int task) const {
   // This runs for every open task at every proposal: a task past as many bests as it could
   // take (half its earlier tasks, whether or not their bests differ) does not scan them.
   const auto created = static_cast<std::size_t>(state.tasks()[task].created);
-  const std::size_t least = least_bests();
-  if (least == 0 || created >= std::max(least, (static_cast<std::size_t>(task) + warm_start_.size()) / 2)) return std::nullopt;
+  const std::size_t most =
+      grows() ? std::max(least_bests(), (static_cast<std::size_t>(task) + warm_start_.size()) / 2) : least_bests();
+  if (created >= most) return std::nullopt;
   const std::size_t count = transfer_best(state, task);
   if (created >= count) return std::nullopt;
   for (jobs::Config& c : earlier_bests(state, task, warm_start_, count)) {

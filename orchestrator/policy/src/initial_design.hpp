@@ -41,6 +41,8 @@ class InitialDesign {
  private:
   /// [policy] transfer_best as written; unset, the model's (lbo, ablr: 2; the others 0).
   std::size_t least_bests() const;
+  /// Whether the count grows with the earlier tasks (transfer_best unset, with lbo).
+  bool grows() const;
 
   const jobs::JobSpec& job_;
   const std::vector<WarmTask>& warm_start_;
