@@ -366,7 +366,9 @@ Eigen::VectorXd Lbo::initial_parameters(int task) const {
     bool from_user = false;
     for (int u = std::min(task, static_cast<int>(tasks_.size())) - 1; u >= 0 && !from_user; --u) {
       const TaskModel& earlier = tasks_[static_cast<std::size_t>(u)];
-      const auto& w = earlier.weights.size() > static_cast<std::size_t>(m) ? earlier.weights[m] : Eigen::VectorXd();
+      // A reference to the task's own weights: `start` outlives this iteration.
+      if (earlier.weights.size() <= static_cast<std::size_t>(m)) continue;
+      const Eigen::VectorXd& w = earlier.weights[static_cast<std::size_t>(m)];
       if (w.size() == 0) continue;
       if (earlier.log_gamma(m) > 0) {
         start = &w;

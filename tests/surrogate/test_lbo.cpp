@@ -160,6 +160,38 @@ TEST(LboTest, a_similar_task_reuses_the_networks_and_an_unlike_one_turns_on_a_ne
   EXPECT_GE(unlike_new, similar_new + 3);
 }
 
+TEST(LboTest, a_new_task_starts_each_network_from_its_latest_earlier_user_or_keeper) {
+  // Small networks (their weights fit a small allocation, which the allocator reuses at once).
+  Lbo lbo(2, LboOptions{.networks = 3, .hidden = {6, 5}});
+  lbo.fit(TaskData{{bowl(20, 0.0, 1), ripple(20, 2), bowl(20, 0.1, 3)}}, 5);
+  const SurrogateState state = lbo.state();
+  const std::vector<LboTaskState>& tasks = state.lbo->tasks;
+  const int P = lbo.network().parameter_count();
+  int checked = 0;
+  for (int task = 1; task <= 3; ++task) {
+    const Eigen::VectorXd start = lbo.initial_parameters(task);
+    for (int m = 0; m < 3; ++m) {
+      // The latest earlier task that uses network m (q > 1/2), else the latest that keeps it.
+      const std::vector<double>* expected = nullptr;
+      for (int u = task - 1; u >= 0; --u) {
+        const std::vector<double>& w = tasks[static_cast<std::size_t>(u)].weights[static_cast<std::size_t>(m)];
+        if (w.empty()) continue;
+        if (tasks[static_cast<std::size_t>(u)].log_gamma[static_cast<std::size_t>(m)] > 0) {
+          expected = &w;
+          break;
+        }
+        if (expected == nullptr) expected = &w;
+      }
+      if (expected == nullptr) continue;  // a fresh network: its own random start
+      ASSERT_EQ(static_cast<int>(expected->size()), P);
+      const Eigen::VectorXd segment = start.segment(static_cast<Eigen::Index>(m) * P, P);
+      EXPECT_EQ(segment, Eigen::Map<const Eigen::VectorXd>(expected->data(), P)) << "task " << task << ", network " << m;
+      ++checked;
+    }
+  }
+  EXPECT_GE(checked, 3);
+}
+
 TEST(LboTest, restored_state_gives_the_same_posteriors_and_refits_only_what_changed) {
   const LboOptions options{.networks = 3, .hidden = {10, 10}, .iterations = 100, .warm_iterations = 50};
   const TaskData data{{bowl(20, 0.0, 14), bowl(8, 0.1, 15)}};
