@@ -16,6 +16,12 @@ set(_lbo_modules surrogate jobs workers cluster orchestrator/store orchestrator/
 
 set(_lbo_libraries lbo_surrogate lbo_jobs lbo_workers lbo_cluster lbo_store lbo_policy lbo_outputs lbo_master
     lbo_orchestrator lbo_report)
+# Code that embeds them is compiled for the instruction set they were (cmake/LboArch.cmake).
+if(LBO_ARCH_FLAGS)
+  foreach(library IN LISTS _lbo_libraries)
+    target_compile_options(${library} INTERFACE $<INSTALL_INTERFACE:${LBO_ARCH_FLAGS}>)
+  endforeach()
+endif()
 install(TARGETS ${_lbo_libraries} EXPORT lboTargets INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 # The installed lbo keeps the run paths of libraries from outside the system's folders (an MPI
 # of a cluster's module), as the built one has them.

@@ -108,18 +108,30 @@ TEST(ModelPolicyTest, ablr_transfers_across_quadratic_tasks_better_than_random) 
            "x1 = { type = \"float\", low = -5, high = 5 }\nx2 = { type = \"float\", low = -5, high = 5 }\n"
            "x3 = { type = \"float\", low = -5, high = 5 }\n" + task_tables;
   };
-  // Mean simple regret over the tasks that have earlier tasks to learn from (t ≥ 1).
-  std::map<std::string, double> regret;
+  // Simple regret summed over the tasks that have earlier tasks to learn from (t ≥ 1), per seed.
+  // Twelve seeds: one seed's sum varies by a factor of 3 (ablr 24-83, random 70-174, measured),
+  // and four of them left the ratio at 0.44-0.51 depending on the compiler's instruction set.
+  constexpr int kSeeds = 12;
+  std::map<std::string, std::vector<double>> regret;
   for (const std::string surrogate : {"ablr", "random"}) {
-    for (int seed = 1; seed <= 4; ++seed) {
+    for (int seed = 1; seed <= kSeeds; ++seed) {
       const RunOutput out = run_job(job(surrogate, seed), dir, 1, sync_mode(), dir.path() / (surrogate + std::to_string(seed)));
       ASSERT_EQ(out.exit_code, kExitDone) << out.log;
       EXPECT_EQ(out.log.find("model fit failed"), std::string::npos) << out.log;
-      for (int t = 1; t < 6; ++t) regret[surrogate] += best_objective(out, "q" + std::to_string(t)) - tasks[t].minimum();
+      double sum = 0;
+      for (int t = 1; t < 6; ++t) sum += best_objective(out, "q" + std::to_string(t)) - tasks[t].minimum();
+      regret[surrogate].push_back(sum);
     }
   }
-  std::printf("summed regret on tasks 1-5 over 4 seeds: ablr %.2f, random %.2f\n", regret["ablr"], regret["random"]);
-  EXPECT_LT(regret["ablr"], 0.5 * regret["random"]);
+  const auto total = [&](const std::string& surrogate) {
+    return std::accumulate(regret[surrogate].begin(), regret[surrogate].end(), 0.0);
+  };
+  int ablr_better = 0;
+  for (int k = 0; k < kSeeds; ++k) ablr_better += regret["ablr"][k] < regret["random"][k];
+  std::printf("summed regret on tasks 1-5 over %d seeds: ablr %.2f, random %.2f; ablr better in %d\n", kSeeds,
+              total("ablr"), total("random"), ablr_better);
+  EXPECT_LT(total("ablr"), 0.5 * total("random"));
+  EXPECT_GE(ablr_better, kSeeds - 2);
 }
 
 TEST(ModelPolicyTest, sync_runs_with_a_fixed_seed_are_reproducible_exactly) {

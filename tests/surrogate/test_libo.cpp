@@ -41,8 +41,11 @@ TEST(FixedKernelGpTest, objective_gradient_matches_finite_differences) {
   // The learned kernel (two of the four) alone, and mixed with all four.
   const Eigen::MatrixXd K = CombinedKernel(std::make_shared<KernelDictionary>(kernel->dictionary()), {1, 3}).gram(X, X);
   const Eigen::MatrixXd K_full = kernel->gram(X, X);
-  const std::vector<Eigen::VectorXd> thetas = {Eigen::Vector2d(0.3, -3.0), Eigen::Vector2d(-1.0, -1.0),
-                                               Eigen::Vector3d(0.3, -3.0, -2.0), Eigen::Vector3d(-0.5, -2.0, 1.0)};
+  // Dynamic vectors throughout (a fixed-size one assigned to a dynamic one trips GCC 12's
+  // -Warray-bounds on Eigen's unused AVX path).
+  const std::vector<Eigen::VectorXd> thetas = {
+      (Eigen::VectorXd(2) << 0.3, -3.0).finished(), (Eigen::VectorXd(2) << -1.0, -1.0).finished(),
+      (Eigen::VectorXd(3) << 0.3, -3.0, -2.0).finished(), (Eigen::VectorXd(3) << -0.5, -2.0, 1.0).finished()};
   for (const Eigen::VectorXd& theta : thetas) {
     const Eigen::MatrixXd* full = theta.size() == 3 ? &K_full : nullptr;
     const GpObjective o = fixed_kernel_objective(K, full, y, theta);

@@ -85,7 +85,8 @@ TEST(MaximizerTest, categories_are_enumerated_when_candidates_miss_the_best) {
 TEST(MaximizerTest, same_seed_same_result) {
   const BoxSpace space({{Kind::continuous, 0, 1, 0}, {Kind::continuous, 1, 1, 0}});
   const BoxObjective f = pointwise([](const Eigen::VectorXd& x, Eigen::VectorXd& g) {
-    g = Eigen::Vector2d(std::cos(9 * x(0)) * 9 * 0.5, -2 * (x(1) - 0.4));
+    g.resize(2);
+    g << std::cos(9 * x(0)) * 9 * 0.5, -2 * (x(1) - 0.4);
     return 0.5 * std::sin(9 * x(0)) - (x(1) - 0.4) * (x(1) - 0.4);
   });
   const auto a = maximize(f, space, MaximizerOptions{}, 42);
