@@ -373,6 +373,21 @@ double branin_at(const lbo::jobs::Config& c) {
   return u * u + 10 * (1 - 1 / (8 * pi)) * std::cos(x1) + 10;
 }
 
+// Tasks 0 … tasks − 1 of `state` each finish `per_task` random trials on Branin; their bests.
+std::vector<lbo::jobs::Config> random_tasks(RunState& state, RandomPolicy& random, int tasks, int per_task) {
+  std::vector<lbo::jobs::Config> best(static_cast<std::size_t>(tasks));
+  for (int task = 0; task < tasks; ++task) {
+    double lowest = 1e9;
+    for (int i = 0; i < per_task; ++i) {
+      const std::int64_t t = lbo::testing::start_trial(state, task, random.propose(state, task, state.next_trial_id()));
+      const double y = branin_at(state.trial(t).config);
+      lbo::testing::end_attempt(state, t, ok_with(y));
+      if (y < lowest) lowest = y, best[static_cast<std::size_t>(task)] = state.trial(t).config;
+    }
+  }
+  return best;
+}
+
 // The encoded distance between two configurations of the Branin box.
 double distance(const lbo::jobs::Config& a, const lbo::jobs::Config& b) {
   const double d1 = (*a.values[0] - *b.values[0]) / 15, d2 = (*a.values[1] - *b.values[1]) / 15;
@@ -464,16 +479,7 @@ TEST(ModelPolicyTest, a_later_task_starts_with_the_earlier_tasks_bests_in_its_de
       RunState state = lbo::testing::started_state(job);
       ModelPolicy policy(job, PolicyOptions{true, nullptr});
       RandomPolicy random(job.space, 99);
-      std::vector<lbo::jobs::Config> best(2);
-      for (int task = 0; task < 2; ++task) {
-        double lowest = 1e9;
-        for (int i = 0; i < 10; ++i) {
-          const std::int64_t t = lbo::testing::start_trial(state, task, random.propose(state, task, state.next_trial_id()));
-          const double y = branin_at(state.trial(t).config);
-          lbo::testing::end_attempt(state, t, ok_with(y));
-          if (y < lowest) lowest = y, best[static_cast<std::size_t>(task)] = state.trial(t).config;
-        }
-      }
+      const std::vector<lbo::jobs::Config> best = random_tasks(state, random, 2, 10);
       const std::string where = surrogate + " [" + setting + "]";
       // With two, task "third" has taken the second task's best already (a resumed run, say):
       // it is skipped for the first task's.
@@ -520,16 +526,7 @@ TEST(ModelPolicyTest, a_later_tasks_design_takes_half_the_earlier_bests_when_the
     RunState state = lbo::testing::started_state(job);
     ModelPolicy policy(job, PolicyOptions{true, nullptr});
     RandomPolicy random(job.space, 7);
-    std::vector<lbo::jobs::Config> best(static_cast<std::size_t>(earlier));
-    for (int task = 0; task < earlier; ++task) {
-      double lowest = 1e9;
-      for (int i = 0; i < 4; ++i) {
-        const std::int64_t t = lbo::testing::start_trial(state, task, random.propose(state, task, state.next_trial_id()));
-        const double y = branin_at(state.trial(t).config);
-        lbo::testing::end_attempt(state, t, ok_with(y));
-        if (y < lowest) lowest = y, best[static_cast<std::size_t>(task)] = state.trial(t).config;
-      }
-    }
+    const std::vector<lbo::jobs::Config> best = random_tasks(state, random, earlier, 4);
     const std::string where = std::to_string(earlier) + " earlier tasks [" + setting + "]";
     for (std::size_t k = 0; k < 5; ++k) {
       const Proposal p = policy.propose_among(state, {earlier}, state.next_trial_id());
