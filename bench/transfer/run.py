@@ -204,6 +204,10 @@ def main():
     # In arrival order the first task has nothing to learn from: it is not scored by default.
     tasks = args.tasks.split(",") if args.tasks else list(by_task)[1:] if arrival else sorted(by_task)
     methods = args.methods.split(",")
+    pairs = [pair.split(":") for pair in filter(None, args.pairs.split(","))]
+    for pair in pairs:
+        if len(pair) != 2 or not all(m in methods for m in pair):
+            ap.error(f"--pairs {':'.join(pair)}: a pair is A:B of two methods of --methods ({','.join(methods)})")
     os.makedirs(os.path.join(args.out, "seq"), exist_ok=True)
     sequences = {}
     for task in tasks:
@@ -251,8 +255,7 @@ def main():
                 se = statistics.stdev(v) / math.sqrt(len(v)) if len(v) > 1 else 0.0
                 cells.append(f"{fmt.format(statistics.mean(v))} ±{se:5.2f}"[:15].rjust(16))
             print(f"{m:<13}" + "".join(cells))
-    for pair in filter(None, args.pairs.split(",")):
-        a, b = pair.split(":")
+    for a, b in pairs:
         print(f"\npaired pct difference, {a} less {b} (percentage points; < 0: {a} better)")
         cells = []
         for k in ks:
