@@ -15,8 +15,9 @@ packages=(
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   # the example objectives (run by /usr/bin/python3) and the benchmark's Optuna peer
   python3 python3-numpy python3-sklearn python3-xgboost python3-optuna
-  # tests: process lookup (pgrep), and the report's browser test (headless Chromium)
-  procps chromium
+  # tests: process lookup (pgrep), a stuck master's stacks (gdb, tests/integration/lost_rank.sh),
+  # and the report's browser test (headless Chromium)
+  procps gdb chromium
   # tests: the single-node SLURM that tests/integration/slurm_cluster.sh starts
   slurm-wlm munge
 )
