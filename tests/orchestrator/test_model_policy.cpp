@@ -8,7 +8,6 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
-#include <iterator>
 #include <map>
 #include <numbers>
 #include <numeric>
@@ -345,25 +344,25 @@ TEST(ModelPolicyTest, lbo_reuses_the_networks_of_an_identical_earlier_task_and_n
     // with -ffp-contract=off, above ½ without).
     const std::vector<Row> tasks = lbo::testing::read_csv(with.run_dir / "tasks.csv");
     ASSERT_EQ(tasks.size(), 2u);
-    double shared = 0;
-    std::string usages;
-    for (int m = 0; tasks[0].count("usage:" + std::to_string(m)); ++m) {
-      shared += std::stod(tasks[0].at("usage:" + std::to_string(m))) * std::stod(tasks[1].at("usage:" + std::to_string(m)));
-    }
     // usage:<m> holds q(z_m = 1); "networks" lists those above ½.
-    for (const Row& t : tasks) {
+    std::vector<std::vector<double>> usage(2);
+    std::string usages;
+    for (std::size_t i = 0; i < 2; ++i) {
+      const Row& t = tasks[i];
       std::string used;
       usages += "\n  " + t.at("task") + ":";
       for (int m = 0; t.count("usage:" + std::to_string(m)); ++m) {
-        const double usage = std::stod(t.at("usage:" + std::to_string(m)));
-        EXPECT_GE(usage, 0.0);
-        EXPECT_LE(usage, 1.0);
-        if (usage > 0.5) used += (used.empty() ? "" : " ") + std::to_string(m);
+        usage[i].push_back(std::stod(t.at("usage:" + std::to_string(m))));
+        EXPECT_GE(usage[i].back(), 0.0);
+        EXPECT_LE(usage[i].back(), 1.0);
+        if (usage[i].back() > 0.5) used += (used.empty() ? "" : " ") + std::to_string(m);
         usages += " " + t.at("usage:" + std::to_string(m));
       }
       EXPECT_TRUE(t.count("usage:0"));
       EXPECT_EQ(used, t.at("networks"));
     }
+    ASSERT_EQ(usage[0].size(), usage[1].size());
+    const double shared = std::inner_product(usage[0].begin(), usage[0].end(), usage[1].begin(), 0.0);
     EXPECT_GE(shared, 0.5) << "seed " << seed << ": networks shared on expectation " << shared
                            << "; usage per network:" << usages;
   }
