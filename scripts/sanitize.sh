@@ -28,7 +28,7 @@ done
 scripts/setup.sh
 if [ "$kind" = thread ]; then
   dir=build-tsan
-  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLBO_SANITIZE=thread -DLBO_BUILD_BENCHMARKS=OFF > /dev/null
+  option=thread
   # halt_on_error: the first race fails its test. handle_segv=0: the tests' objective (built
   # here too) crashes on purpose with SIGSEGV, and must die of it, as it would in a release
   # build, not exit as TSan's handler would make it. libgomp is not built for TSan, so its
@@ -38,11 +38,12 @@ if [ "$kind" = thread ]; then
   what="ThreadSanitizer"
 else
   dir=build-sanitize
-  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLBO_SANITIZE=ON -DLBO_BUILD_BENCHMARKS=OFF > /dev/null
+  option=ON
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
   what="ASan and UBSan"
 fi
+cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLBO_SANITIZE="$option" -DLBO_BUILD_BENCHMARKS=OFF > /dev/null
 targets=()
 for module in "${modules[@]}"; do targets+=("test_$module"); done
 cmake --build "$dir" -j "$(nproc)" --target "${targets[@]}"
