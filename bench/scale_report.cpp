@@ -13,8 +13,10 @@
 //   first_ms_min, _max          of those, the first wave's (slots never used yet): the run's start
 //                                up (reading its inputs, a table) and the initial design
 //   decision_ms_p50, _p99        the others': slots freed by a result, the master's decisions
-//   model_share, fallbacks        (model + model-prior) / everything after each task's initial
-//                                design; random fallbacks
+//   model_share, interim, fallbacks  (model + model-prior + earlier-best) / everything after each
+//                                task's initial design; the interim GP's proposals (counted in
+//                                model_share before interim-gp had a label of its own); random
+//                                fallbacks
 //   best_t<k>_at<m>               task k's best after m trials (m = each MULTIPLE × slots), by
 //                                trial creation order; minimize jobs report the minimum
 // Only a run's first invocation is measured (a resumed run's second RunStarted ends it).
@@ -118,15 +120,16 @@ int main(int argc, char** argv) {
   std::printf(" reports=%zu report_ms_p50=%.2f report_ms_p99=%.2f stops=%zu stop_ms_p50=%.2f stop_ms_p99=%.2f",
               report_delays.size(), percentile(report_delays, 0.5), percentile(report_delays, 0.99), stop_delays.size(),
               percentile(stop_delays, 0.5), percentile(stop_delays, 0.99));
-  int model = 0, fallbacks = 0, after_initial = 0;
+  int model = 0, interim = 0, fallbacks = 0, after_initial = 0;
   for (const TaskProgress& p : state.tasks()) {
     model += p.proposed_by(ProposalSource::model) + p.proposed_by(ProposalSource::model_prior) +
              p.proposed_by(ProposalSource::earlier_best);
+    interim += p.proposed_by(ProposalSource::interim_gp);
     fallbacks += p.proposed_by(ProposalSource::random_fallback);
     after_initial += p.created - p.proposed_by(ProposalSource::initial) - p.proposed_by(ProposalSource::random);
   }
-  std::printf(" model_share=%.3f fallbacks=%d", after_initial > 0 ? static_cast<double>(model) / after_initial : NAN,
-              fallbacks);
+  std::printf(" model_share=%.3f interim=%d fallbacks=%d",
+              after_initial > 0 ? static_cast<double>(model) / after_initial : NAN, interim, fallbacks);
   const bool maximize = state.job().direction == lbo::jobs::Direction::maximize;
   for (int task = 0; task < static_cast<int>(state.tasks().size()); ++task) {
     double best = maximize ? -INFINITY : INFINITY;

@@ -187,11 +187,12 @@ void log_locking(const RunDirectory& run_dir, Console& console) {
 
 // A run directory that holds a run: what it recorded, checked against the job file, whose new
 // tasks join the recorded ones. Null for a new run.
+// A --sync run keeps the journal's tail, whose proposals the master replays.
 std::optional<RecoveredRun> recover_for(RunDirectory& run_dir, jobs::JobSpec& job, const std::string& job_file,
-                                        Console& console) {
+                                        bool sync, Console& console) {
   if (!run_dir.resuming()) return std::nullopt;
   const JobIdentity identity = JobIdentity::of(job);
-  std::optional<RecoveredRun> recovered = recover_run(run_dir.path(), &identity);
+  std::optional<RecoveredRun> recovered = recover_run(run_dir.path(), &identity, sync);
   for (const std::string& w : recovered->warnings) console.warn(w);
   if (recovered->empty()) {
     // Killed before its first record: nothing ran, so the job file is all there is to go on.
@@ -284,7 +285,7 @@ int run_job(jobs::JobSpec job, const RunOptions& options, cluster::MpiSession* m
   locking.take = !options.no_lock;
   RunDirectory run_dir = RunDirectory::open(options.run_root, job, options.fresh, locking);
   log_locking(run_dir, console);
-  std::optional<RecoveredRun> recovered = recover_for(run_dir, job, options.job_file, console);
+  std::optional<RecoveredRun> recovered = recover_for(run_dir, job, options.job_file, options.sync, console);
   MasterOptions master_options =
       master_options_for(job, options, use_mpi, std::move(warm_start), deadline, run_dir, console);
   if (clock) {

@@ -47,6 +47,7 @@ std::string proposed_by(const TaskProgress& p) {
   add(ProposalSource::random, "random");
   add(ProposalSource::model, "model");
   add(ProposalSource::model_prior, "prior");
+  add(ProposalSource::interim_gp, "interim-gp");
   add(ProposalSource::earlier_best, "earlier-best");
   add(ProposalSource::random_fallback, "fallback");
   return text.empty() ? "-" : text;
@@ -114,8 +115,10 @@ void write_task_table(std::ostream& out, const RecoveredRun& run, const LockHold
   for (std::int64_t id : state.interrupted()) running[static_cast<std::size_t>(state.trial(id).task)] += 1;
   const SavedModel model = describe_saved_model(run.policy, task_names(job));
   const auto networks_of = [&](std::size_t task) -> std::string {
-    const std::string used = task < model.tasks.size() ? used_networks(model.tasks[task].usage) : "";
-    return used.empty() ? "-" : used;
+    // No usage: the saved model has not fitted the task (lbo; "-" for other models too).
+    if (task >= model.tasks.size() || model.tasks[task].usage.empty()) return "-";
+    const std::string used = used_networks(model.tasks[task].usage);
+    return used.empty() ? "none" : used;
   };
   // Trials started but not finished: running under a live lbo, to rerun after a stopped one.
   const char* unfinished = lock.held ? "running" : lock.unknown_why.empty() ? "to rerun" : "unfinished";

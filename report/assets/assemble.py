@@ -11,9 +11,15 @@ HERE = pathlib.Path(__file__).resolve().parent
 
 
 def script_safe(text):
-    # Inside <script>, "</" could close the element (or open "<!--" trouble); "<\/" is the same
-    # string to JavaScript.
+    # Inside <script>, "</" could close the element; "<\/" is the same string to JavaScript.
     return text.replace("</", "<\\/")
+
+
+def json_safe(text):
+    # As lbo's assets::json_safe: no "<", ">" or "&" of a JSON string can open "<!--" or
+    # "<script" (which make the parser look past the data's "</script>").
+    return (text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+            .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
 
 
 def main():
@@ -23,7 +29,7 @@ def main():
     page = (HERE / "report.html").read_text()
     parts = {
         "/*@ECHARTS@*/": (HERE / "vendor/echarts/echarts.min.js").read_text(),
-        "/*@DATA@*/": script_safe(data.strip()),
+        "/*@DATA@*/": json_safe(data.strip()),
         "/*@REPORT_JS@*/": (HERE / "report.js").read_text(),
     }
     for key, value in parts.items():

@@ -12,11 +12,14 @@
 
   const FONT = getComputedStyle(document.body).fontFamily;
   const STATUS_COLOR = {
-    ok: '#2e9d4a', failed: '#d62728', timeout: '#f28e2b', crashed: '#8e44ad', cancelled: '#9a9a9a',
-    interrupted: '#8c564b', lbo_error: '#111111', running: '#1f77b4', queued: '#c7c7c7',
+    ok: '#2e9d4a', stopped: '#9bc9a5', paused: '#bcd6ee', failed: '#d62728', timeout: '#f28e2b', crashed: '#8e44ad',
+    cancelled: '#9a9a9a', interrupted: '#8c564b', lbo_error: '#111111', running: '#1f77b4', queued: '#c7c7c7',
   };
-  const STATUS_ORDER = ['ok', 'failed', 'timeout', 'crashed', 'cancelled', 'interrupted', 'lbo_error', 'running', 'queued'];
+  const STATUS_ORDER = ['ok', 'stopped', 'paused', 'failed', 'timeout', 'crashed', 'cancelled', 'interrupted', 'lbo_error',
+    'running', 'queued'];
   const UNFINISHED = new Set(['running', 'queued']);
+  // Ends that early stopping chose: neither a success nor a failure of the objective.
+  const EARLY_ENDS = new Set(['stopped', 'paused']);
   const MODEL_SOURCES = new Set(['model', 'model-prior']);
   const DIVERGING = ['#2166ac', '#67a9cf', '#f7f7f7', '#ef8a62', '#b2182b'];
   const SEQUENTIAL = ['#f7fbff', '#9ecae1', '#3182bd', '#08306b'];
@@ -268,7 +271,7 @@
       ['trials', P.trials.length + ' (' + P.trials.filter(isOk).length + ' ok)'],
     ];
     box.append(el('div', { class: 'facts' }, facts.map(f => el('div', null, el('span', { text: f[0] }), pick(f[1], MISSING)))));
-    const jobRows = ['surrogate', 'acquisition', 'direction', 'initial_random', 'stepwise', 'slots', 'seed']
+    const jobRows = ['surrogate', 'acquisition', 'direction', 'initial_random', 'stepwise', 'early_stopping', 'slots', 'seed']
       .filter(k => j[k] !== undefined).map(k => [k, String(j[k])]);
     const spaceRows = P.space.map(p => [el('code', { text: p.name }), p.categorical ? 'categorical' : p.type || 'float',
       p.categorical ? p.choices.join(', ') : fmt(p.low) + ' \u2026 ' + fmt(p.high), p.log ? 'yes' : '', p.when || '']);
@@ -669,7 +672,8 @@
     const m = t => (t - P.t0) / 60, endMin = m(P.tEnd);
     const byStatus = new Map();
     P.attempts.forEach(a => {
-      const status = STATUS_COLOR[a.status] ? a.status : 'failed';
+      // A status this page does not know is drawn as its own name, never as another's.
+      const status = a.status || 'unknown';
       if (!byStatus.has(status)) byStatus.set(status, []);
       const given = (a.cores ? 'cores ' + a.cores : '') + (a.cores && a.gpus ? ', ' : '') + (a.gpus ? 'GPUs ' + a.gpus : '');
       byStatus.get(status).push([rowOf.get(workerOf(a)), m(a.start), m(isNum(a.end) ? a.end : P.tEnd), a.trial, pick(a.attempt, 1), a.status, given]);
@@ -683,9 +687,10 @@
         { x: cs.x, y: cs.y, width: cs.width, height: cs.height });
       return shape && { type: 'rect', shape: shape, style: { fill: fill } };
     };
-    const statuses = STATUS_ORDER.filter(s => byStatus.has(s));
-    const series = statuses.map(s => ({ type: 'custom', name: s, renderItem: renderItem(STATUS_COLOR[s]), data: byStatus.get(s),
-      itemStyle: { color: STATUS_COLOR[s] }, encode: { x: [1, 2], y: 0 }, progressive: 0,
+    const statuses = STATUS_ORDER.filter(s => byStatus.has(s)).concat(Array.from(byStatus.keys()).filter(s => !STATUS_COLOR[s]));
+    const colorOf = s => STATUS_COLOR[s] || '#6b6b6b';
+    const series = statuses.map(s => ({ type: 'custom', name: s, renderItem: renderItem(colorOf(s)), data: byStatus.get(s),
+      itemStyle: { color: colorOf(s) }, encode: { x: [1, 2], y: 0 }, progressive: 0,
       tooltip: { formatter: q => esc(labels[q.data[0]]) + '<br>trial ' + q.data[3] + ', attempt ' + q.data[4] + ': ' + esc(q.data[5]) +
         '<br>' + fmt(q.data[1]) + ' \u2192 ' + fmt(q.data[2]) + ' min (' + duration((q.data[2] - q.data[1]) * 60) + ')' +
         (q.data[6] ? '<br>' + esc(q.data[6]) : '') } }));
@@ -725,7 +730,7 @@
   // ---------------------------------------------------------------- failures
 
   function figFailures(P, box) {
-    const failing = s => s && s !== 'ok' && !UNFINISHED.has(s);
+    const failing = s => s && s !== 'ok' && !UNFINISHED.has(s) && !EARLY_ENDS.has(s);
     const finalCounts = new Map(), attemptCounts = new Map(), reasons = new Map();
     P.trials.forEach(t => {
       if (!failing(t.status)) return;
@@ -735,7 +740,10 @@
       reasons.get(r).push(t.id);
     });
     P.attempts.forEach(a => { if (failing(a.status)) attemptCounts.set(a.status, (attemptCounts.get(a.status) || 0) + 1); });
-    const retried = P.trials.filter(t => t.status === 'ok' && t.attempts > 1).map(t => t.id);
+    // A promoted trial's attempts end paused and go on from there: only an attempt that failed
+    // or was cancelled makes a later success a retry or a rerun.
+    const rerun = new Set(P.attempts.filter(a => failing(a.status)).map(a => a.trial));
+    const retried = P.trials.filter(t => t.status === 'ok' && t.attempts > 1 && rerun.has(t.id)).map(t => t.id);
     if (retried.length) box.append(el('div', null, retried.length + ' trial' + (retried.length > 1 ? 's' : '') + ' succeeded after a retry or a rerun: ', idList(retried, 20)));
     if (!finalCounts.size && !attemptCounts.size) return note(box, 'No failures: every finished trial and attempt succeeded.');
     const statuses = STATUS_ORDER.filter(s => finalCounts.has(s) || attemptCounts.has(s))

@@ -231,15 +231,15 @@ void write_comparison_html(const json& data, const std::filesystem::path& file) 
   json doc = data;
   doc["chart_library"] = "Apache ECharts " + std::string(assets::echarts_version());
   std::string page(assets::compare_template());
-  const auto fill = [&page](std::string_view placeholder, std::string_view text) {
+  const auto fill = [&page](std::string_view placeholder, const std::string& text) {
     const std::size_t at = page.find(placeholder);
     if (at == std::string::npos) throw std::logic_error("compare template: no " + std::string(placeholder));
-    page.replace(at, placeholder.size(), assets::script_safe(text));
+    page.replace(at, placeholder.size(), text);
   };
   // The data last: its text must not be searched for the other placeholders.
-  fill("/*@ECHARTS@*/", assets::echarts());
-  fill("/*@COMPARE_JS@*/", assets::compare_script());
-  fill("/*@DATA@*/", doc.dump(-1, ' ', false, json::error_handler_t::replace));
+  fill("/*@ECHARTS@*/", assets::script_safe(assets::echarts()));
+  fill("/*@COMPARE_JS@*/", assets::script_safe(assets::compare_script()));
+  fill("/*@DATA@*/", assets::json_safe(doc.dump(-1, ' ', false, json::error_handler_t::replace)));
   orchestrator::write_file_atomically(file, page, orchestrator::Durability::cached);
 }
 

@@ -34,7 +34,9 @@ History read_history(const std::filesystem::path& journal_file) {
                               h.allocations.empty() ? kNoAllocation : h.allocations.size() - 1});
       }
       Attempt& a = h.attempts[at->second];
-      a.end = f->unix_time;
+      // A paused attempt's trial ended `stopped` later (its task had nothing left to run): the
+      // attempt's process ended at the pause, and its slot was free from then on.
+      if (!(a.status == "paused" && a.end > 0)) a.end = f->unix_time;
       a.status = workers::to_string(f->outcome.status);
       a.cores = f->outcome.cores;
       a.gpus = f->outcome.gpus;

@@ -40,7 +40,7 @@ std::string report_html(const std::vector<std::filesystem::path>& dirs, std::opt
   // The data last: its text must not be searched for the other placeholders.
   fill(page, "/*@ECHARTS@*/", assets::script_safe(assets::echarts()));
   fill(page, "/*@REPORT_JS@*/", assets::script_safe(assets::report_script()));
-  fill(page, "/*@DATA@*/", assets::script_safe(data));
+  fill(page, "/*@DATA@*/", assets::json_safe(data));
   return page;
 }
 

@@ -113,6 +113,19 @@ void add_job_settings(json& job, const fs::path& job_file, std::vector<std::stri
     if (const auto v = table["policy"]["initial_random"].value<std::string>()) job["initial_random"] = *v;
     if (const auto v = table["objective"]["stepwise"].value<std::int64_t>()) job["stepwise"] = *v;
     if (const auto v = table["seed"].value<std::int64_t>()) job["seed"] = *v;
+    // Early stopping as "hyperband (promotion), epoch 1 to 27, eta 3": unset keys at lbo's defaults.
+    if (const toml::table* es = table["early_stopping"].as_table()) {
+      const jobs::EarlyStoppingSpec d;
+      const auto text = [&](const char* key, std::string_view fallback) {
+        return std::string((*es)[key].value<std::string>().value_or(std::string(fallback)));
+      };
+      const auto integer = [&](const char* key, std::int64_t fallback) {
+        return std::to_string((*es)[key].value<std::int64_t>().value_or(fallback));
+      };
+      job["early_stopping"] = text("rule", jobs::to_string(d.rule)) + " (" + text("mode", jobs::to_string(d.mode)) + "), " +
+                              text("step_name", d.step_name) + " " + integer("min_step", d.min_step) + " to " +
+                              integer("max_step", d.max_step) + ", eta " + integer("eta", d.eta);
+    }
   } catch (const std::exception& e) {
     notes.push_back(job_file.filename().string() + " cannot be read (" + e.what() +
                     "): the job's surrogate, acquisition and seed are shown as lbo's defaults");
@@ -340,7 +353,7 @@ json trials_json(const RunState& state, bool running, const AttemptIndex& index)
         if (!t.outcome.path.empty()) item["path"] = t.outcome.path;
       }
       if (t.outcome.status == workers::TrialStatus::stopped) item["stopped_value"] = t.outcome.objective;
-      if (t.outcome.last_step > 0) item["last_step"] = t.outcome.last_step;
+      if (t.steps_run() > 0) item["last_step"] = t.steps_run();
       json metrics = json::parse(t.outcome.metrics_json, nullptr, false);
       if (metrics.is_object() && !metrics.empty()) item["metrics"] = std::move(metrics);
       if (!t.outcome.cores.empty()) item["cores"] = t.outcome.cores;

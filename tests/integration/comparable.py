@@ -1,13 +1,14 @@
 """Prints a results.csv without the columns that depend on timing and placement (attempts,
-duration_s, worker, started, finished, rank, slot, cores, gpus), sorted by trial unless --keep-order: what
-two runs that made the same trials must agree on.
+duration_s, worker, started, finished, rank, slot, cores, gpus, and last_step: the steps a stopped
+trial ran before the stop reached it), sorted by trial unless --keep-order: what two runs that
+made the same trials must agree on.
 
 usage: comparable.py RESULTS_CSV [--keep-attempts] [--keep-order] [--no-header]
 """
 import csv
 import sys
 
-TIMING = ["attempts", "duration_s", "worker", "started", "finished", "rank", "slot", "cores", "gpus"]
+TIMING = ["attempts", "duration_s", "worker", "started", "finished", "rank", "slot", "cores", "gpus", "last_step"]
 
 
 def main(argv):

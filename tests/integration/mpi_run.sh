@@ -50,11 +50,15 @@ JOB
 "${mpirun[@]}" -n 3 "$LBO_BIN" run "$SCRATCH/asha.toml" --run-root "$SCRATCH/runs" 2> "$SCRATCH/asha.log" \
   || { cat "$SCRATCH/asha.log"; fail "mpirun lbo run (early stopping) exited $?"; }
 python3 - "$SCRATCH/runs/asha/results.csv" <<'PY' || { cat "$SCRATCH/asha.log"; fail "early stopping under mpirun"; }
-import csv, sys
+import csv, re, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 assert len(rows) == 16, len(rows)
 stopped = [r for r in rows if r["status"] == "stopped"]
-assert stopped and all(r["last_step"] in ("1", "3") and r["objective"] for r in stopped), stopped
+# Judged at a rung (epoch 1 or 3: the reason says which); last_step is the steps it ran, at
+# least that far (reports in flight when the stop came count).
+judged = [re.search(r"at epoch (\d+) ", r["reason"]) for r in stopped]
+assert stopped and all(j and j.group(1) in ("1", "3") for j in judged), stopped
+assert all(int(r["last_step"]) >= int(j.group(1)) and r["objective"] for r, j in zip(stopped, judged)), stopped
 assert all(r["status"] in ("ok", "stopped") for r in rows), [r["status"] for r in rows]
 assert all(r["worker"].startswith("rank") for r in rows)
 PY

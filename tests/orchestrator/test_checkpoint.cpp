@@ -55,6 +55,7 @@ Checkpoint sample(std::uint64_t sequence) {
   c.retries = {2};
   c.interrupted = {1};
   c.journal_bytes = 12345;
+  c.round_handed_out = false;
   lbo::surrogate::GpState gp;
   gp.theta = {{0.1, -0.2, 0.3, -4.0}, {}};
   gp.fitted_sizes = {7, -1};
@@ -204,6 +205,7 @@ void expect_same(const Checkpoint& a, const Checkpoint& b) {
   EXPECT_EQ(la.task_kernels, lb.task_kernels);
   EXPECT_EQ(a.policy.warm_sources, b.policy.warm_sources);
   EXPECT_EQ(a.policy.steps, b.policy.steps);
+  EXPECT_EQ(a.round_handed_out, b.round_handed_out);
 }
 
 void write_raw(const fs::path& file, const std::string& bytes) { std::ofstream(file, std::ios::binary) << bytes; }

@@ -117,8 +117,9 @@ TEST(EarlyStoppingTest, asha_stops_a_trial_below_the_best_third_of_its_rung) {
 // Promotion mode, rungs 1 and 3 (r = 1, R = 9, η = 3), six trials (the task's budget is spent):
 // each pauses at rung 1; the best ⌊6/3⌋ = 2 there, trials 0 (0.9) and 4 (0.65), are promoted,
 // best first, and trial 3 (0.6, third) is not. Both pause again at rung 3, where ⌊2/3⌋ = 0 make
-// the cut; once nothing runs, the best of them (trial 0, 0.95) runs to max_step, since no trial
-// had, and then the others end stopped at the rung they waited at.
+// the cut. Once nothing runs but trials headed for max_step, the best paused trials (the highest
+// rung, then the best value) run there until η = 3 have: trial 0 (0.95), trial 4 (0.7), then
+// trial 3 (0.6 at rung 1, so through rung 3); then the others end stopped at their rungs.
 TEST(EarlyStoppingTest, promotion_pauses_at_each_rung_and_promotes_the_best_third) {
   TrialsAtRungs table(6);
   EarlyStoppingSpec s = spec(StoppingRule::asha, 1, 9, 3);
@@ -167,29 +168,92 @@ TEST(EarlyStoppingTest, promotion_pauses_at_each_rung_and_promotes_the_best_thir
   const std::optional<Promotion> last = rule.promotion(table.state, any_task, never_busy);
   ASSERT_TRUE(last);
   EXPECT_EQ(last->trial, 0);
-  EXPECT_EQ(last->reason, "the best paused trial of its task, which has nothing left to run and no trial run to epoch 9");
+  EXPECT_EQ(last->reason, "run to epoch 9 at the end of its task's budget, one of its best paused trials: 0 of the task's "
+                          "trials ran to epoch 9 or are running there, fewer than η = 3");
   EXPECT_TRUE(rule.unpromoted(table.state).empty()) << "trial 0 is still to run to the end";
   lbo::testing::start_again(table.state, 0);
   EXPECT_EQ(rule_rungs.resume_step(table.state.trial(0)), 3);
   EXPECT_EQ(rule_rungs.target_step(table.state.trial(0)), 9);
+  // Side by side: trial 0 runs to max_step, so the next best goes there too.
+  const std::optional<Promotion> second = rule.promotion(table.state, any_task, never_busy);
+  ASSERT_TRUE(second);
+  EXPECT_EQ(second->trial, 4);
+  EXPECT_NE(second->reason.find("1 of the task's trials ran to epoch 9 or are running there"), std::string::npos) << second->reason;
+  lbo::testing::start_again(table.state, 4);
+  const std::optional<Promotion> third = rule.promotion(table.state, any_task, never_busy);
+  ASSERT_TRUE(third);
+  EXPECT_EQ(third->trial, 3) << "rung 1's best paused one: 0.6";
+  lbo::testing::start_again(table.state, 3);
+  EXPECT_EQ(rule_rungs.target_step(table.state.trial(3)), 3) << "through its next rung";
+  EXPECT_FALSE(rule.promotion(table.state, any_task, never_busy)) << "trial 3 runs to rung 3 first";
   EXPECT_TRUE(table.report_and_decide(rule, 0, 9, 0.97).empty()) << "max_step is no rung";
   lbo::workers::Outcome ok;
   ok.status = lbo::workers::TrialStatus::ok;
   ok.objective = 0.97;
   lbo::testing::end_attempt(table.state, 0, ok);
-  const std::optional<Promotion> none = rule.promotion(table.state, any_task, never_busy);
-  EXPECT_FALSE(none) << "trial 0 ran to max_step";
+  ok.objective = 0.75;
+  lbo::testing::end_attempt(table.state, 4, ok);
+  pause(3, 3, 0.62);
+  const std::optional<Promotion> fourth = rule.promotion(table.state, any_task, never_busy);
+  ASSERT_TRUE(fourth);
+  EXPECT_EQ(fourth->trial, 3);
+  EXPECT_NE(fourth->reason.find("2 of the task's trials ran to epoch 9"), std::string::npos) << fourth->reason;
+  lbo::testing::start_again(table.state, 3);
+  EXPECT_EQ(rule_rungs.target_step(table.state.trial(3)), 9);
+  EXPECT_FALSE(rule.promotion(table.state, any_task, never_busy)) << "three trials run in full";
+  EXPECT_TRUE(rule.unpromoted(table.state).empty()) << "trial 3 runs";
+  ok.objective = 0.64;
+  lbo::testing::end_attempt(table.state, 3, ok);
+  EXPECT_FALSE(rule.promotion(table.state, any_task, never_busy)) << "three trials ran to max_step";
   const std::vector<StopDecision> stops = rule.unpromoted(table.state);
-  ASSERT_EQ(stops.size(), 5u);
+  ASSERT_EQ(stops.size(), 3u);
   for (const StopDecision& d : stops) EXPECT_FALSE(d.pause);
   EXPECT_EQ(stops[0].trial, 1);
   EXPECT_EQ(stops[0].reason, "asha at epoch 1 (rung 1 of 2): paused at 0.5 and not promoted: not among the best 2 of the 6 "
                              "trials there when its task had nothing left to run");
-  EXPECT_EQ(stops[3].trial, 4);
-  EXPECT_EQ(stops[3].step, 3);
-  EXPECT_EQ(stops[3].value, 0.7);
-  EXPECT_NE(stops[3].reason.find("(rung 2 of 2): paused at 0.7 and not promoted: not among the best 0 of the 2"),
-            std::string::npos) << stops[3].reason;
+  EXPECT_EQ(stops[1].trial, 2);
+  EXPECT_EQ(stops[2].trial, 5);
+  EXPECT_EQ(stops[2].step, 1);
+  EXPECT_EQ(stops[2].value, 0.3);
+}
+
+// A master killed after it journaled a report that reached the attempt's target rung, before
+// the pause: the resumed run owes that pause (Promotions::owed), at the rung the attempt was
+// heading for. Run again instead, the trial would resume past its rung and head for the next
+// one, promoted by no rule.
+TEST(EarlyStoppingTest, an_interrupted_trial_that_had_reached_its_target_rung_is_owed_its_pause) {
+  TrialsAtRungs table(3);
+  EarlyStoppingSpec s = spec(StoppingRule::asha, 1, 9, 3);
+  s.mode = lbo::jobs::StoppingMode::promotion;
+  const RungTable rule_rungs(s, lbo::jobs::Direction::maximize, 1);
+  Promotions rule(rule_rungs);
+  table.report(0, 1, 0.9);  // reached rung 1; the master died before the pause
+  table.report(1, 1, 0.4);
+  table.report(1, 2, 0.5);  // past its rung in one batch
+  // trial 2 reported nothing
+  table.state.stop_running();
+  const std::vector<StopDecision> owed = rule.owed(table.state);
+  ASSERT_EQ(owed.size(), 2u);
+  EXPECT_EQ(owed[0].trial, 0);
+  EXPECT_TRUE(owed[0].pause);
+  EXPECT_EQ(owed[0].step, 1);
+  EXPECT_EQ(owed[0].value, 0.9);
+  EXPECT_EQ(owed[1].trial, 1);
+  EXPECT_EQ(owed[1].step, 1);
+  EXPECT_EQ(owed[1].value, 0.4) << "its value at the rung, not at the last step it reported";
+  table.apply(owed);
+  EXPECT_EQ(table.state.interrupted(), std::vector<std::int64_t>{2});
+  EXPECT_EQ(table.state.paused(), (std::vector<std::int64_t>{0, 1}));
+  EXPECT_TRUE(rule.owed(table.state).empty()) << "paid once";
+  // A promoted attempt killed at its next rung: owed the pause there, not before.
+  lbo::testing::start_again(table.state, 0);
+  table.report(0, 3, 0.95);
+  table.state.stop_running();
+  const std::vector<StopDecision> later = rule.owed(table.state);
+  ASSERT_EQ(later.size(), 1u);
+  EXPECT_EQ(later[0].trial, 0);
+  EXPECT_EQ(later[0].step, 3);
+  EXPECT_EQ(later[0].attempt, 2);
 }
 
 TEST(EarlyStoppingTest, asha_minimizing_keeps_the_smallest_values) {
@@ -468,10 +532,15 @@ TEST(EarlyStoppingRunTest, asha_stops_trials_at_their_rungs_and_counts_them_apar
     EXPECT_EQ(row.at("attempts"), "1") << "a stop is never retried";
     if (row.at("status") == "stopped") {
       ++stopped;
-      EXPECT_TRUE(row.at("last_step") == "1" || row.at("last_step") == "3") << row.at("last_step");
-      EXPECT_EQ(std::stod(row.at("objective")), values.at(trial).at(row.at("last_step"))) << trial;
-      EXPECT_EQ(row.at("reason").rfind("stopped early: asha at epoch " + row.at("last_step") + " (rung ", 0), 0u)
-          << row.at("reason");
+      // Judged at rung 1 or 3 (its reason says which), at its value there; last_step counts the
+      // steps it ran, reports that came before the stop reached it too.
+      const std::string prefix = "stopped early: asha at epoch ";
+      ASSERT_EQ(row.at("reason").rfind(prefix, 0), 0u) << row.at("reason");
+      const std::string judged = row.at("reason").substr(prefix.size(), row.at("reason").find(' ', prefix.size()) - prefix.size());
+      EXPECT_TRUE(judged == "1" || judged == "3") << row.at("reason");
+      EXPECT_EQ(std::stod(row.at("objective")), values.at(trial).at(judged)) << trial;
+      EXPECT_GE(std::stoi(row.at("last_step")), std::stoi(judged));
+      EXPECT_TRUE(values.at(trial).count(row.at("last_step"))) << "a step it reported";
     } else {
       ++ok;
       EXPECT_EQ(row.at("status"), "ok") << row.at("reason");
@@ -514,7 +583,9 @@ namespace {
 void expect_same_trials(const RunOutput& a, const RunOutput& b, const std::string& what) {
   ASSERT_EQ(a.rows.size(), b.rows.size()) << what;
   for (std::size_t i = 0; i < a.rows.size(); ++i) {
-    for (const char* column : {"trial", "x", "y", "status", "objective", "last_step", "reason"}) {
+    // Not last_step: the steps a stopped trial ran before the stop reached it depend on timing
+    // (its reason names the step it was judged at).
+    for (const char* column : {"trial", "x", "y", "status", "objective", "reason"}) {
       EXPECT_EQ(a.rows[i].at(column), b.rows[i].at(column)) << what << ": trial " << i << " " << column;
     }
   }
@@ -580,9 +651,11 @@ TEST(EarlyStoppingRunTest, a_sync_round_judges_a_trial_that_ended_before_the_oth
     ASSERT_LT(at_rung_1[0].first, at_rung_1[1].first);
     const Row& lowest = out.rows[at_rung_1[0].second];
     EXPECT_EQ(lowest.at("status"), "stopped") << lowest.at("reason") << "\n" << out.log;
-    EXPECT_EQ(lowest.at("last_step"), "1");
-    // It ended long before the others: its own reports went on to step 8.
+    // It ended long before the others: its own reports went on to step 8, which last_step
+    // says (the steps it ran), while the reason names the rung it was judged at.
     EXPECT_EQ(values.at(lowest.at("trial")).count("8"), 1u);
+    EXPECT_EQ(lowest.at("last_step"), "8");
+    EXPECT_NE(lowest.at("reason").find("at epoch 1 (rung 1"), std::string::npos) << lowest.at("reason");
   };
   const auto as_in_the_whole_run = [&](const RunOutput& part) {
     for (const Row& row : part.rows) EXPECT_EQ(row.at("status"), whole_status.at(row.at("trial"))) << part.log;

@@ -11,6 +11,7 @@
 #include <map>
 #include <numbers>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <set>
 #include <tuple>
@@ -303,9 +304,12 @@ TEST(ModelPolicyTest, proposals_do_not_wait_for_a_background_refit) {
   const Proposal during = policy.propose_among(state, {0}, 150);
   EXPECT_EQ(policy.fits_completed(), 0u) << "the proposal waited for the fit";
   EXPECT_TRUE(job.space.is_valid(during.config));
-  // Not random: until the background fit covers them, a GP on the task's results proposes.
-  EXPECT_EQ(during.source, ProposalSource::model);
-  EXPECT_TRUE(log.empty());
+  // Not random: until the background fit covers them, a GP on the task's results proposes, and
+  // says so (issue 56: it was labelled "model").
+  EXPECT_EQ(during.source, ProposalSource::interim_gp);
+  EXPECT_NE(during.note.find("no ablr fit has finished yet"), std::string::npos) << during.note;
+  ASSERT_EQ(log.size(), 1u);
+  EXPECT_NE(log[0].find("task b proposes from an interim GP"), std::string::npos) << log[0];
   policy.wait_for_fits(1);
   const Proposal after = policy.propose_among(state, {0}, 151);
   EXPECT_TRUE(job.space.is_valid(after.config));
@@ -493,13 +497,14 @@ TEST(ModelPolicyTest, a_later_task_starts_with_the_earlier_tasks_bests_in_its_de
         lbo::testing::end_attempt(state, lbo::testing::start_trial(state, 2, c, "local:0", source), ok_with(branin_at(c)));
       };
       if (count == 2) evaluate(best[1], ProposalSource::initial);
-      // The design's 3 trials, then the model (a GP on the task's own 3 results).
+      // The design's 3 trials, then a GP on the task's own 3 results (until the model's fit
+      // covers them).
       std::vector<Proposal> firsts;
       for (int i = count == 2 ? 1 : 0; i < 4; ++i) {
         firsts.push_back(policy.propose_among(state, {2}, state.next_trial_id()));
         evaluate(firsts.back().config, firsts.back().source);
       }
-      EXPECT_EQ(firsts.back().source, ProposalSource::model) << where;
+      EXPECT_EQ(firsts.back().source, ProposalSource::interim_gp) << where;
       firsts.pop_back();
       std::size_t k = 0;
       if (count >= 1) {
@@ -719,4 +724,106 @@ TEST(ModelPolicyTest, hedge_memory_starts_a_new_task_from_the_earlier_tasks_deca
     resumed.propose(state, 1, 13);
     EXPECT_EQ(resumed.hedge_gains(1), seeded);
   }
+}
+
+namespace {
+
+// Branin at a trial's configuration (the job's x1, x2).
+double branin_of(const RunState& state, std::int64_t id) {
+  constexpr double pi = std::numbers::pi;
+  const double x1 = *state.trial(id).config.values[0], x2 = *state.trial(id).config.values[1];
+  const double u = x2 - 5.1 / (4 * pi * pi) * x1 * x1 + 5 / pi * x1 - 6;
+  return u * u + 10 * (1 - 1 / (8 * pi)) * std::cos(x1) + 10;
+}
+
+}  // namespace
+
+// A --sync master checkpoints the policy after each fit, before it hands out the round; killed
+// while handing it out, it resumes from that checkpoint and proposes the rest of the round. Those
+// proposals, and every round after, must be the killed master's, bit for bit: the restored model
+// is the fitted one, and the next fit starts from it as from the original.
+TEST(ModelPolicyTest, a_sync_policy_restored_after_a_fit_proposes_the_rest_of_the_round_and_later_rounds_exactly) {
+  lbo::testing::ScratchDir dir;
+  for (const std::string model : {"gp", "lbo", "ablr", "libo", "jumbo"}) {
+    SCOPED_TRACE(model);
+    const lbo::jobs::JobSpec job = lbo::testing::job_from(
+        branin_job("surrogate = \"" + model + "\"\ninitial_random = 4\ncandidates = 200\nrefine = 2", 9, 24), dir.path());
+    RunState state = lbo::testing::started_state(job);
+    ModelPolicy original(job, PolicyOptions{true, nullptr});
+    std::optional<ModelPolicy> resumed;
+    constexpr int kSlots = 4;
+    for (int round = 0; round < 4; ++round) {
+      if (round == 2) {  // the checkpoint after the fit; the master dies after two proposals
+        resumed.emplace(job, PolicyOptions{true, nullptr});
+        resumed->restore(original.state(state), state);
+      }
+      std::vector<std::int64_t> ids;
+      for (int slot = 0; slot < kSlots; ++slot) {
+        const std::int64_t id = state.next_trial_id();
+        const lbo::jobs::Config config = original.propose(state, 0, id);
+        if (resumed && (round > 2 || slot >= 2)) {
+          EXPECT_EQ(resumed->propose(state, 0, id), config) << "trial " << id;
+        }
+        lbo::testing::start_trial(state, 0, config);
+        ids.push_back(id);
+      }
+      for (std::int64_t id : ids) lbo::testing::end_attempt(state, id, ok_with(branin_of(state, id)));
+      lbo::testing::commit_and_fit(original, state);
+      if (resumed) lbo::testing::commit_and_fit(*resumed, state);
+    }
+  }
+}
+
+// A proposal is labelled with what made it. While the job's model (lbo, whose fit on large
+// earlier tasks takes seconds) has no fit that covers a task, the task's proposals come from an
+// interim GP on its own results and say so (interim-gp, with the reason in the note, and once in
+// the log), never "model"; once a fit covers it, "model" and the log says that too.
+TEST(ModelPolicyTest, a_proposal_is_labelled_by_the_model_that_made_it) {
+  lbo::testing::ScratchDir dir;
+  const lbo::jobs::JobSpec job = lbo::testing::job_from(branin_job("surrogate = \"lbo\"\ninitial_random = 3", 4, 12), dir.path());
+  std::mt19937_64 rng(5);
+  std::vector<WarmTask> warm;
+  for (int t = 0; t < 3; ++t) {
+    WarmTask w{"old:earlier-" + std::to_string(t), {}, {}, lbo::jobs::Direction::minimize};
+    for (int i = 0; i < 80; ++i) {
+      const lbo::jobs::Config c = job.space.sample(rng);
+      const double x1 = *c.values[0], x2 = *c.values[1];
+      w.configs.push_back(c);
+      w.objectives.push_back(std::pow(x2 - 0.129 * x1 * x1 + 1.59 * x1 - 6, 2) + 9.6 * std::cos(x1 - 0.3 * t) + 10);
+    }
+    warm.push_back(std::move(w));
+  }
+  std::vector<std::string> log;
+  ModelPolicy policy(job, PolicyOptions{false, [&log](const std::string& line) { log.push_back(line); }, {}, warm});
+  RunState state = lbo::testing::started_state(job);
+  for (int i = 0; i < 3; ++i) {  // the design: earlier tasks' bests, then random
+    const std::int64_t id = state.next_trial_id();
+    const Proposal p = policy.propose_among(state, {0}, id);
+    EXPECT_TRUE(p.source == ProposalSource::earlier_best || p.source == ProposalSource::initial) << to_string(p.source);
+    lbo::testing::start_trial(state, 0, p.config, "local:0", p.source, p.note);
+    lbo::testing::end_attempt(state, id, ok_with(branin_of(state, id)));
+  }
+  ASSERT_EQ(policy.fits_completed(), 0u) << "no fit was asked for yet";
+  policy.results_committed(state);  // lbo's fit on 243 results starts on its thread
+  const Proposal early = policy.propose_among(state, {0}, state.next_trial_id());
+  if (policy.fits_completed() == 0) {  // no fit was published while it proposed (seconds: the usual case)
+    EXPECT_EQ(early.source, ProposalSource::interim_gp);
+    EXPECT_NE(early.note.find("a GP on 3 of the task's 3 results: no lbo fit has finished yet"), std::string::npos) << early.note;
+    EXPECT_TRUE(std::any_of(log.begin(), log.end(), [](const std::string& l) {
+      return l.find("task b proposes from an interim GP (proposed_by interim-gp) until lbo has a fit") != std::string::npos;
+    })) << "the log does not say it";
+  }
+  EXPECT_NE(early.source, ProposalSource::model) << "no lbo fit covered the task when it proposed";
+  lbo::testing::start_trial(state, 0, early.config, "local:0", early.source, early.note);
+  policy.wait_for_fits(1);
+  const Proposal later = policy.propose_among(state, {0}, state.next_trial_id());
+  EXPECT_EQ(later.source, ProposalSource::model);
+  EXPECT_TRUE(later.note.empty()) << later.note;
+  if (early.source == ProposalSource::interim_gp) {
+    EXPECT_TRUE(std::any_of(log.begin(), log.end(), [](const std::string& l) {
+      return l.find("task b proposes from lbo's fit of it now, after 1 proposal(s) from its interim GP") != std::string::npos;
+    }));
+  }
+  lbo::testing::start_trial(state, 0, later.config, "local:0", later.source, later.note);
+  EXPECT_EQ(model_share(state), early.source == ProposalSource::interim_gp ? "model 50% (1 interim-gp)" : "model 100%");
 }

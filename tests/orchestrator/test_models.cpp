@@ -95,6 +95,8 @@ TEST(ModelRegistryTest, a_saved_model_describes_each_run_task_by_its_own_model_t
   surrogate::LboState lbo_state;
   lbo_state.tasks.resize(5);
   lbo_state.tasks[3].log_gamma = {5.0, -5.0};
+  lbo_state.tasks[3].fitted_size = 4;
+  lbo_state.tasks[1].log_gamma = {0.0, 0.0};  // held, never fitted (no result when the fit ran): the prior's 0.5
   saved.surrogate.lbo = lbo_state;
 
   const SavedModel model = describe_saved_model(saved, {"a", "bb"});
@@ -103,7 +105,7 @@ TEST(ModelRegistryTest, a_saved_model_describes_each_run_task_by_its_own_model_t
             "  a     k_full\n"
             "  bb    matern52[0]\n");
   ASSERT_EQ(model.tasks.size(), 2u);
-  EXPECT_TRUE(model.tasks[0].usage.empty());  // model task 1 kept no networks
+  EXPECT_TRUE(model.tasks[0].usage.empty());  // model task 1 was never fitted: no usage, not the prior's
   ASSERT_EQ(model.tasks[1].usage.size(), 2u);  // model task 3
   EXPECT_NEAR(model.tasks[1].usage[0], 1 / (1 + std::exp(-5.0)), 1e-12);
   EXPECT_EQ(model.tasks[1].kernels, "matern52[0]");

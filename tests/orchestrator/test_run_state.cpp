@@ -211,3 +211,93 @@ TEST(RunStateTest, a_budget_in_steps_ends_a_task_once_its_trials_spent_it_and_en
   EXPECT_TRUE(state.task_done(0));
   EXPECT_TRUE(state.all_budgets_done());
 }
+
+// A --sync round is handed out whole before any of its attempts reports or ends: a round whose
+// trials have only started may have been cut short by a master killed while handing it out.
+TEST(RunStateTest, a_round_counts_as_handed_out_once_an_attempt_of_it_reports_or_ends) {
+  lbo::testing::ScratchDir dir;
+  const auto job = lbo::testing::job_from(lbo::testing::test_job("", "[[tasks]]\nname = \"a\"\nbudget = 9\n"), dir.path());
+  RunState state = lbo::testing::started_state(job);
+  EXPECT_TRUE(state.round_handed_out()) << "before any round";
+  start_trial(state, 0, lbo::jobs::Config{{0.1}});
+  start_trial(state, 0, lbo::jobs::Config{{0.2}});
+  EXPECT_FALSE(state.round_handed_out());
+  state.apply(TrialsReported{{{1, 1, 1, 0.5, "{}", 0.1}}, 0});
+  EXPECT_TRUE(state.round_handed_out()) << "a report";
+  end_attempt(state, 0, with(TrialStatus::ok, 0.1));
+  start_trial(state, 0, lbo::jobs::Config{{0.3}});
+  EXPECT_TRUE(state.round_handed_out()) << "trial 1 still runs: the same round";
+  end_attempt(state, 1, with(TrialStatus::ok, 0.2));
+  end_attempt(state, 2, with(TrialStatus::ok, 0.3));
+  start_trial(state, 0, lbo::jobs::Config{{0.4}});
+  EXPECT_FALSE(state.round_handed_out()) << "a new round";
+  // A checkpoint keeps it (a checkpoint older than the fact says it was: see Checkpoint v2).
+  const RunState restored(state.job(), state.trials(), state.retries(), state.interrupted(), state.round_handed_out());
+  EXPECT_FALSE(restored.round_handed_out());
+  state.stop_running();
+  EXPECT_FALSE(state.round_handed_out()) << "a kill: the resumed run hands out the rest";
+  end_attempt(state, 3, with(TrialStatus::cancelled), "local:0", false);
+  EXPECT_FALSE(state.round_handed_out()) << "an attempt that no longer ran ends nothing of the round";
+  // A round handed out whole, killed after a result: its trials that run again continue it.
+  start_again(state, 3);
+  start_trial(state, 0, lbo::jobs::Config{{0.5}});
+  end_attempt(state, 3, with(TrialStatus::ok, 0.4));
+  ASSERT_TRUE(state.round_handed_out());
+  state.stop_running();
+  ASSERT_EQ(state.interrupted(), std::vector<std::int64_t>{4});
+  start_again(state, 4);
+  EXPECT_TRUE(state.round_handed_out()) << "a rerun is no new round";
+}
+
+// Recovery after a kill: an attempt that was running when the master died ends as a stop's
+// cancel would end it. Its trial is not "paused" for a pause of an earlier attempt, and a
+// pause journaled for it now takes it off the list of trials to run again.
+TEST(RunStateTest, a_running_attempt_stopped_by_recovery_is_no_longer_its_earlier_attempts_pause) {
+  lbo::testing::ScratchDir dir;
+  const auto job = lbo::testing::job_from(lbo::testing::test_job(), dir.path());
+  RunState state = lbo::testing::started_state(job);
+  start_trial(state, 0, lbo::jobs::Config{{0.5}});
+  state.apply(TrialsReported{{{0, 1, 1, 0.5, "{}", 0.1}}, 0});
+  Outcome paused = with(TrialStatus::paused, 0.5);
+  paused.last_step = 1;
+  end_attempt(state, 0, paused, "local:0", false);
+  ASSERT_TRUE(state.trial(0).paused());
+  start_again(state, 0);  // promoted
+  state.apply(TrialsReported{{{0, 2, 3, 0.7, "{}", 0.2}}, 0});
+  state.stop_running();
+  EXPECT_EQ(state.interrupted(), std::vector<std::int64_t>{0});
+  EXPECT_FALSE(state.trial(0).paused());
+  EXPECT_EQ(state.trial(0).outcome.status, TrialStatus::cancelled);
+  ASSERT_TRUE(state.trial(0).report_at(3, true)) << "its report at step 3 counts: no pause cuts it at step 1";
+  EXPECT_EQ(state.trial(0).report_at(3, true)->value, 0.7);
+  Outcome again = with(TrialStatus::paused, 0.7);
+  again.last_step = 3;
+  end_attempt(state, 0, again, "local:0", false);
+  EXPECT_TRUE(state.interrupted().empty());
+  EXPECT_EQ(state.paused(), std::vector<std::int64_t>{0});
+  EXPECT_TRUE(state.trial(0).paused());
+}
+
+// A paused trial that its task ends `stopped` later ran no attempt since its pause: its times are
+// the pause's (the report's utilization once counted the slot busy until the task ended). Its
+// steps are those it ran: a batch of reports may go past the step it was judged at.
+TEST(RunStateTest, a_paused_trial_ended_later_keeps_its_attempts_times_and_the_steps_it_ran) {
+  lbo::testing::ScratchDir dir;
+  const auto job = lbo::testing::job_from(lbo::testing::test_job(), dir.path());
+  RunState state = lbo::testing::started_state(job);
+  state.apply(TrialStarted{0, 0, 1, lbo::jobs::Config{{0.5}}, "local:0", 100.0, ProposalSource::initial, ""});
+  state.apply(TrialsReported{{{0, 1, 1, 0.5, "{}", 0.1}, {0, 1, 2, 0.6, "{}", 0.2}, {0, 1, 3, 0.7, "{}", 0.3}}, 101.0});
+  Outcome paused = with(TrialStatus::paused, 0.5);
+  paused.last_step = 1;  // judged at its rung, step 1
+  const Trial& t = state.trial(0);
+  state.apply(TrialFinished{0, 1, false, paused, "local:0", 101.4, 0, t.config, t.proposed_by, ""});
+  EXPECT_EQ(state.trial(0).finished_unix, 101.4);
+  EXPECT_EQ(state.trial(0).steps_run(), 3) << "it reported 3 steps in one batch before the pause reached it";
+  Outcome stopped = with(TrialStatus::stopped, 0.5);
+  stopped.last_step = 1;
+  state.apply(TrialFinished{0, 1, true, stopped, "local:0", 121.0, 0, t.config, t.proposed_by, ""});
+  EXPECT_TRUE(state.trial(0).finished);
+  EXPECT_EQ(state.trial(0).started_unix, 100.0);
+  EXPECT_EQ(state.trial(0).finished_unix, 101.4) << "the stop at 121 s ended no attempt";
+  EXPECT_EQ(state.trial(0).steps_run(), 3);
+}

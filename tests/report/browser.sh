@@ -160,4 +160,28 @@ check "$SCRATCH/runs/browser-gp-compare/compare.html" compare-methods
 for task in first second third; do
   grep -q "data-figure=\"best-$task\"" "$SCRATCH/compare-methods.dom" || fail "compare-methods: no chart of task $task"
 done
+# Strings that once made the page draw nothing: a categorical choice "<!--" and another
+# "<script>" (the HTML parser then looked for a second "</script>" past the data), and metrics
+# strings of the objective with the same.
+cat > "$SCRATCH/hostile.toml" <<JOB
+name = "browser-hostile"
+seed = 4
+[objective]
+command = ["$LBO_TEST_OBJECTIVE", "--metrics", "on", "--function", "<!--<script>&amp;\u2028"]
+direction = "maximize"
+[policy]
+surrogate = "random"
+[space]
+x = { type = "float", low = 0, high = 1 }
+tag = { type = "categorical", choices = ["<!--", "<script>", "</script><!--", "&lt;b&gt;"] }
+[[tasks]]
+name = "a"
+budget = 8
+JOB
+"$LBO_BIN" run "$SCRATCH/hostile.toml" --run-root "$SCRATCH/runs" 2> "$SCRATCH/hostile.log" \
+  || { tail -20 "$SCRATCH/hostile.log"; fail "the hostile run failed"; }
+check "$SCRATCH/runs/browser-hostile/report.html" hostile
+"$LBO_BIN" report "$SCRATCH/runs/browser-hostile" "$SCRATCH/runs/browser-lbo" -o "$SCRATCH/hostile-two.html" > /dev/null \
+  || fail "lbo report of the hostile run and another failed"
+check "$SCRATCH/hostile-two.html" hostile-two
 echo "browser test ok"

@@ -4,6 +4,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <set>
+
+#include "assets.hpp"
 #include "lbo/jobs/error.hpp"
 #include "lbo/report/run_data.hpp"
 #include "run_job.hpp"
@@ -63,6 +66,38 @@ TEST(HtmlTest, the_page_is_self_contained_and_its_data_survives_script_text) {
   // The data is run_data()'s.
   json expected = lbo::report::run_data(out.run_dir);
   EXPECT_EQ(data["runs"][0]["trials"], expected["trials"]);
+}
+
+// No value the page embeds changes how it parses: a choice "<!--" and another "<script>" once
+// made the HTML parser look past the data for a second "</script>", and the page drew nothing.
+TEST(HtmlTest, no_string_in_the_data_can_open_a_comment_or_a_script) {
+  ScratchDir dir;
+  const std::string job = "name = \"h\"\nseed = 2\n[objective]\ncommand = [\"" + std::string(LBO_TEST_OBJECTIVE) +
+                          "\", \"--metrics\", \"on\", \"--function\", \"<!--<script>\"]\ndirection = \"minimize\"\n"
+                          "[policy]\nsurrogate = \"random\"\n[space]\nx = { type = \"float\", low = 0, high = 1 }\n"
+                          "tag = { type = \"categorical\", choices = [\"<!--\", \"<script>\", \"</script>\", \"a&b\"] }\n"
+                          "[[tasks]]\nname = \"a\"\nbudget = 6\n";
+  const auto out = lbo::testing::run_job(job, dir, 1);
+  ASSERT_EQ(out.exit_code, lbo::orchestrator::kExitDone) << out.log;
+  const std::string page = lbo::report::report_html({out.run_dir});
+  const std::string data_text = page.substr(page.find("window.LBO_DATA ="));
+  const std::string data = data_text.substr(0, data_text.find("</script>"));
+  for (const char* forbidden : {"<", ">", "&"}) EXPECT_EQ(count(data, forbidden), 0u) << forbidden;
+  EXPECT_EQ(count(page, "<!--"), count(std::string(lbo::report::assets::page_template()), "<!--"));
+  EXPECT_EQ(count(page, "<script"), count(page, "</script>"));
+  const json parsed = page_data(page);
+  EXPECT_EQ(parsed["runs"][0]["trials"][0]["metrics"]["function"], "<!--<script>");
+  std::set<std::string> tags;
+  for (const json& t : parsed["runs"][0]["trials"]) tags.insert(t["config"]["tag"].get<std::string>());
+  EXPECT_GE(tags.count("<!--") + tags.count("<script>") + tags.count("</script>") + tags.count("a&b"), 2u);
+}
+
+TEST(HtmlTest, json_safe_escapes_what_could_end_or_hide_a_script) {
+  EXPECT_EQ(lbo::report::assets::json_safe(R"({"a":"<!--<script></script>&"})"),
+            R"({"a":"\u003c!--\u003cscript\u003e\u003c/script\u003e\u0026"})");
+  EXPECT_EQ(lbo::report::assets::json_safe("\"\xe2\x80\xa8\xe2\x80\xa9\xe2\x82\xac\""), "\"\\u2028\\u2029\xe2\x82\xac\"");
+  const json back = json::parse(lbo::report::assets::json_safe(json{{"s", "<!--\u2028&"}}.dump()));
+  EXPECT_EQ(back["s"], "<!--\u2028&");
 }
 
 // Several runs side by side; write_report replaces the file whole.

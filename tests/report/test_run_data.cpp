@@ -302,4 +302,16 @@ TEST(RunDataTest, a_promoted_trials_curve_spans_its_attempts_and_marks_its_pause
     EXPECT_LT(curve[0][3].get<double>(), last_start) << "the first report came in an earlier attempt";
   }
   EXPECT_GE(promoted, 2) << "half the trials fail (outcome = fail); the best third of the rest are promoted";
+  // A paused attempt ended at its pause, even when its trial ended `stopped` long after (its
+  // task had nothing left): its end is no later than its trial's next attempt's start, or the
+  // last report of the run, and no slot is busy more than the whole run.
+  for (const nlohmann::json& a : data["attempts"]) {
+    const auto next = attempt_start.find(a["trial"].get<std::int64_t>() * 100 + a["attempt"].get<int>() + 1);
+    if (next != attempt_start.end()) {
+      EXPECT_LE(a["end"].get<double>(), next->second) << a.dump();
+    }
+  }
+  const nlohmann::json& u = data["utilization"];
+  EXPECT_LE(u["busy"].get<double>(), u["available"].get<double>() * (1 + 1e-9)) << u.dump();
+  EXPECT_EQ(data["job"]["early_stopping"], "asha (promotion), step 1 to 9, eta 3");
 }

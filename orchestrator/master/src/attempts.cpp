@@ -54,7 +54,10 @@ void Attempts::on_completion(cluster::Completion c) {
 void Attempts::complete(cluster::Completion c, bool decide_rungs) {
   const Trial& trial = state_.trial(c.trial);
   check_steps(job_.objective.stepwise, c.outcome);
-  c.outcome.last_step = trial.last_step(c.attempt);
+  // In promotion mode a trial's attempts make one curve: an attempt run again after its master
+  // was killed resumes past every step the last one reported, and may report none itself.
+  const bool one_curve = job_.early_stopping && job_.early_stopping->mode == jobs::StoppingMode::promotion;
+  c.outcome.last_step = one_curve && !trial.reports.empty() ? trial.reports.back().step : trial.last_step(c.attempt);
   const TrialFinished finished = finished_record(trial, c.attempt, c.outcome, cluster::to_string(c.worker),
                                                  hooks_.clock(), job_.objective.retries);
   // Applied even when the journal cannot take it: the final checkpoint may still keep it.

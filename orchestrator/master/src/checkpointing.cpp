@@ -29,6 +29,7 @@ void Checkpointing::write(bool now) {
   c.retries = state_.retries();
   c.interrupted = state_.interrupted();
   c.journal_bytes = journal_.size_bytes();
+  c.round_handed_out = state_.round_handed_out();
   c.policy = policy_.state(state_);
   if (now) {
     writer_.write_now(c);

@@ -8,7 +8,8 @@ Fidelity::Fidelity(const jobs::JobSpec& job, bool sync, RunState& state, Hooks h
     : state_(state),
       hooks_(std::move(hooks)),
       intake_(hooks_.log, job.early_stopping ? job.early_stopping->max_step : 0,
-              job.early_stopping && job.early_stopping->mode == jobs::StoppingMode::promotion),
+              job.early_stopping && job.early_stopping->mode == jobs::StoppingMode::promotion,
+              [this](const Trial& t) { return table_ && table_->promotes() ? table_->target_step(t) : std::int64_t{0}; }),
       sync_(sync) {
   if (!job.early_stopping) return;
   table_.emplace(*job.early_stopping, job.objective.direction, job.seed);
@@ -95,6 +96,10 @@ std::optional<std::int64_t> Fidelity::promotion(const RunState& state, const Tas
           " to " + std::to_string(table_->spec().target_step(table_->bracket_of(t.id), t.last_step(t.attempts))) + ": " + p->reason,
       "promotions");
   return p->trial;
+}
+
+void Fidelity::settle_owed(double unix_time) {
+  if (promoting_) end(promoting_->owed(state_), unix_time);
 }
 
 bool Fidelity::settle(double unix_time) {

@@ -68,6 +68,9 @@ class Fidelity {
   /// completion only frees its slot).
   bool ended_early(std::int64_t trial, int attempt);
 
+  /// A resumed run, before it starts anything: the decisions a master killed between a report
+  /// and its consequence owed the interrupted trials (Promotions::owed), journaled now.
+  void settle_owed(double unix_time);
   /// Promotion mode: the paused trial a free slot should resume now (Scheduler).
   std::optional<std::int64_t> promotion(const RunState& state, const TaskFilter& allowed);
   /// Promotion mode: ends `stopped` the paused trials of tasks with nothing left to run or

@@ -13,6 +13,7 @@
 #include "fidelity.hpp"
 #include "once_per_turn.hpp"
 #include "periodic.hpp"
+#include "proposal_replay.hpp"
 #include "lbo/jobs/error.hpp"
 #include "lbo/orchestrator/journal.hpp"
 #include "lbo/orchestrator/run_outputs.hpp"
@@ -85,7 +86,10 @@ class Master::Loop {
         outputs_(run_dir, job_, console,
                  {options_.failures_logged, options_.status_file, options_.write_report,
                   [this] { return policy_->model_report(state_); }}),
-        policy_(make_policy(job_, PolicyOptions{options_.sync, [&console](const std::string& line) { console.log(line); },
+        policy_(make_policy(job_, PolicyOptions{options_.sync,
+                                                [this, &console](const std::string& line) {
+                                                  if (!quiet_) console.log(line);
+                                                },
                                                 [this](const HedgeDraw& draw) { outputs_.hedge_draw(draw); },
                                                 std::move(options_.warm_start), options_.fit_threads,
                                                 [this] { asio::post(io_, [this] { fitted(); }); }})),
@@ -110,6 +114,7 @@ class Master::Loop {
     if (resumed_) {
       kill_leftovers(run_dir, console);
       saved_policy_ = std::move(recovered->policy);
+      if (options_.sync) tail_ = std::move(recovered->tail);
     }
     transport_ = make_transport(io_, [this](cluster::Completion c) { attempts_.on_completion(std::move(c)); });
     transport_->on_reports([this](std::vector<workers::TrialReport> batch) {
@@ -142,9 +147,14 @@ class Master::Loop {
     journal_.append(started);
     journal_.sync();
     state_.apply(started);
-    // The model is rebuilt on the run's tasks as they are now (the job file may have added some).
-    if (saved_policy_) policy_->restore(*saved_policy_, state_);
+    // The model is rebuilt on the run's tasks as they are now (the job file may have added some);
+    // a --sync run's on the data its checkpoint held, as it was when its proposals after that
+    // checkpoint were made (their replay follows).
+    if (saved_policy_) policy_->restore(*saved_policy_, tail_ ? tail_->start : state_);
     saved_policy_.reset();
+    if (tail_) replay();
+    // What a master killed between a report and the pause it called for left undone.
+    if (resumed_) fidelity_.settle_owed(options_.clock());
     // A status left by an earlier master (its 75) must not speak for this one if it is killed.
     outputs_.write_status("running");
     if (resumed_) {
@@ -177,6 +187,24 @@ class Master::Loop {
     }
     fill_slots();
     check_done();
+  }
+
+  // A --sync run resumed: the policy goes over what the last master did after the checkpoint
+  // (proposal_replay.hpp), its log lines unsaid (they were said then).
+  void replay() {
+    quiet_ = true;
+    const ReplayResult replayed = replay_proposals(*tail_, *policy_, scheduler_);
+    quiet_ = false;
+    tail_.reset();
+    if (!replayed.mismatch.empty()) {
+      console_.warn("--sync: replaying what the last master proposed after the checkpoint, " + replayed.mismatch +
+                    " came out otherwise than its journal says; the run goes on from the journal, and its proposals "
+                    "from here may differ from those of a run that was never stopped");
+    } else if (replayed.proposals + replayed.fits > 0) {
+      console_.log("--sync: the model made again the " + std::to_string(replayed.fits) + " fit(s) and " +
+                   std::to_string(replayed.proposals) + " proposal(s) the last master made after its checkpoint, "
+                   "each as its journal says; the run goes on as it would have");
+    }
   }
 
   // The run's last words: results.csv and tasks.csv whole, a final checkpoint, the report, the
@@ -243,8 +271,10 @@ class Master::Loop {
     if (options_.sync && transport_->busy_count() > 0) return;  // the round is still running
     // The round's fit runs on its own thread (signals are handled meanwhile); fitted() goes on.
     if (options_.sync && policy_->fitting()) return;
-    // A --sync run that was stopped finishes its interrupted round before proposing anything.
-    const bool interrupted_round = options_.sync && !state_.interrupted().empty();
+    // A --sync run that was stopped finishes its interrupted round before proposing anything;
+    // one killed while handing a round out hands out the rest of it too (as the killed master
+    // would have: from the model it was proposing from, the next checkpoint's).
+    const bool interrupted_round = options_.sync && !state_.interrupted().empty() && state_.round_handed_out();
     while (!stops_.stopping() && transport_->busy_count() < transport_->slot_count()) {
       std::optional<NextAttempt> next = scheduler_.next(state_, *policy_, interrupted_round, may_start_);
       if (!next) break;
@@ -325,6 +355,7 @@ class Master::Loop {
   MasterOptions options_;
   JournalWriter journal_;
   RunState state_;  // changes only by records appended to journal_
+  bool quiet_ = false;  // the policy's log lines are not said (a replay): before policy_, which logs
   asio::io_context io_;
   std::unique_ptr<cluster::Transport> transport_;
   RunOutputs outputs_;
@@ -354,6 +385,7 @@ class Master::Loop {
                       [this] { commit_.ask(); }, [this] { fill_.ask(); }, options_.clock}};
   bool resumed_ = false;
   std::optional<PolicyState> saved_policy_;  // a resumed run's, until start() restores it
+  std::optional<JournalTail> tail_;          // a resumed --sync run's, until start() replays it
   // A turn's results are committed with one fsync; the slots they freed are refilled once all
   // of them are applied, so a wave of trials that ended together is proposed from all of its
   // results, not from one more result at each proposal.

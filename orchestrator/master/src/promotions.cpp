@@ -31,36 +31,65 @@ std::vector<StopDecision> Promotions::after_reports(const RunState& state, const
   for (const std::int64_t id : reported) {
     const Trial& t = state.trial(id);
     if (!seen.insert(id).second || !t.running) continue;
-    const std::int64_t target = table_.target_step(t);
-    if (target >= table_.spec().max_step || t.last_step(t.attempts) < target) continue;
-    const std::vector<std::int64_t>& rungs = table_.rungs(table_.bracket_of(t.id));
-    const auto k = static_cast<std::size_t>(std::find(rungs.begin(), rungs.end(), target) - rungs.begin());
-    const std::optional<RungTable::AtRung> mine = table_.at_rung(t, target);
-    if (!mine || k == rungs.size()) continue;
-    if (std::optional<StopDecision> stop = table_.hurdle(state, t, k, *mine)) {
-      out.push_back(std::move(*stop));
-      continue;
-    }
-    out.push_back({t.id, t.attempts, mine->step, mine->value, mine->elapsed_s,
-                   table_.describe(t, k, *mine) + "paused at " + format_objective(mine->value) + " to wait for a promotion", true});
+    if (std::optional<StopDecision> d = at_target(state, t)) out.push_back(std::move(*d));
   }
   return out;
 }
 
-bool Promotions::quiet(const RunState& state, int task) {
+std::vector<StopDecision> Promotions::owed(const RunState& state) const {
+  std::vector<StopDecision> out;
+  for (const std::int64_t id : state.interrupted()) {
+    if (std::optional<StopDecision> d = at_target(state, state.trial(id))) out.push_back(std::move(*d));
+  }
+  return out;
+}
+
+std::optional<StopDecision> Promotions::at_target(const RunState& state, const Trial& t) const {
+  const std::int64_t target = table_.target_step(t);
+  if (target >= table_.spec().max_step || t.last_step(t.attempts) < target) return std::nullopt;
+  const std::vector<std::int64_t>& rungs = table_.rungs(table_.bracket_of(t.id));
+  const auto k = static_cast<std::size_t>(std::find(rungs.begin(), rungs.end(), target) - rungs.begin());
+  const std::optional<RungTable::AtRung> mine = table_.at_rung(t, target);
+  if (!mine || k == rungs.size()) return std::nullopt;
+  if (std::optional<StopDecision> stop = table_.hurdle(state, t, k, *mine)) return stop;
+  return StopDecision{t.id, t.attempts, mine->step, mine->value, mine->elapsed_s,
+                      table_.describe(t, k, *mine) + "paused at " + format_objective(mine->value) + " to wait for a promotion", true};
+}
+
+bool Promotions::spent(const RunState& state, int task) {
   if (state.accepts_trials(task)) return false;
   const auto of_task = [&](std::int64_t id) { return state.trial(id).task == task; };
-  if (std::any_of(state.interrupted().begin(), state.interrupted().end(), of_task) ||
-      std::any_of(state.retries().begin(), state.retries().end(), of_task)) {
-    return false;
-  }
+  return std::none_of(state.interrupted().begin(), state.interrupted().end(), of_task) &&
+         std::none_of(state.retries().begin(), state.retries().end(), of_task);
+}
+
+bool Promotions::quiet(const RunState& state, int task) {
+  if (!spent(state, task)) return false;
   const std::vector<std::int64_t>& ids = state.task_trials(task);
   return std::none_of(ids.begin(), ids.end(), [&](std::int64_t id) { return state.trial(id).running; });
 }
 
-std::vector<Promotion> Promotions::promotable(const RunState& state, int task, bool quiet) const {
+bool Promotions::finishing(const RunState& state, int task) const {
+  if (!spent(state, task)) return false;
+  const std::vector<std::int64_t>& ids = state.task_trials(task);
+  return std::none_of(ids.begin(), ids.end(), [&](std::int64_t id) {
+    const Trial& t = state.trial(id);
+    return t.running && table_.target_step(t) < table_.spec().max_step;
+  });
+}
+
+int Promotions::run_in_full(const RunState& state, int task) const {
+  int full = state.tasks()[static_cast<std::size_t>(task)].ok;
+  for (const std::int64_t id : state.task_trials(task)) {
+    const Trial& t = state.trial(id);
+    if (t.running && table_.target_step(t) >= table_.spec().max_step) ++full;
+  }
+  return full;
+}
+
+std::vector<Promotion> Promotions::promotable(const RunState& state, int task, bool finishing) const {
   std::vector<std::pair<Ranked, std::string>> ranked;
-  std::optional<Ranked> best_paused;
+  std::vector<Ranked> paused;  // every paused trial of the task
   // A task whose budget_steps is spent promotes nothing more (but for the fallback below).
   const bool steps_left = state.steps_left(task);
   std::map<std::pair<int, std::size_t>, std::vector<Ranked>> rung_members;  // (bracket, rung) → its trials, best first
@@ -70,7 +99,7 @@ std::vector<Promotion> Promotions::promotable(const RunState& state, int task, b
     const int bracket = table_.bracket_of(id);
     const std::size_t k = table_.paused_rung(t);
     const Ranked mine{k, table_.oriented(t.outcome.objective), id};
-    if (!best_paused || mine < *best_paused) best_paused = mine;
+    paused.push_back(mine);
     const std::int64_t rung = table_.rungs(bracket)[k];
     // Read once per rung: every paused trial waits at one (it is a member, so none is empty).
     std::vector<Ranked>& members = rung_members[{bracket, k}];
@@ -90,9 +119,20 @@ std::vector<Promotion> Promotions::promotable(const RunState& state, int task, b
   std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<Promotion> out;
   for (auto& [r, reason] : ranked) out.push_back({r.id, std::move(reason)});
-  if (out.empty() && quiet && best_paused && state.tasks()[static_cast<std::size_t>(task)].ok == 0) {
-    out.push_back({best_paused->id, "the best paused trial of its task, which has nothing left to run and no trial run to " +
-                                        table_.spec().step_name + " " + std::to_string(table_.spec().max_step)});
+  if (!out.empty() || !finishing || paused.empty()) return out;
+  // The budget is spent: the best paused trials (the highest rung, then the best value) run to
+  // max_step until η have, so that the task's best is chosen among as many full-length trials
+  // as a rung of the rule ranks, not taken from one (Syne Tune and Ray Tune finish the best
+  // trials too). Once its budget_steps is spent, only while none has.
+  const int full = run_in_full(state, task), eta = table_.spec().eta;
+  const int wanted = steps_left ? eta - full : (state.tasks()[static_cast<std::size_t>(task)].ok == 0 && full == 0 ? 1 : 0);
+  std::sort(paused.begin(), paused.end());
+  const std::string max = table_.spec().step_name + " " + std::to_string(table_.spec().max_step);
+  for (int i = 0; i < wanted && i < static_cast<int>(paused.size()); ++i) {
+    out.push_back({paused[static_cast<std::size_t>(i)].id,
+                   "run to " + max + " at the end of its task's budget, one of its best paused trials: " +
+                       std::to_string(full) + " of the task's trials ran to " + max + " or are running there, fewer than η = " +
+                       std::to_string(eta)});
   }
   return out;
 }
@@ -103,7 +143,7 @@ std::optional<Promotion> Promotions::promotion(const RunState& state, const std:
   for (const std::int64_t id : state.paused()) tasks.insert(state.trial(id).task);
   for (const int task : tasks) {
     if (!allowed(task)) continue;
-    for (Promotion& p : promotable(state, task, quiet(state, task))) {
+    for (Promotion& p : promotable(state, task, finishing(state, task))) {
       if (!busy(p.trial)) return std::move(p);
     }
   }

@@ -5,10 +5,11 @@
 // next rung (RungTable::target_step) and is paused there. A free slot promotes, before it
 // starts anything new, a paused trial that is among the best ⌊n/η⌋ of the n trials of its task
 // and bracket at its rung (the highest rung first, then the best value, then the lowest id). A
-// task with nothing left to start and nothing running ends its paused trials `stopped`, once
-// its best paused trial (the highest rung, then the best value) ran to max_step if none had:
-// ASHA needs η trials at a rung to promote one, and a task must end with a trial run in full.
-// A task whose budget_steps is spent promotes nothing more but that one. All of it is a
+// task with nothing left to start first runs its best paused trials (the highest rung, then the
+// best value) to max_step until η of its trials have: ASHA needs η trials at a rung to promote
+// one, and a task's best must be chosen among as many full-length trials as a rung ranks. Then,
+// with nothing running, it ends its paused trials `stopped`. A task whose budget_steps is
+// spent promotes nothing more, but one trial to max_step if none ran there. All of it is a
 // function of the run state; a pause depends on the trial's own reports only, so --sync needs
 // no wait.
 
@@ -37,6 +38,10 @@ class Promotions {
   /// The trials of `reported` (trial ids) that reached their attempt's target rung: paused, or
   /// stopped below RUSH's hurdle there.
   std::vector<StopDecision> after_reports(const RunState& state, const std::vector<std::int64_t>& reported) const;
+  /// The interrupted trials whose last attempt had reached its target rung: the pauses (or
+  /// hurdle stops) a master killed after journaling the report, before the pause, owed them.
+  /// Run again instead, such a trial would head for its next rung unpromoted.
+  std::vector<StopDecision> owed(const RunState& state) const;
   /// The paused trial to promote now, among the tasks `allowed` admits, but none of `busy` (its
   /// process has not ended yet); the first task in job order that has one.
   std::optional<Promotion> promotion(const RunState& state, const std::function<bool(int task)>& allowed,
@@ -46,11 +51,19 @@ class Promotions {
   std::vector<StopDecision> unpromoted(const RunState& state) const;
 
  private:
-  /// The paused trials of `task` that may be promoted, best first; `quiet`: the task has
-  /// nothing left to start or run.
-  std::vector<Promotion> promotable(const RunState& state, int task, bool quiet) const;
-  /// Nothing of `task` is left to start, waits to run again or runs.
+  /// What trial `t` gets for having reached its newest attempt's target rung, if it has.
+  std::optional<StopDecision> at_target(const RunState& state, const Trial& t) const;
+  /// The paused trials of `task` that may be promoted, best first; `finishing`: see finishing().
+  std::vector<Promotion> promotable(const RunState& state, int task, bool finishing) const;
+  /// spent(), and every trial of `task` that runs runs to max_step: its best paused trials are
+  /// run to max_step now, side by side.
+  bool finishing(const RunState& state, int task) const;
+  /// Nothing of `task` is left to start or waits to run again.
+  static bool spent(const RunState& state, int task);
+  /// spent(), and nothing of `task` runs.
   static bool quiet(const RunState& state, int task);
+  /// `task`'s trials run to max_step: finished ok, or running there.
+  int run_in_full(const RunState& state, int task) const;
 
   const RungTable& table_;
 };

@@ -27,6 +27,11 @@ std::optional<NextAttempt> Scheduler::next(const RunState& state, Policy& policy
   if (promotions_) {
     if (const std::optional<std::int64_t> promoted = promotions_(state, allowed)) return again(state, *promoted);
   }
+  return propose(state, policy, may_start);
+}
+
+std::optional<NextAttempt> Scheduler::propose(const RunState& state, Policy& policy, const TaskFilter& may_start) const {
+  const auto allowed = [&](int task) { return !may_start || may_start(task); };
   // The open tasks: the first concurrent_tasks ones (job order) with budget left to hand out.
   const std::vector<TaskIdentity>& tasks = state.job().tasks;
   const std::size_t concurrent = static_cast<std::size_t>(std::max(1, job_->schedule.concurrent_tasks));

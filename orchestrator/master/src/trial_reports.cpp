@@ -48,6 +48,12 @@ std::optional<TrialsReported> ReportIntake::accept(const RunState& state, std::v
                          std::to_string(max_step_) + ")");
       continue;
     }
+    // Its first report at or past the target pauses it; nothing after that one counts.
+    if (const std::int64_t target = target_ ? target_(*trial) : 0; target > 0 && last >= target) {
+      ignore(report, "step " + std::to_string(report.step) + " comes after the attempt reached its target step (" +
+                         std::to_string(target) + ", LBO_TARGET_STEP), where it is paused");
+      continue;
+    }
     if (trial->reports.size() + batch_count[report.trial] >= kMaxReportsPerTrial) {
       ignore(report, "the trial has made " + std::to_string(kMaxReportsPerTrial) +
                          " reports, the most lbo keeps for one trial; report every k-th step");

@@ -20,11 +20,16 @@ namespace lbo::orchestrator {
 class ReportIntake {
  public:
   using Log = std::function<void(const std::string&)>;
+  /// The last step a trial's running attempt may report: its target rung in promotion mode.
+  using Target = std::function<std::int64_t(const Trial&)>;
   /// `max_step`: a report past it is ignored (0: no limit). `one_curve` ([early_stopping] mode =
   /// "promotion"): an attempt goes on from where the trial's last one was paused, so its steps
-  /// must be past the trial's last step, not only the attempt's.
-  explicit ReportIntake(Log log, std::int64_t max_step = 0, bool one_curve = false)
-      : log_(std::move(log)), max_step_(max_step), one_curve_(one_curve) {}
+  /// must be past the trial's last step, not only the attempt's. `target`: a report after the
+  /// attempt's first at or past its target is ignored too (the attempt is paused there: what it
+  /// reported after it before the pause reached it would depend on timing, and its next attempt
+  /// would resume there).
+  explicit ReportIntake(Log log, std::int64_t max_step = 0, bool one_curve = false, Target target = {})
+      : log_(std::move(log)), max_step_(max_step), one_curve_(one_curve), target_(std::move(target)) {}
 
   /// The record of the reports of `batch` that `state` accepts, in their order; nothing when
   /// none is. A report is ignored (and logged) when the line was no report, its trial does not
@@ -46,6 +51,7 @@ class ReportIntake {
   Log log_;
   std::int64_t max_step_ = 0;
   bool one_curve_ = false;
+  Target target_;
   int late_after_stop_ = 0;  // reports of stopped or paused attempts, over the run
   std::map<std::pair<std::int64_t, int>, int> ignored_;  // per (trial, attempt): reports ignored
 };

@@ -124,7 +124,8 @@ std::string ResultsCsv::row(const jobs::JobSpec& job, const RunState& state, con
     line += ",";
   }
   line += "," + (o.status == workers::TrialStatus::ok ? std::string() : csv_field(o.reason));
-  line += "," + csv_field(o.cores) + "," + csv_field(o.gpus) + "," + (o.last_step > 0 ? std::to_string(o.last_step) : "");
+  const std::int64_t steps = trial.steps_run();
+  line += "," + csv_field(o.cores) + "," + csv_field(o.gpus) + "," + (steps > 0 ? std::to_string(steps) : "");
   line += state.job().virtual_clock ? ",virtual" : ",real";  // what started and finished are
   if (!metrics.empty()) {
     const nlohmann::json values = metrics_of(trial);

@@ -84,6 +84,18 @@ void RunOutputs::report_attempt(const RunState& state, const Trial& t, int attem
                  (progress.stopped > 0 ? ", " + std::to_string(progress.stopped) + " stopped early" : std::string()) +
                  (best ? ", best " + format_objective(*best) + " (trial " + std::to_string(*progress.best_trial) + ")"
                        : std::string(", no successful trial")));
+    // A task whose proposals never came from the job's model fitted on it says so: what it
+    // learned from earlier tasks came through their posteriors, or not at all.
+    const int interim = progress.proposed_by(ProposalSource::interim_gp);
+    if (interim > 0 && progress.proposed_by(ProposalSource::model) == 0) {
+      console_.warn("task " + task.name + " ended before a fit of the model covered it: " + std::to_string(interim) +
+                    " of its trials were proposed by an interim GP on its own results (proposed_by interim-gp)" +
+                    (progress.proposed_by(ProposalSource::model_prior) > 0
+                         ? ", " + std::to_string(progress.proposed_by(ProposalSource::model_prior)) +
+                               " from an earlier task's posterior (model-prior)"
+                         : std::string()) +
+                    "; the model's fits took longer than the task's trials");
+    }
   }
 }
 

@@ -30,8 +30,15 @@ bool behind(std::size_t fitted, std::size_t results) {
 }  // namespace
 
 Bases::Bases(const jobs::JobSpec& job, const ModelData& data, const std::shared_ptr<const Snapshot>& adopted, bool transfers,
-             bool sync, int threads)
-    : job_(job), data_(data), adopted_(adopted), transfers_(transfers), sync_(sync), threads_(threads) {}
+             bool sync, int threads, std::function<void(const std::string&)> log)
+    : job_(job),
+      data_(data),
+      adopted_(adopted),
+      transfers_(transfers),
+      sync_(sync),
+      threads_(threads),
+      log_(std::move(log)),
+      model_(jobs::traits_of(job.policy.surrogate).name) {}
 
 std::shared_ptr<const surrogate::TaskPosterior> Bases::posterior_at(std::size_t k) const {
   if (!adopted_ || data_.warm_tasks() + k >= adopted_->posteriors.size()) return nullptr;
@@ -44,36 +51,76 @@ std::shared_ptr<const surrogate::TaskPosterior> Bases::posterior_at(std::size_t 
 // the task's own results here and now, until the background fit covers them; else nothing (no
 // result, no earlier task).
 std::optional<Basis> Bases::of(const RunState& state, int task, int step) {
+  std::optional<Basis> basis = choose(state, task, step);
+  if (basis) say(state, task, step, *basis);
+  return basis;
+}
+
+std::optional<Basis> Bases::choose(const RunState& state, int task, int step) {
   const std::vector<std::int64_t> results = data_.usable_trials(state, task, step);
+  // No fit number in a note: the numbers are this process's, and a note must be a function of
+  // the journal (a resumed --sync run writes the same one).
+  const std::string fit_name = model_ + "'s newest fit";
   if (auto own = posterior_at(data_.slot(task, step))) {
     const std::vector<std::int64_t>& fitted = adopted_->trials[data_.model_task(task, step)];
     if (!behind(fitted.size(), results.size())) {
       // The task's interim GPs are done with (dropped once no fit of theirs is under way).
       std::unique_ptr<FitService>& interim = interims_[data_.slot(task, step)];
       if (interim && !interim->busy()) interim.reset();
-      return Basis{Basis::Kind::fit, std::move(own), "fit " + std::to_string(adopted_->version), 0, &fitted, adopted_};
+      return Basis{Basis::Kind::fit, std::move(own), "fit " + std::to_string(adopted_->version), 0, &fitted, adopted_, {}};
     }
-    return interim_of(state, task, step, results);
+    return interim_of(state, task, step, results,
+                      fit_name + " saw " + std::to_string(fitted.size()) + " of them, and the next one is not done yet");
   }
-  if (transfers_ && static_cast<int>(results.size()) < std::max(kInterimResults, job_.policy.initial_random)) {
-    if (std::optional<Basis> prior = prior_of(task, step)) return prior;
+  const std::size_t n = results.size();
+  if (transfers_ && static_cast<int>(n) < std::max(kInterimResults, job_.policy.initial_random)) {
+    if (std::optional<Basis> prior = prior_of(state, task, step, n)) return prior;
   }
-  if (static_cast<int>(results.size()) >= kInterimResults) return interim_of(state, task, step, results);
+  if (static_cast<int>(n) >= kInterimResults) {
+    return interim_of(state, task, step, results,
+                      adopted_ ? fit_name + " was made before the task had a result, and the next one is not done yet"
+                               : "no " + model_ + " fit has finished yet");
+  }
   return std::nullopt;
+}
+
+void Bases::say(const RunState& state, int task, int step, const Basis& basis) {
+  Said& said = said_[data_.slot(task, step)];
+  if (basis.kind == Basis::Kind::interim) {
+    if (said.interim++ == 0 && log_) {
+      log_("task " + data_.name(state, task, step) + " proposes from an interim GP (proposed_by interim-gp) until " +
+           model_ + " has a fit that covers its results: " + basis.note);
+    }
+  } else if (basis.kind == Basis::Kind::fit && !said.fit) {
+    said.fit = true;
+    if (said.interim > 0 && log_) {
+      log_("task " + data_.name(state, task, step) + " proposes from " + model_ + "'s fit of it now, after " +
+           std::to_string(said.interim) + " proposal(s) from its interim GP");
+    }
+  }
 }
 
 // The newest earlier model task with a posterior (run tasks before this one, then warm-start
 // tasks): a task of a sequence is most like the one before it. Its best observation is the
 // incumbent, in its standardized units.
-std::optional<Basis> Bases::prior_of(int task, int step) const {
+std::optional<Basis> Bases::prior_of(const RunState& state, int task, int step, std::size_t results) const {
   if (!adopted_) return std::nullopt;
   const std::size_t warm = data_.warm_tasks(), steps = static_cast<std::size_t>(data_.steps());
   for (std::size_t k = data_.model_task(task, step); k-- > 0;) {
     if (k >= warm && (k - warm) % steps != static_cast<std::size_t>(step)) continue;
     const auto posterior = k < adopted_->posteriors.size() ? adopted_->posteriors[k] : nullptr;
     if (!posterior || k >= adopted_->best.size() || !std::isfinite(adopted_->best[k])) continue;
-    return Basis{Basis::Kind::prior, posterior, "prior " + std::to_string(adopted_->version) + "/" + std::to_string(k),
-                 posterior->standardization().apply(adopted_->best[k])};
+    const std::string earlier = k < warm ? "warm-start task " + data_.warm_sources()[k]
+                                         : "task " + data_.name(state, static_cast<int>((k - warm) / steps),
+                                                                static_cast<int>((k - warm) % steps));
+    return Basis{Basis::Kind::prior,
+                 posterior,
+                 "prior " + std::to_string(adopted_->version) + "/" + std::to_string(k),
+                 posterior->standardization().apply(adopted_->best[k]),
+                 nullptr,
+                 nullptr,
+                 earlier + "'s posterior in " + model_ + "'s newest fit: the task has " +
+                     std::to_string(results) + " result(s), fewer than a design"};
   }
   return std::nullopt;
 }
@@ -81,9 +128,13 @@ std::optional<Basis> Bases::prior_of(int task, int step) const {
 // A plain GP on the task's own results, for the proposals made before the background fit
 // covers the task. The first is fitted here (on kInterimHere of them at most: milliseconds);
 // later ones on a thread of their own (FitService), while the newest one so far serves, the
-// results it has not seen joined exactly. (--sync: each fitted here, on all of them.)
-std::optional<Basis> Bases::interim_of(const RunState& state, int task, int step, const std::vector<std::int64_t>& results) {
+// results it has not seen joined exactly. (--sync: each fitted here, on all of them, and from
+// scratch: a fit that started from the last one would depend on which fits this process made, and
+// a resumed run's proposals must be a function of the journal.)
+std::optional<Basis> Bases::interim_of(const RunState& state, int task, int step, const std::vector<std::int64_t>& results,
+                                       std::string why) {
   std::unique_ptr<FitService>& fits = interims_[data_.slot(task, step)];
+  if (fits && sync_ && fits->latest() && fits->latest()->trials.front().size() < results.size()) fits.reset();
   if (!fits) fits = std::make_unique<FitService>(std::make_unique<surrogate::GpSurrogate>(),
                                                 sync_ ? FitThread::none : FitThread::background, threads_);
   std::shared_ptr<const Snapshot> latest = fits->latest();
@@ -103,8 +154,14 @@ std::optional<Basis> Bases::interim_of(const RunState& state, int task, int step
     if (partial) fits->request(interim_request(state, step, results, std::nullopt));
   }
   if (!latest->error.empty() || !latest->posteriors.front()) return std::nullopt;
-  return Basis{Basis::Kind::interim, latest->posteriors.front(), "interim " + std::to_string(latest->version), 0,
-               &latest->trials.front(), latest};
+  return Basis{Basis::Kind::interim,
+               latest->posteriors.front(),
+               "interim " + std::to_string(latest->version),
+               0,
+               &latest->trials.front(),
+               latest,
+               "a GP on " + std::to_string(latest->trials.front().size()) + " of the task's " + std::to_string(results.size()) +
+                   " results: " + std::move(why)};
 }
 
 // A GP fit on a model task's `results` (fit_rows() of them, with `cap` if smaller).

@@ -6,8 +6,10 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "fit_service.hpp"
@@ -21,12 +23,16 @@ namespace lbo::orchestrator {
 class Bases {
  public:
   /// `adopted`: the policy's adopted fit (read at each call); `transfers`: the model learns
-  /// across tasks; `sync`, `threads`: as the policy's fits.
+  /// across tasks; `sync`, `threads`: as the policy's fits; `log`: where a task's change of
+  /// basis is said (master thread; may be empty).
   Bases(const jobs::JobSpec& job, const ModelData& data, const std::shared_ptr<const Snapshot>& adopted, bool transfers,
-        bool sync, int threads);
+        bool sync, int threads, std::function<void(const std::string&)> log = {});
 
   /// Interim GPs for `slots` run model tasks (they only grow).
-  void track(std::size_t slots) { interims_.resize(std::max(interims_.size(), slots)); }
+  void track(std::size_t slots) {
+    interims_.resize(std::max(interims_.size(), slots));
+    said_.resize(std::max(said_.size(), slots));
+  }
   /// Whether an interim GP is being fitted on its thread.
   bool fitting() const {
     return std::any_of(interims_.begin(), interims_.end(), [](const auto& fits) { return fits && fits->busy(); });
@@ -38,8 +44,13 @@ class Bases {
   std::optional<Basis> of(const RunState& state, int task, int step);
 
  private:
-  std::optional<Basis> prior_of(int task, int step) const;
-  std::optional<Basis> interim_of(const RunState& state, int task, int step, const std::vector<std::int64_t>& results);
+  std::optional<Basis> choose(const RunState& state, int task, int step);
+  std::optional<Basis> prior_of(const RunState& state, int task, int step, std::size_t results) const;
+  std::optional<Basis> interim_of(const RunState& state, int task, int step, const std::vector<std::int64_t>& results,
+                                  std::string why);
+  // Says when `task`'s step first proposes from an interim GP, and when it first proposes from
+  // the model's own fit after one.
+  void say(const RunState& state, int task, int step, const Basis& basis);
   FitRequest interim_request(const RunState& state, int step, const std::vector<std::int64_t>& results,
                              std::optional<int> cap) const;
 
@@ -48,7 +59,14 @@ class Bases {
   const std::shared_ptr<const Snapshot>& adopted_;
   bool transfers_ = false, sync_ = false;
   int threads_ = 1;
+  std::function<void(const std::string&)> log_;
+  std::string model_;  // the job's model, by its name
   std::vector<std::unique_ptr<FitService>> interims_;  // per run model task: its interim GPs
+  struct Said {
+    int interim = 0;  // proposals from an interim GP so far
+    bool fit = false;  // its first proposal from the model's own fit was said
+  };
+  std::vector<Said> said_;  // per run model task
 };
 
 }  // namespace lbo::orchestrator

@@ -116,6 +116,11 @@ void FitService::wait_for_fits(std::uint64_t count) const {
   shared_->cv.wait(lock, [&] { return shared_->fits >= count; });
 }
 
+void FitService::wait_idle() const {
+  std::unique_lock lock(shared_->mutex);
+  shared_->cv.wait(lock, [&] { return !shared_->fitting && !shared_->request; });
+}
+
 void FitService::Shared::fit(FitRequest work) {
   auto snapshot = std::make_shared<Snapshot>();
   snapshot->trials = std::move(work.trials);

@@ -83,6 +83,8 @@ class FitService {
   std::uint64_t fits_completed() const;
   /// Blocks until at least `count` fits are published (tests; not used by the master).
   void wait_for_fits(std::uint64_t count) const;
+  /// Blocks until no fit is queued or under way.
+  void wait_idle() const;
 
  private:
   // Everything the thread touches: shared with it, so that it can outlive this object.

@@ -67,7 +67,8 @@ class ModelPolicy::Impl {
               options_.sync ? FitThread::awaited : FitThread::background, options_.threads,
               options_.sync ? options_.fitted : std::function<void()>()),
         hedges_(job.policy.hedge_eta, job.policy.hedge_memory),
-        bases_(job, data_, adopted_, jobs::traits_of(job.policy.surrogate).transfer_best > 0, options_.sync, options_.threads),
+        bases_(job, data_, adopted_, jobs::traits_of(job.policy.surrogate).transfer_best > 0, options_.sync, options_.threads,
+               options_.log),
         nominations_(job, options_, data_, hedges_, bases_) {
     surrogate::use_threads(options_.threads);  // this thread's: proposals, and fits in --sync runs
     track_tasks(job.tasks.size());
@@ -117,6 +118,7 @@ class ModelPolicy::Impl {
 
   std::uint64_t fits_completed() const { return fits_.fits_completed(); }
   bool fitting() const { return fits_.busy() || bases_.fitting(); }
+  void await_fit() const { fits_.wait_idle(); }
   void wait_for_fits(std::uint64_t count) const { fits_.wait_for_fits(count); }
 
   PolicyState state(const RunState& run) {
@@ -306,5 +308,6 @@ void ModelPolicy::restore(const PolicyState& saved, const RunState& run) { impl_
 
 bool ModelPolicy::refit_due(const RunState& run) const { return impl_->refit_due(run); }
 bool ModelPolicy::fitting() const { return impl_->fitting(); }
+void ModelPolicy::await_fit() const { impl_->await_fit(); }
 
 }  // namespace lbo::orchestrator

@@ -145,6 +145,7 @@ std::optional<Nomination> Nominations::nominate(const RunState& state, int task,
   n.task = task;
   n.step = step;
   n.source = batch.source();
+  n.note = batch.note();
   std::size_t arm = 0;
   std::mt19937_64 rng(seed);
   if (hedge) {

@@ -138,6 +138,7 @@ void TaskBatch::rebuild(const TaskTrials& trials, const Basis& basis, const Batc
                    starts);
   }
   source_ = basis.source();
+  note_ = basis.note;
   kind_ = basis.kind;
   key_ = basis.key;
   standardization_ = basis.posterior->standardization();

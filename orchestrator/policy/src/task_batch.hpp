@@ -46,7 +46,16 @@ struct Basis {
   /// it exactly. Null for a prior.
   const std::vector<std::int64_t>* fitted = nullptr;
   std::shared_ptr<const Snapshot> owner;  ///< keeps `fitted` alive
-  ProposalSource source() const { return kind == Kind::prior ? ProposalSource::model_prior : ProposalSource::model; }
+  /// What proposed, when not the task's own fit (a proposal's note): "task year-1's posterior in
+  /// lbo's newest fit: ...", "a GP on 7 of the task's 7 results: no lbo fit has finished yet".
+  std::string note;
+  ProposalSource source() const {
+    switch (kind) {
+      case Kind::prior: return ProposalSource::model_prior;
+      case Kind::interim: return ProposalSource::interim_gp;
+      default: return ProposalSource::model;
+    }
+  }
 };
 
 /// A model task's trials as its batch sees them (a run task, or one step of a stepwise one).
@@ -87,6 +96,8 @@ class TaskBatch {
 
   surrogate::BatchProposer& proposer() { return *batch_; }
   ProposalSource source() const { return source_; }
+  /// Its basis's note (Basis::note).
+  const std::string& note() const { return note_; }
   /// The incumbent and ξ; ucb_beta is the caller's.
   const surrogate::AcquisitionParams& params() const { return params_; }
   /// The task's usable results and running trials (t − 1 of GP-UCB's β_t).
@@ -117,6 +128,7 @@ class TaskBatch {
 
   std::optional<surrogate::BatchProposer> batch_;
   ProposalSource source_ = ProposalSource::model;
+  std::string note_;
   Basis::Kind kind_ = Basis::Kind::fit;
   std::string key_;                          // the basis it was built on
   surrogate::Standardization standardization_;  // the basis's

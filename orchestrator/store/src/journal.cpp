@@ -3,6 +3,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <csignal>
+#include <cstdlib>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -345,10 +348,27 @@ void JournalWriter::write_at(std::uint64_t offset, const std::string& bytes, con
   }
 }
 
+namespace {
+
+// The fault point of the kill -9 tests (tests/integration/kill_resume.sh): with
+// LBO_TEST_KILL_AFTER_RECORD=N, the process kills itself with SIGKILL right after appending
+// its N-th record, so a test reaches every point of a run's history, however loaded the machine.
+std::int64_t kill_after_record() {
+  static const std::int64_t n = [] {
+    const char* value = std::getenv("LBO_TEST_KILL_AFTER_RECORD");
+    return value != nullptr ? std::strtoll(value, nullptr, 10) : 0;
+  }();
+  return n;
+}
+
+}  // namespace
+
 void JournalWriter::append(const JournalRecord& record) {
   const std::string framed = frame_record(record);
   write_at(size_, framed, "cannot append a record");
   size_ += framed.size();
+  static std::int64_t appended = 0;
+  if (++appended == kill_after_record()) std::raise(SIGKILL);
 }
 
 void JournalWriter::sync() {

@@ -11,6 +11,7 @@ std::string_view to_string(ProposalSource source) {
     case ProposalSource::model_prior: return "model-prior";
     case ProposalSource::random_fallback: return "random-fallback";
     case ProposalSource::earlier_best: return "earlier-best";
+    case ProposalSource::interim_gp: return "interim-gp";
   }
   return "";
 }

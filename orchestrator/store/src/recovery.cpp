@@ -43,7 +43,7 @@ std::vector<std::int64_t> perhaps_lost_results(const JournalContents& journal, c
 
 bool has_run_state(const fs::path& run_dir) { return RunPaths(run_dir).holds_run(); }
 
-RecoveredRun recover_run(const fs::path& run_dir, const JobIdentity* job_file) {
+RecoveredRun recover_run(const fs::path& run_dir, const JobIdentity* job_file, bool keep_tail) {
   const RunPaths paths(run_dir);
   RecoveredRun run;
   CheckpointSearch search = load_newest_checkpoint(run_dir);
@@ -51,7 +51,8 @@ RecoveredRun recover_run(const fs::path& run_dir, const JobIdentity* job_file) {
   run.next_checkpoint = search.newest_sequence + 1;
   if (search.checkpoint) {
     Checkpoint& c = *search.checkpoint;
-    run.state = RunState(std::move(c.job), std::move(c.trials), std::move(c.retries), std::move(c.interrupted));
+    run.state = RunState(std::move(c.job), std::move(c.trials), std::move(c.retries), std::move(c.interrupted),
+                         c.round_handed_out);
     run.policy = std::move(c.policy);
     run.checkpoint_file = search.file;
     run.checkpoint_time = c.unix_time;
@@ -80,8 +81,12 @@ RecoveredRun recover_run(const fs::path& run_dir, const JobIdentity* job_file) {
     run.state.apply(RunStarted{"", 0, 0, *job_file});
   }
   const bool no_records = journal.records.empty();
+  if (keep_tail) run.tail = JournalTail{run.state, {}};
   for (const JournalRecord& record : journal.records) run.state.apply(record);
   const std::vector<std::int64_t> rerun = perhaps_lost_results(journal, run.state);
+  if (keep_tail) {
+    run.tail->records = std::move(journal.records);
+  }
   journal.records.clear();
   journal.records.shrink_to_fit();
 

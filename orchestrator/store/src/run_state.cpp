@@ -44,8 +44,13 @@ std::int64_t steps_spent(const Trial& t) {
 }  // namespace
 
 RunState::RunState(JobIdentity job, std::vector<Trial> trials, std::vector<std::int64_t> retries,
-                   std::vector<std::int64_t> interrupted)
-    : job_(std::move(job)), has_job_(true), trials_(std::move(trials)), interrupted_(std::move(interrupted)), retries_(std::move(retries)) {
+                   std::vector<std::int64_t> interrupted, bool round_handed_out)
+    : job_(std::move(job)),
+      has_job_(true),
+      trials_(std::move(trials)),
+      interrupted_(std::move(interrupted)),
+      retries_(std::move(retries)),
+      round_handed_out_(round_handed_out) {
   track_tasks();
   for (std::size_t i = 0; i < trials_.size(); ++i) {
     const Trial& t = trials_[i];
@@ -142,6 +147,8 @@ void RunState::on(const TrialStarted& r) {
   t->started_unix = r.unix_time;
   t->finished_unix = 0;
   if (!t->running) {
+    // Trials that run again after a stop or a kill continue their round.
+    if (running_ == 0 && interrupted_.empty()) round_handed_out_ = false;
     t->running = true;
     ++running_;
   }
@@ -168,14 +175,18 @@ void RunState::on(const TrialFinished& r) {
     note(trial_name(r.trial) + ": a second final result (attempt " + std::to_string(r.attempt) + "); the first is kept");
     return;
   }
+  const bool was_running = t->running;
   if (t->running) {
     t->running = false;
     --running_;
+    round_handed_out_ = true;
   }
   t->attempts = std::max(t->attempts, r.attempt);
   t->outcome = r.outcome;
   t->worker = r.worker;
-  t->finished_unix = r.unix_time;
+  // A paused trial ended `stopped` (its task had nothing left) ends no attempt: its last one
+  // ended at the pause.
+  if (was_running || t->finished_unix == 0) t->finished_unix = r.unix_time;
   const workers::TrialStatus status = r.outcome.status;
   const bool paused = status == workers::TrialStatus::paused;
   if (status != workers::TrialStatus::ok && !runs_again_first(status) && !paused) ++t->failed_attempts;
@@ -186,6 +197,7 @@ void RunState::on(const TrialFinished& r) {
     erase(paused_, r.trial);
     count_final(*t);
   } else if (paused) {
+    erase(interrupted_, r.trial);  // a resume's owed pause (Promotions::owed)
     push_once(paused_, r.trial);
   } else if (runs_again_first(status)) {
     push_once(interrupted_, r.trial);
@@ -198,6 +210,7 @@ void RunState::on(const TrialFinished& r) {
 // the attempt's last); a record that breaks that (damage, a foreign journal) is noted and the
 // reports it can place are kept.
 void RunState::on(const TrialsReported& r) {
+  if (running_ > 0) round_handed_out_ = true;  // a report comes only after its round's hand-out
   for (const ReportedStep& report : r.reports) {
     if (report.trial < 0 || report.trial >= next_trial_id()) {
       note(trial_name(report.trial) + ": a report (step " + std::to_string(report.step) + ") for a trial no intact record started; ignored");
@@ -263,6 +276,11 @@ void RunState::stop_running() {
     if (!t.running) continue;
     t.running = false;
     --running_;
+    // Its attempt ended as a stop's cancel would have ended it: the outcome is no longer an
+    // earlier attempt's (a pause there would make it look paused at that rung).
+    t.outcome = workers::Outcome{};
+    t.outcome.status = workers::TrialStatus::cancelled;
+    t.outcome.reason = "interrupted: lbo stopped while the attempt ran";
     if (!t.lost()) interrupted_.push_back(t.id);
   }
   std::sort(interrupted_.begin(), interrupted_.end());
@@ -270,20 +288,24 @@ void RunState::stop_running() {
 }
 
 std::string model_share(const RunState& state, const std::vector<int>& tasks) {
-  int model = 0, fallback = 0, design = 0;
+  int model = 0, interim = 0, fallback = 0, design = 0;
   for (std::size_t i = 0; i < state.tasks().size(); ++i) {
     if (!tasks.empty() && std::find(tasks.begin(), tasks.end(), static_cast<int>(i)) == tasks.end()) continue;
     const TaskProgress& p = state.tasks()[i];
     model += p.proposed_by(ProposalSource::model) + p.proposed_by(ProposalSource::model_prior);
+    interim += p.proposed_by(ProposalSource::interim_gp);
     fallback += p.proposed_by(ProposalSource::random_fallback);
     design += p.proposed_by(ProposalSource::initial) + p.proposed_by(ProposalSource::earlier_best);
   }
   // Until the model proposes, there is no share to give (issue 31: "model 100%" was said of
-  // the earlier tasks' best configurations during the initial design).
-  if (model + fallback == 0) return design > 0 ? "initial design" : std::string();
-  const int percent = static_cast<int>(100.0 * model / (model + fallback));
-  return "model " + std::to_string(percent) + "%" +
-         (fallback > 0 ? " (" + std::to_string(fallback) + " random-fallback)" : std::string());
+  // the earlier tasks' best configurations during the initial design). An interim GP is not
+  // the job's model: its proposals are counted apart.
+  if (model + interim + fallback == 0) return design > 0 ? "initial design" : std::string();
+  const int percent = static_cast<int>(100.0 * model / (model + interim + fallback));
+  std::string others;
+  if (interim > 0) others += std::to_string(interim) + " interim-gp";
+  if (fallback > 0) others += (others.empty() ? "" : ", ") + std::to_string(fallback) + " random-fallback";
+  return "model " + std::to_string(percent) + "%" + (others.empty() ? std::string() : " (" + others + ")");
 }
 
 bool RunState::better(double a, double b) const {

@@ -17,8 +17,12 @@ ModelEntry lbo_model() {
     return with_gp_layers(std::make_unique<surrogate::Lbo>(dimension, options), policy, true);
   };
   // How much the task uses each network, q(z_m = 1).
-  e.describe = [](const surrogate::SurrogateState& state, std::size_t m, bool, TaskModelReport& report) {
-    if (state.lbo && m < state.lbo->tasks.size()) report.usage = state.lbo->tasks[m].usage();
+  // A task the fit holds but has not fitted (no result when it ran) has only the prior's usage,
+  // 0.5 for every network: no usage is reported for it ("not fitted").
+  e.describe = [](const surrogate::SurrogateState& state, std::size_t m, bool fitted, TaskModelReport& report) {
+    if (fitted && state.lbo && m < state.lbo->tasks.size() && state.lbo->tasks[m].fitted_size > 0) {
+      report.usage = state.lbo->tasks[m].usage();
+    }
   };
   return e;
 }

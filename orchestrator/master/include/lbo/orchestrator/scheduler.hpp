@@ -48,6 +48,8 @@ class Scheduler {
   /// transfer learns from). nullopt when nothing is left to hand out.
   std::optional<NextAttempt> next(const RunState& state, Policy& policy, bool interrupted_only = false,
                                   const TaskFilter& may_start = {}) const;
+  /// next()'s last kind alone: a new trial of an open task, proposed by `policy` and checked.
+  std::optional<NextAttempt> propose(const RunState& state, Policy& policy, const TaskFilter& may_start = {}) const;
 
  private:
   const jobs::JobSpec* job_;  // its tasks grow as tasks are added

@@ -6,8 +6,9 @@
 // and finished (the last attempt's, ISO-8601 UTC with milliseconds), rank and slot (where it
 // ran; slot empty when unknown), reason (why it is not ok; empty when ok), cores and gpus (the
 // CPUs its slot was pinned to, the devices it was given; empty when none), last_step (the last
-// step its final attempt reported, or the step a stopped trial was stopped on; empty without
-// intermediate reports), then metric:<name> for every key of the objectives' "metrics" objects seen so far, in name order
+// step its final attempt reported, Trial::steps_run: a stopped trial may have reported past the
+// step it was judged at before the stop reached it, and its reason names that step; empty
+// without intermediate reports), then metric:<name> for every key of the objectives' "metrics" objects seen so far, in name order
 // (a new name rewrites the file with the new column). RFC 4180 quoting.
 
 #include <cstdio>

@@ -45,6 +45,7 @@ class ModelPolicy final : public Policy {
   bool refit_due(const RunState& run) const override;
   /// The model's fit or a task's interim GP fit is queued or under way on its thread.
   bool fitting() const override;
+  void await_fit() const override;
 
   /// Number of fits published so far (tests wait on it).
   std::uint64_t fits_completed() const;

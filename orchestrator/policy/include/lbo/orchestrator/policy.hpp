@@ -59,6 +59,8 @@ class Policy {
   /// Whether a fit runs in the background now (a simulated run's clock then waits for it in
   /// real time instead of jumping ahead of it; a --sync run waits for it before it proposes).
   virtual bool fitting() const { return false; }
+  /// Blocks until no fit is under way (a --sync resume replaying the killed master's fits).
+  virtual void await_fit() const {}
   /// Whether results committed since the last fit still await one (a --sync run stopped after
   /// its round ended but before the refit; resuming, it refits before it proposes).
   virtual bool refit_due(const RunState& run) const {

@@ -31,10 +31,12 @@ struct Checkpoint {
   std::vector<std::int64_t> interrupted;  ///< stopped by the last stop, to run again first
   std::uint64_t journal_bytes = 0;        ///< the journal prefix this state includes
   PolicyState policy;
+  bool round_handed_out = true;  ///< RunState::round_handed_out (v2; older ones: true)
 
   template <class Archive>
-  void serialize(Archive& archive, std::uint32_t /*version*/) {
+  void serialize(Archive& archive, std::uint32_t version) {
     archive(sequence, unix_time, job, trials, retries, interrupted, journal_bytes, policy);
+    if (version >= 2) archive(round_handed_out);
   }
 };
 

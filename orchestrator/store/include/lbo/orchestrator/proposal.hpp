@@ -21,11 +21,14 @@ enum class ProposalSource : std::uint8_t {
   model_prior,      ///< from what earlier tasks taught, before the task has a fit of its own
   random_fallback,  ///< random although the job asks for a model; the note says why
   earlier_best,     ///< the best configuration of an earlier task ([policy] transfer_best)
+  /// a plain GP on the task's own results, while the job's model has no fit that covers them
+  /// (its fit is under way, or a wave of results came after it); the note says which
+  interim_gp,
 };
-inline constexpr std::size_t kProposalSources = 7;
+inline constexpr std::size_t kProposalSources = 8;
 
-/// "initial", "random", "model", "model-prior", "random-fallback", "earlier-best" ("" when
-/// unrecorded).
+/// "initial", "random", "model", "model-prior", "random-fallback", "earlier-best",
+/// "interim-gp" ("" when unrecorded).
 std::string_view to_string(ProposalSource source);
 
 /// A new trial: which task it serves, what it evaluates, and how that was chosen.
@@ -33,7 +36,7 @@ struct Proposal {
   int task = 0;
   jobs::Config config;
   ProposalSource source = ProposalSource::model;
-  std::string note;  ///< why, for a random fallback
+  std::string note;  ///< why, for a random fallback; what, for a model-prior or interim-gp one
 };
 
 }  // namespace lbo::orchestrator

@@ -17,6 +17,14 @@
 
 namespace lbo::orchestrator {
 
+/// The part of a run a --sync resume replays (recover_run with `keep_tail`): the state the
+/// checkpoint held (or the run before its first record, without one) and every journal record
+/// after it, in order.
+struct JournalTail {
+  RunState start;
+  std::vector<JournalRecord> records;
+};
+
 struct RecoveredRun {
   RunState state;                    ///< running attempts already turned into interrupted trials
   PolicyState policy;                ///< from the checkpoint; empty without one
@@ -29,6 +37,8 @@ struct RecoveredRun {
   /// Trials whose objective an lbo killed outright may have left running: each interrupted or
   /// lost trial. A resume kills what is left of them on its host before anything else.
   std::vector<std::int64_t> maybe_running;
+  /// With `keep_tail`: what the state was built from.
+  std::optional<JournalTail> tail;
 
   /// A start killed before its first record (a journal holding only its header): the same
   /// command starts the run afresh in the same folder.
@@ -39,9 +49,11 @@ struct RecoveredRun {
 bool has_run_state(const std::filesystem::path& run_dir);
 
 /// `job_file`: the job the resuming command was given, used (with a warning) when damage left no
-/// record of the run's own job. Throws CorruptStateError when neither an intact checkpoint nor a
+/// record of the run's own job. `keep_tail`: keep the checkpoint's state and the records after it
+/// (RecoveredRun::tail). Throws CorruptStateError when neither an intact checkpoint nor a
 /// readable journal remains, or when the journal was written by a newer lbo.
-RecoveredRun recover_run(const std::filesystem::path& run_dir, const JobIdentity* job_file = nullptr);
+RecoveredRun recover_run(const std::filesystem::path& run_dir, const JobIdentity* job_file = nullptr,
+                         bool keep_tail = false);
 
 /// Opens the journal of a recovered run for appending: a damaged journal is first copied aside
 /// (`journal.lbo.damaged-<time>`, never deleted), then continued without losing an intact record

@@ -5,6 +5,7 @@
 // run is, record for record, the run that stopped. Policies, the scheduler and the reports
 // (status, warm start, tasks.csv) read their counts from it.
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -52,6 +53,10 @@ struct Trial {
 
   /// The last step attempt `attempt` reported (0: none).
   std::int64_t last_step(int attempt) const;
+  /// The steps its last attempt ran: the last it reported, or the step it was judged at when
+  /// it reported none after (outcome.last_step). A stop that came while the objective reported
+  /// on (a batch of reports) leaves it past the step of the decision.
+  std::int64_t steps_run() const { return std::max(outcome.last_step, last_step(attempts)); }
   /// Its first report at or past `step`: in the reports of every attempt (`every_attempt`: in
   /// promotion mode they make one curve) or of the newest. A trial stopped or paused counts up
   /// to the step it was stopped on: what it reported after (before the signal reached it)
@@ -91,9 +96,10 @@ struct TaskProgress {
 };
 
 class RunState;
-/// "model 97% (3 random-fallback)": of the trials of `tasks` (all when empty) that a model-based
-/// policy was to propose (not the initial design, whose earlier tasks' best configurations
-/// included), the share it proposed, and the random fallbacks; "initial design" while only the
+/// "model 90% (2 interim-gp, 1 random-fallback)": of the trials of `tasks` (all when empty) that
+/// a model-based policy was to propose (not the initial design, whose earlier tasks' best
+/// configurations included), the share the job's model proposed (its own fit of the task, or an
+/// earlier task's posterior), then those an interim GP and random fallbacks proposed; "initial design" while only the
 /// design has proposed; empty when nothing was proposed. For model-based policies only.
 std::string model_share(const RunState& state, const std::vector<int>& tasks = {});
 
@@ -102,9 +108,9 @@ class RunState {
   /// Before the first record: no job, no trials.
   RunState() = default;
   /// The state a checkpoint holds. Trial ids must be 0, 1, 2, … and their tasks the job's (or
-  /// -1 for lost trials).
+  /// -1 for lost trials). `round_handed_out`: see round_handed_out().
   RunState(JobIdentity job, std::vector<Trial> trials, std::vector<std::int64_t> retries,
-           std::vector<std::int64_t> interrupted);
+           std::vector<std::int64_t> interrupted, bool round_handed_out = true);
 
   /// The one way the state changes. RunStarted sets the job, TaskAdded adds a task,
   /// TrialStarted creates a trial (attempt 1, next id) or starts another attempt, TrialFinished
@@ -114,8 +120,8 @@ class RunState {
   /// left inconsistent (a trial whose creation is lost, a result for an unknown trial) are
   /// applied as far as they can be and noted in anomalies().
   void apply(const JournalRecord& record);
-  /// The run stopped (recovery): attempts still running will not report; their trials run
-  /// again first, in id order.
+  /// The run stopped (recovery): attempts still running will not report; they end as cancelled
+  /// ones do, and their trials run again first, in id order.
   void stop_running();
 
   bool has_job() const { return has_job_; }
@@ -135,6 +141,13 @@ class RunState {
   /// Trials paused at a rung (Trial::paused), in the order they were paused.
   const std::vector<std::int64_t>& paused() const { return paused_; }
   int running_count() const { return running_; }
+  /// Whether the round under way was handed out whole. A round begins with the first attempt
+  /// started while nothing runs or waits to run again; a --sync master hands out every attempt of a round before any
+  /// of them reports or ends (one call, between two turns of its event loop), so a round in which
+  /// an attempt has reported or ended was handed out whole, and one in which none has may have
+  /// been cut short by a master killed while handing it out: resumed, it hands out the rest.
+  /// True before any round.
+  bool round_handed_out() const { return round_handed_out_; }
   /// What damage did to the history, one line each (empty for an undamaged journal).
   const std::vector<std::string>& anomalies() const { return anomalies_; }
 
@@ -175,6 +188,7 @@ class RunState {
   std::vector<std::vector<std::int64_t>> task_trials_;
   std::vector<std::int64_t> interrupted_, retries_, paused_;
   int running_ = 0;
+  bool round_handed_out_ = true;
   std::vector<std::string> anomalies_;
 };
 

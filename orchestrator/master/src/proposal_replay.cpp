@@ -1,0 +1,54 @@
+#include "proposal_replay.hpp"
+
+#include <variant>
+
+namespace lbo::orchestrator {
+
+namespace {
+
+// Where the killed master asked for a fit, having applied `record` (see replay_proposals).
+bool refits_after(const JournalRecord& record, const RunState& state, int running_before) {
+  if (state.running_count() > 0 || state.all_budgets_done()) return false;
+  if (std::holds_alternative<TaskAdded>(record)) return true;
+  return std::holds_alternative<TrialFinished>(record) && running_before > 0 && state.interrupted().empty();
+}
+
+std::string describe(const TrialStarted& recorded, const std::optional<NextAttempt>& again, const RunState& state) {
+  const auto& tasks = state.job().tasks;
+  const auto name = [&](int task) {
+    return task >= 0 && task < static_cast<int>(tasks.size()) ? tasks[static_cast<std::size_t>(task)].name : "?";
+  };
+  std::string text = "trial " + std::to_string(recorded.trial) + " (" + name(recorded.task) + ")";
+  if (!again) return text + ": no task is open to propose it";
+  if (again->task != recorded.task) return text + ": proposed for task " + name(again->task);
+  return text + ": another configuration";
+}
+
+}  // namespace
+
+ReplayResult replay_proposals(const JournalTail& tail, Policy& policy, const Scheduler& scheduler) {
+  ReplayResult result;
+  RunState state = tail.start;
+  for (const JournalRecord& record : tail.records) {
+    // A trial's first attempt under a new id: a proposal (only the scheduler creates trials).
+    if (const auto* started = std::get_if<TrialStarted>(&record);
+        started != nullptr && started->attempt == 1 && started->trial == state.next_trial_id()) {
+      const std::optional<NextAttempt> again = scheduler.propose(state, policy);
+      if (!again || again->task != started->task || !(again->config == started->config)) {
+        result.mismatch = describe(*started, again, state);
+        return result;
+      }
+      ++result.proposals;
+    }
+    const int running_before = state.running_count();
+    state.apply(record);
+    if (refits_after(record, state, running_before)) {
+      policy.results_committed(state);
+      policy.await_fit();
+      ++result.fits;
+    }
+  }
+  return result;
+}
+
+}  // namespace lbo::orchestrator
