@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -14,6 +16,7 @@
 #include "lbo/orchestrator/recovery.hpp"
 #include "lbo/orchestrator/run_directory.hpp"
 #include "lbo/orchestrator/saved_model.hpp"
+#include "lbo/orchestrator/step_savings.hpp"
 #include "lbo/orchestrator/task_report.hpp"
 
 namespace fs = std::filesystem;
@@ -183,6 +186,20 @@ void write_failures(std::ostream& out, const RunState& state) {
   if (sorted.size() > 10) out << "  (" << sorted.size() - 10 << " more reasons)\n";
 }
 
+// "early stopping: the ended trials ran 870 of 1728 epoch steps (...)", for a job with
+// [early_stopping] (read from its job.toml); nothing otherwise.
+void write_savings(std::ostream& out, const fs::path& run_dir, const RunState& state) {
+  std::ifstream in(RunPaths(run_dir).job_file(), std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::optional<jobs::StepsOfJob> steps = jobs::early_stopping_steps_in(text);
+  if (!steps) return;
+  const std::string saved = describe(step_savings(state, steps->max_step), steps->step_name);
+  if (!saved.empty()) {
+    out << "early stopping: the trials that ended ok or stopped ran " << saved << ", against each run to "
+        << steps->step_name << " " << steps->max_step << "\n";
+  }
+}
+
 }  // namespace
 
 std::string status_report(const fs::path& run_dir, const LockOptions& locking) {
@@ -197,6 +214,7 @@ std::string status_report(const fs::path& run_dir, const LockOptions& locking) {
   write_checkpoint_line(out, run);
   if (run.empty()) out << "the run has no record yet (a start stopped at once); `lbo run` starts it\n";
   write_task_table(out, run, lock);
+  write_savings(out, run_dir, run.state);
   out << describe_saved_model(run.policy, task_names(run.state.job())).sections;
   if (const RunPaths paths(run_dir); fs::exists(paths.tasks_csv())) {
     out << "per-task report (best per step, task similarity): " << paths.tasks_csv().string() << "\n";

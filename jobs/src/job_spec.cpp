@@ -91,6 +91,21 @@ std::optional<int> default_budget_in(std::string_view job_text) {
   return std::nullopt;
 }
 
+std::optional<StepsOfJob> early_stopping_steps_in(std::string_view job_text) {
+  try {
+    const toml::table root = toml::parse(job_text);
+    const toml::table* table = root["early_stopping"].as_table();
+    if (table == nullptr) return std::nullopt;
+    const EarlyStoppingSpec defaults;
+    StepsOfJob steps{defaults.max_step, defaults.step_name};
+    if (const auto n = (*table)["max_step"].value<std::int64_t>(); n && *n >= 1) steps.max_step = *n;
+    if (const auto name = (*table)["step_name"].value<std::string>()) steps.step_name = *name;
+    return steps;
+  } catch (const toml::parse_error&) {
+  }
+  return std::nullopt;
+}
+
 int libo_initial_random(int budget, int s) {
   const double n = std::sqrt(static_cast<double>(std::max(budget, 0))) / std::pow(static_cast<double>(std::max(s, 1)), 0.25);
   // A hair below the ceiling absorbs rounding: sqrt(16)/1 is 4, not 5.

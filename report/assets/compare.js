@@ -20,6 +20,37 @@
     "seed by seed, with how many seeds it was better and worse. Made by lbo " + data.generator + " with " +
     data.chart_library + ".";
   const main = document.getElementById("main");
+  // The verdict over every task and seed (comparison.cpp: verdict_of) and what each method spent.
+  if (data.verdict && Object.keys(data.verdict).length) {
+    const section = el("section");
+    section.appendChild(el("h2", {}, "Verdict"));
+    section.appendChild(el("p", { className: "caption" },
+      "The mean over every task and seed of " + first + "'s best so far less each other method's (> 0: " + first +
+      " better), ± its standard error over those task runs; distinguishable when more than two standard errors."));
+    Object.keys(data.verdict).forEach((method) => {
+      const list = el("ul");
+      data.verdict[method].forEach((row) => {
+        const li = el("li", {}, row.sentence);
+        if (row.mean !== null && row.se !== null && Math.abs(row.mean) > 2 * row.se) li.className = row.mean > 0 ? "better" : "worse";
+        list.appendChild(li);
+      });
+      section.appendChild(list);
+    });
+    if (data.spent) {
+      const table = el("table");
+      const head = el("tr");
+      ["method", "trials per run", "steps per run", "trial time per run (s)"].forEach((h) => head.appendChild(el("th", {}, h)));
+      table.appendChild(head);
+      data.methods.forEach((method) => {
+        const s = data.spent[method] || {};
+        const row = el("tr");
+        [method, fmt(s.trials), s.steps > 0 ? fmt(s.steps) : "–", fmt(s.seconds)].forEach((v) => row.appendChild(el("td", {}, v)));
+        table.appendChild(row);
+      });
+      section.appendChild(table);
+    }
+    main.appendChild(section);
+  }
   data.tasks.forEach((task) => {
     const section = el("section");
     section.appendChild(el("h2", {}, "Task " + task.name));
@@ -83,7 +114,10 @@
       });
       table.appendChild(row);
     });
-    section.appendChild(table);
+    // Wide tables scroll rather than spill past the page (a last column was cut at 1,400 px).
+    const scroll = el("div", { className: "scroll" });
+    scroll.appendChild(table);
+    section.appendChild(scroll);
   });
   // For tests/report/browser.sh: how many figures, and that the script finished.
   document.body.dataset.figures = String(data.tasks.length);

@@ -270,6 +270,15 @@
       ['allocations', allocs.length ? allocs.length + ': ' + allocs.join(', ') : MISSING],
       ['trials', P.trials.length + ' (' + P.trials.filter(isOk).length + ' ok)'],
     ];
+    // What early stopping saved: the steps of the trials that ended ok or stopped against each
+    // run to max_step (computed by lbo: orchestrator/outputs/src/step_savings.cpp).
+    const sv = r.savings;
+    if (sv && isNum(sv.full) && sv.full > 0) {
+      const saved = sv.full - sv.spent;
+      facts.push(['early stopping', sv.spent + ' of ' + sv.full + ' ' + (sv.step_name || 'step') + ' steps (' + pct(saved / sv.full) +
+        ' saved' + (isNum(sv.seconds_per_step) && saved > 0 ? ': about ' + duration(saved * sv.seconds_per_step) + ' of trial time' : '') +
+        ') for ' + sv.trials + ' trials against each run to ' + (sv.step_name || 'step') + ' ' + sv.max_step]);
+    }
     box.append(el('div', { class: 'facts' }, facts.map(f => el('div', null, el('span', { text: f[0] }), pick(f[1], MISSING)))));
     const jobRows = ['surrogate', 'acquisition', 'direction', 'initial_random', 'stepwise', 'early_stopping', 'slots', 'seed']
       .filter(k => j[k] !== undefined).map(k => [k, String(j[k])]);

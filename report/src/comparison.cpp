@@ -1,5 +1,6 @@
 #include "lbo/report/comparison.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -62,6 +63,76 @@ std::map<std::string, std::vector<double>> best_so_far(const orchestrator::RunSt
   return out;
 }
 
+// What a run spent: its trials, the steps they reported (early stopping), their time.
+struct Spent {
+  double trials = 0, steps = 0, seconds = 0;
+};
+
+Spent spent_by(const orchestrator::RunState& state) {
+  Spent s;
+  for (const orchestrator::Trial& t : state.trials()) {
+    if (t.lost() || !t.finished) continue;
+    s.trials += 1;
+    s.steps += static_cast<double>(t.steps_spent());
+    s.seconds += t.outcome.duration_s;
+  }
+  return s;
+}
+
+std::string format_number(double x) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3g", x);
+  return text;
+}
+
+// The pooled verdict of `method` against the first at a few numbers of trials: the mean over
+// every task and seed both ran of the first's best less the other's (oriented: > 0, the first
+// better), its standard error over those task runs, and a plain sentence. Differences of unlike
+// tasks are pooled as they are: the sentence is about this job's objective as it is scaled.
+json verdict_of(const json& tasks, const std::string& first, const std::string& method,
+                const std::map<std::string, std::map<int, std::map<std::string, std::vector<double>>>>& curves, double sign) {
+  std::size_t shortest = std::numeric_limits<std::size_t>::max();
+  for (const json& task : tasks) shortest = std::min(shortest, task["trials"].get<std::size_t>());
+  std::vector<std::size_t> budgets;
+  for (std::size_t k : {5, 10, 25, 50, 100}) {
+    if (k < shortest) budgets.push_back(k);
+  }
+  if (shortest > 0 && shortest != std::numeric_limits<std::size_t>::max()) budgets.push_back(shortest);
+  json out = json::array();
+  for (std::size_t k : budgets) {
+    std::vector<double> differences;
+    for (const json& task : tasks) {
+      const std::string name = task["name"].get<std::string>();
+      for (const auto& [seed, by_task] : curves.at(method)) {
+        const auto theirs = by_task.find(name);
+        const auto& first_runs = curves.at(first);
+        const auto mine_seed = first_runs.find(seed);
+        if (theirs == by_task.end() || mine_seed == first_runs.end()) continue;
+        const auto mine = mine_seed->second.find(name);
+        if (mine == mine_seed->second.end() || k > mine->second.size() || k > theirs->second.size()) continue;
+        const double a = mine->second[k - 1], b = theirs->second[k - 1];
+        if (std::isnan(a) || std::isnan(b)) continue;
+        differences.push_back(sign * (a - b));
+      }
+    }
+    const Stats s = stats_of(differences);
+    std::string sentence = first + " against " + method + " at " + std::to_string(k) + " trials over " +
+                           std::to_string(s.n) + " task run(s): ";
+    if (s.n == 0) {
+      sentence += "no task run has a result of both yet";
+    } else if (s.n < 2 || !std::isfinite(s.se)) {
+      sentence += (s.mean >= 0 ? "ahead by " : "behind by ") + format_number(std::fabs(s.mean)) +
+                  " in the one task run: too few to tell";
+    } else {
+      const bool distinct = std::fabs(s.mean) > 2 * s.se;
+      sentence += (s.mean >= 0 ? "ahead by " : "behind by ") + format_number(std::fabs(s.mean)) + " ± " +
+                  format_number(s.se) + (distinct ? ": distinguishable (more than 2 standard errors)" : ": not distinguishable");
+    }
+    out.push_back({{"trials", k}, {"mean", number(s.mean)}, {"se", number(s.se)}, {"n", s.n}, {"sentence", sentence}});
+  }
+  return out;
+}
+
 }  // namespace
 
 json comparison_data(const std::vector<ComparedRun>& runs) {
@@ -69,6 +140,7 @@ json comparison_data(const std::vector<ComparedRun>& runs) {
   std::vector<std::string> methods;
   std::vector<std::string> task_names;
   std::map<std::string, std::map<int, std::map<std::string, std::vector<double>>>> curves;  // method → seed → task
+  std::map<std::string, std::vector<Spent>> spent;  // method → per run
   bool maximize = true;
   int seeds = 0;
   for (const ComparedRun& run : runs) {
@@ -80,6 +152,7 @@ json comparison_data(const std::vector<ComparedRun>& runs) {
       if (std::find(task_names.begin(), task_names.end(), task.name) == task_names.end()) task_names.push_back(task.name);
     }
     curves[run.method][run.seed] = best_so_far(recovered.state, maximize);
+    spent[run.method].push_back(spent_by(recovered.state));
     seeds = std::max(seeds, run.seed);
   }
   json data;
@@ -131,6 +204,18 @@ json comparison_data(const std::vector<ComparedRun>& runs) {
       if (method != methods.front()) task["paired"][method] = std::move(paired);
     }
     data["tasks"].push_back(std::move(task));
+  }
+  // Each method's mean per run of what it spent, and the first's verdict against each other.
+  data["spent"] = json::object();
+  for (const std::string& method : methods) {
+    Spent mean;
+    for (const Spent& s : spent[method]) mean.trials += s.trials, mean.steps += s.steps, mean.seconds += s.seconds;
+    const double n = static_cast<double>(std::max<std::size_t>(spent[method].size(), 1));
+    data["spent"][method] = {{"trials", mean.trials / n}, {"steps", mean.steps / n}, {"seconds", mean.seconds / n}};
+  }
+  data["verdict"] = json::object();
+  for (const std::string& method : methods) {
+    if (method != methods.front()) data["verdict"][method] = verdict_of(data["tasks"], methods.front(), method, curves, sign);
   }
   return data;
 }
@@ -223,6 +308,21 @@ std::string comparison_summary(const json& data) {
       }
       out << "\n";
     }
+  }
+  // The verdict over every task and seed, and what each method spent per run.
+  if (data.contains("verdict")) {
+    for (const auto& [method, rows] : data["verdict"].items()) {
+      out << "verdict, " << first << " against " << method << " (the mean paired difference of the best so far over every "
+          << "task and seed, ± its standard error; > 0: " << first << " better):\n";
+      for (const json& row : rows) out << "  " << row["sentence"].get<std::string>() << "\n";
+    }
+    out << "spent per run (mean):";
+    for (const auto& [method, s] : data["spent"].items()) {
+      out << "  " << method << " " << format_number(s["trials"].get<double>()) << " trials";
+      if (s["steps"].get<double>() > 0) out << ", " << format_number(s["steps"].get<double>()) << " steps";
+      out << ", " << format_number(s["seconds"].get<double>()) << " s of trial time;";
+    }
+    out << "\n";
   }
   return out.str();
 }

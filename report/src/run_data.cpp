@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -20,6 +22,7 @@
 #include "lbo/orchestrator/files.hpp"
 #include "lbo/orchestrator/recovery.hpp"
 #include "lbo/orchestrator/run_directory.hpp"
+#include "lbo/orchestrator/step_savings.hpp"
 #include "lbo/orchestrator/task_report.hpp"
 #include "utilization.hpp"
 
@@ -129,6 +132,26 @@ void add_job_settings(json& job, const fs::path& job_file, std::vector<std::stri
   } catch (const std::exception& e) {
     notes.push_back(job_file.filename().string() + " cannot be read (" + e.what() +
                     "): the job's surrogate, acquisition and seed are shown as lbo's defaults");
+  }
+}
+
+json savings_json(const orchestrator::StepSavings& s) {
+  json out{{"trials", s.trials}, {"spent", s.spent}, {"full", s.full}};
+  if (std::isfinite(s.seconds_per_step)) out["seconds_per_step"] = s.seconds_per_step;
+  return out;
+}
+
+// With [early_stopping]: what it saved (orchestrator::step_savings), the run's and each task's.
+void add_savings(json& out, json& tasks, const RunState& state, const fs::path& job_file) {
+  std::ifstream in(job_file, std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::optional<jobs::StepsOfJob> steps = jobs::early_stopping_steps_in(text);
+  if (!steps) return;
+  out["savings"] = savings_json(orchestrator::step_savings(state, steps->max_step));
+  out["savings"]["step_name"] = steps->step_name;
+  out["savings"]["max_step"] = steps->max_step;
+  for (std::size_t i = 0; i < tasks.size(); ++i) {
+    tasks[i]["savings"] = savings_json(orchestrator::step_savings(state, steps->max_step, static_cast<int>(i)));
   }
 }
 
@@ -424,6 +447,7 @@ json run_data(const fs::path& dir, std::optional<int> ended_with) {
   out["attempts"] = attempts_json(history, running, attempts);
   out["trials"] = trials_json(state, running, attempts);
   json tasks = tasks_json(state, stepwise);
+  add_savings(out, tasks, state, paths.job_file());
   add_model_report(tasks, state, stepwise, paths.tasks_csv(), job["surrogate"] == "lbo", notes);
   out["tasks"] = std::move(tasks);
 

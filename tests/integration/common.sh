@@ -29,13 +29,21 @@ objectives_left() {
 # (comparable.py), which a resume may change.
 committed() { python3 "$HERE/comparable.py" "$1" --no-header | sort; }
 
-# keeps OLD NEW WHAT: every committed result of OLD is in NEW, unchanged.
+# keeps OLD NEW WHAT: every committed result of OLD is in NEW, unchanged; else it fails naming
+# the rows of OLD that NEW lacks and what NEW has of the same trials.
 keeps() {
   [ -n "$1" ] || return 0
-  if comm -23 <(echo "$1") <(echo "$2") | grep -q .; then
-    comm -23 <(echo "$1") <(echo "$2") | head -5 >&2
-    fail "$3: committed results changed or vanished"
-  fi
+  local lost
+  lost=$(comm -23 <(echo "$1") <(echo "$2") || true)
+  [ -n "$lost" ] || return 0
+  {
+    echo "rows of the earlier results.csv that the later one lacks (at most 5 of $(echo "$lost" | wc -l)):"
+    echo "$lost" | head -5 | sed 's/^/  before: /'
+    echo "$lost" | head -5 | cut -d, -f1 | while read -r trial; do
+      echo "$2" | grep "^$trial," | sed 's/^/  after:  /' || echo "  after:  (no row of trial $trial)"
+    done
+  } >&2
+  fail "$3: committed results changed or vanished"
 }
 
 # A job running the test objective: outcomes drawn from ok/fail/crash, retries = 1, 2 tasks.

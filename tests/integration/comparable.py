@@ -16,9 +16,14 @@ def main(argv):
     drop = [c for c in TIMING if not (c == "attempts" and "--keep-attempts" in flags)]
     try:
         with open(path, newline="") as f:
-            rows = list(csv.reader(f))
+            text = f.read()
     except FileNotFoundError:
         return 0
+    # An lbo killed outright while it appended may leave the last row torn (no newline): not a
+    # row of the file yet (the journal holds the result; the next run rewrites the file).
+    if text and not text.endswith("\n"):
+        text = text[: text.rfind("\n") + 1]
+    rows = list(csv.reader(text.splitlines(keepends=True)))
     if not rows:
         return 0
     header, body = rows[0], rows[1:]

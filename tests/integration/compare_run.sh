@@ -103,6 +103,34 @@ assert fewer > 0, "no run began with a failed trial: the test checks less than i
 print(f"compare.csv: 24 rows as computed from the runs ({fewer} with a run that had no ok result yet)")
 PY
 
+# The verdict on stdout: gp's best less random's over every task and seed, pooled, at 5 and 6
+# trials, by hand from the runs' results.csv files.
+python3 - "$dir" "$SCRATCH/whole.out" <<'PY' || { cat "$SCRATCH/whole.out"; fail "the verdict disagrees with the runs"; }
+import csv, math, os, re, statistics, sys
+d, out = sys.argv[1], open(sys.argv[2]).read()
+def best(method, seed, task, k):
+    rows = sorted((r for r in csv.DictReader(open(os.path.join(d, f"{method}-seed{seed}", "results.csv"))) if r["task"] == task),
+                  key=lambda r: int(r["trial"]))[:k]
+    ok = [float(r["objective"]) for r in rows if r["status"] == "ok"]
+    return min(ok) if ok else None
+for k in (5, 6):
+    diffs = []
+    for task in ("a", "b"):
+        for s in (1, 2, 3):
+            g, r = best("gp", s, task, k), best("random", s, task, k)
+            if g is not None and r is not None:
+                diffs.append(r - g)  # minimizing: > 0, gp better
+    mean, se = statistics.mean(diffs), statistics.stdev(diffs) / math.sqrt(len(diffs))
+    line = re.search(rf"gp against random at {k} trials over (\d+) task run\(s\): (ahead|behind) by (\S+) ± (\S+): (.*)", out)
+    assert line, (k, out)
+    assert int(line.group(1)) == len(diffs), (line.group(0), diffs)
+    assert (line.group(2) == "ahead") == (mean >= 0), (line.group(0), mean)
+    assert f"{abs(mean):.3g}" == line.group(3) and f"{se:.3g}" == line.group(4), (line.group(0), mean, se)
+    assert line.group(5).startswith("distinguishable" if abs(mean) > 2 * se else "not distinguishable"), line.group(0)
+assert re.search(r"spent per run \(mean\):  gp 6 trials", out) or re.search(r"spent per run \(mean\):  gp 12 trials", out), out
+print("verdict: as computed from the runs")
+PY
+
 # A second call finds every run finished and runs none.
 compare "$SCRATCH/whole" > /dev/null 2> "$SCRATCH/again.log" || fail "the second lbo compare failed"
 [ "$(grep -c ': finished in ' "$SCRATCH/again.log")" = 6 ] || fail "the second call ran again: $(cat "$SCRATCH/again.log")"

@@ -5,6 +5,7 @@
 
 #include "lbo/jobs/error.hpp"
 #include "lbo/orchestrator/files.hpp"
+#include "lbo/orchestrator/step_savings.hpp"
 #include "lbo/orchestrator/task_report.hpp"
 
 namespace lbo::orchestrator {
@@ -80,10 +81,16 @@ void RunOutputs::report_attempt(const RunState& state, const Trial& t, int attem
     const std::string steps = task.budget_steps > 0 ? ", " + std::to_string(progress.steps) + "/" +
                                                           std::to_string(task.budget_steps) + " steps"
                                                     : std::string();
+    std::string saved;
+    if (job_.early_stopping) {
+      const std::string text = describe(step_savings(state, job_.early_stopping->max_step, t.task), job_.early_stopping->step_name);
+      if (!text.empty()) saved = "; ran " + text;
+    }
     console_.log("task " + task.name + " done: " + std::to_string(progress.ok) + "/" + of + " ok" + steps +
                  (progress.stopped > 0 ? ", " + std::to_string(progress.stopped) + " stopped early" : std::string()) +
                  (best ? ", best " + format_objective(*best) + " (trial " + std::to_string(*progress.best_trial) + ")"
-                       : std::string(", no successful trial")));
+                       : std::string(", no successful trial")) +
+                 saved);
     // A task whose proposals never came from the job's model fitted on it says so: what it
     // learned from earlier tasks came through their posteriors, or not at all.
     const int interim = progress.proposed_by(ProposalSource::interim_gp);
@@ -153,6 +160,14 @@ void RunOutputs::log_end(const RunState& state, const RunEnd& end) {
   if (end.finished_before > 0) {
     std::snprintf(summary, sizeof summary, "%d trials finished in %.1f s (%d in all, with earlier runs)",
                   finished - end.finished_before, elapsed, finished);
+  }
+  if (job_.early_stopping) {
+    const std::string text = describe(step_savings(state, job_.early_stopping->max_step), job_.early_stopping->step_name);
+    if (!text.empty()) {
+      console_.log("early stopping (" + std::string(jobs::to_string(job_.early_stopping->rule)) + "): the trials ran " + text +
+                   " against every one run to " + job_.early_stopping->step_name + " " +
+                   std::to_string(job_.early_stopping->max_step) + "; process starts not counted");
+    }
   }
   if (end.exit_code == 0) {
     console_.log(std::string("done: ") + summary + "; " + run_.results_csv().string());

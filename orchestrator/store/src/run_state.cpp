@@ -31,17 +31,17 @@ std::int64_t counted_from(const Trial& t, int attempt, std::int64_t step) {
   return step > trial_last ? trial_last : 0;
 }
 
-std::int64_t steps_spent(const Trial& t) {
+}  // namespace
+
+std::int64_t Trial::steps_spent() const {
   Trial replay;
   std::int64_t spent = 0;
-  for (const StepReport& r : t.reports) {
+  for (const StepReport& r : reports) {
     spent += r.step - counted_from(replay, r.attempt, r.step);
     replay.reports.push_back(r);
   }
   return spent;
 }
-
-}  // namespace
 
 RunState::RunState(JobIdentity job, std::vector<Trial> trials, std::vector<std::int64_t> retries,
                    std::vector<std::int64_t> interrupted, bool round_handed_out)
@@ -64,7 +64,7 @@ RunState::RunState(JobIdentity job, std::vector<Trial> trials, std::vector<std::
     ++tasks_[t.task].proposed[static_cast<std::size_t>(t.proposed_by)];
     if (t.finished) count_final(t);
     if (t.paused()) paused_.push_back(t.id);
-    tasks_[t.task].steps += steps_spent(t);
+    tasks_[t.task].steps += t.steps_spent();
   }
   for (const auto* queue : {&interrupted_, &retries_}) {
     for (std::int64_t id : *queue) {

@@ -312,6 +312,13 @@ std::string task_name_for(const std::filesystem::path& dataset);
 /// The [schedule] default_budget a job file's text sets (a run's frozen job.toml), if any; no
 /// other validation.
 std::optional<int> default_budget_in(std::string_view job_text);
+/// The [early_stopping] table's max_step and step_name in a job file's text (a run's frozen
+/// job.toml), unset keys at their defaults; nullopt without the table. No other validation.
+struct StepsOfJob {
+  std::int64_t max_step = 1;
+  std::string step_name = "step";
+};
+std::optional<StepsOfJob> early_stopping_steps_in(std::string_view job_text);
 /// LiBO's forced exploration: ceil(sqrt(budget) / s^¼) for the s-th task (1-based).
 int libo_initial_random(int budget, int s);
 

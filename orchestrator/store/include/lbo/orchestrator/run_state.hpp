@@ -57,6 +57,9 @@ struct Trial {
   /// it reported none after (outcome.last_step). A stop that came while the objective reported
   /// on (a batch of reports) leaves it past the step of the decision.
   std::int64_t steps_run() const { return std::max(outcome.last_step, last_step(attempts)); }
+  /// The resource its attempts spent, in steps: each attempt's from where it resumed (promotion)
+  /// or from the start (a retry), as TaskProgress::steps counts them.
+  std::int64_t steps_spent() const;
   /// Its first report at or past `step`: in the reports of every attempt (`every_attempt`: in
   /// promotion mode they make one curve) or of the newest. A trial stopped or paused counts up
   /// to the step it was stopped on: what it reported after (before the signal reached it)
