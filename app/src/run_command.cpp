@@ -95,7 +95,9 @@ double last_recorded_time(const RunState& state) {
 
 int validate_command(const std::string& job_file) {
   const jobs::JobSpec job = jobs::load_job_file(job_file);
-  const std::vector<WarmTask> warm_start = load_warm_start(job);
+  std::vector<std::string> notes;
+  const std::vector<WarmTask> warm_start = load_warm_start(job, &notes);
+  for (const std::string& note : notes) std::cout << "note: " << note << "\n";
   std::cout << job_file << ": ok: " << describe(job);
   if (!job.policy.warm_start.empty()) std::cout << ", " << warm_start.size() << " warm-start task(s)";
   std::cout << "\n";
@@ -272,7 +274,9 @@ int run_job(jobs::JobSpec job, const RunOptions& options, cluster::MpiSession* m
   Console console;
   TransportFactory make_transport = transport_for(job, options.job_file, mpi, console, clock);
   // Read before the run directory is touched: bad input leaves nothing written.
-  std::vector<WarmTask> warm_start = load_warm_start(job);
+  std::vector<std::string> warm_notes;
+  std::vector<WarmTask> warm_start = load_warm_start(job, &warm_notes);
+  for (const std::string& note : warm_notes) console.log(note);
   DeadlineSearch deadline = find_deadline(options.deadline, now);
   for (const std::string& note : deadline.notes) console.log(note);
   for (const std::string& warning : deadline.warnings) console.warn(warning);

@@ -24,11 +24,13 @@ std::string_view CsvTable::field(const CsvRecord& r, int c) const {
 }
 
 CsvTable parse_csv(std::string_view text) {
+  // A UTF-8 byte order mark (spreadsheets write one) is no part of the first column's name.
+  if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
   std::vector<CsvRecord> all;
   CsvRecord record{1, {}};
   std::string field;
   bool quoted = false, any = false;
-  std::size_t line = 1;
+  std::size_t line = 1, quote_line = 0;
   const auto end_record = [&] {
     record.fields.push_back(std::move(field));
     field.clear();
@@ -52,6 +54,7 @@ CsvTable parse_csv(std::string_view text) {
       }
     } else if (c == '"') {
       quoted = true;
+      quote_line = line;
     } else if (c == ',') {
       record.fields.push_back(std::move(field));
       field.clear();
@@ -65,6 +68,7 @@ CsvTable parse_csv(std::string_view text) {
   }
   if (any) end_record();
   CsvTable table;
+  if (quoted) table.unclosed_quote_line = quote_line;
   if (all.empty()) return table;
   table.header = std::move(all.front().fields);
   table.records.assign(std::make_move_iterator(all.begin() + 1), std::make_move_iterator(all.end()));
@@ -96,7 +100,13 @@ CsvTable read_csv_file(const std::filesystem::path& path) {
   std::ostringstream text;
   text << in.rdbuf();
   if (in.bad()) throw InputError(path.string() + ": cannot read it: " + std::strerror(errno));
-  return parse_csv(text.str());
+  CsvTable table = parse_csv(text.str());
+  if (table.unclosed_quote_line > 0) {
+    throw InputError(path.string() + ":" + std::to_string(table.unclosed_quote_line) +
+                     ": a quote opened here is never closed, so every line after it would be read as one field; "
+                     "close the quote (a quote inside a quoted field is written \"\")");
+  }
+  return table;
 }
 
 }  // namespace lbo::jobs

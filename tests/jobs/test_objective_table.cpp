@@ -80,6 +80,27 @@ TEST(Csv, keeps_quoted_commas_quotes_and_line_breaks_and_the_line_each_record_st
   EXPECT_TRUE(parse_csv("").header.empty());
 }
 
+// A spreadsheet's UTF-8 byte order mark: the first column is still "task" (a table with one was
+// refused for lacking its task column, while a warm-start file with one was read).
+TEST(Csv, a_byte_order_mark_is_no_part_of_the_first_column) {
+  const CsvTable t = parse_csv("\xEF\xBB\xBFtask,x\na,1\n");
+  ASSERT_EQ(t.header.size(), 2u);
+  EXPECT_EQ(t.header[0], "task");
+  EXPECT_EQ(t.column("task"), 0);
+  ASSERT_EQ(t.records.size(), 1u);
+  EXPECT_EQ(t.records[0].line, 2u);
+  EXPECT_EQ(parse_csv("a\xEF\xBB\xBF,b\n").header[0], "a\xEF\xBB\xBF") << "only at the start";
+}
+
+// A quote never closed swallows every later line into one field: the file is refused, naming
+// the line of the quote (its rows once went missing without a word).
+TEST_F(ObjectiveTableTest, a_quote_never_closed_is_an_input_error_naming_its_line) {
+  EXPECT_EQ(parse_csv("a,b\n1,\"x\n2,3\n").unclosed_quote_line, 2u);
+  EXPECT_EQ(parse_csv("a,b\n1,\"x\"\"y\"\n").unclosed_quote_line, 0u);
+  const std::string error = load_error("task,x,loss\na,0.1,1\na,\"0.2,2\na,0.3,3\n");
+  EXPECT_NE(error.find("evals.csv:3: a quote opened here is never closed"), std::string::npos) << error;
+}
+
 TEST(Csv, a_missing_file_is_an_input_error_naming_it) {
   try {
     read_csv_file("/nonexistent/evals.csv");

@@ -164,7 +164,8 @@ TEST(OutputWarpingTest, the_models_see_each_tasks_results_warped_and_the_batches
 TEST(OutputWarpingTest, a_memo_keeps_the_warping_until_the_tasks_results_change) {
   lbo::testing::ScratchDir dir;
   const lbo::jobs::JobSpec job = lbo::testing::job_from(
-      lbo::testing::test_job("", "[[tasks]]\nname = \"a\"\nbudget = 6\n", "", "surrogate = \"gp\""), dir.path());
+      lbo::testing::test_job("", "[[tasks]]\nname = \"a\"\nbudget = 6\n", "", "surrogate = \"gp\"\noutput_warping = \"copula_below_median\""),
+      dir.path());
   ASSERT_EQ(job.policy.output_warping, lbo::jobs::OutputWarping::copula_below_median);
   constexpr auto kind = lbo::jobs::OutputWarping::copula_below_median;
   RunState state = lbo::testing::started_state(job);

@@ -30,7 +30,8 @@ bool succeeded(const jobs::CsvTable& csv, const jobs::CsvRecord& r, int status, 
 
 // Earlier evaluations in a CSV file, one warm task per value of its task column (in the order
 // they first appear; the whole file is one task, named by the file, without the column).
-std::vector<WarmTask> tasks_of_csv(const std::filesystem::path& file, const std::string& place, const jobs::JobSpec& job) {
+std::vector<WarmTask> tasks_of_csv(const std::filesystem::path& file, const std::string& place, const jobs::JobSpec& job,
+                                   std::vector<std::string>* notes) {
   jobs::CsvTable csv;
   try {
     csv = jobs::read_csv_file(file);
@@ -56,11 +57,20 @@ std::vector<WarmTask> tasks_of_csv(const std::filesystem::path& file, const std:
   }
   std::vector<WarmTask> tasks;
   jobs::CsvProblems problems(name);
+  jobs::CsvProblems no_number(file.string());  // rows without a status whose objective is no finite number
+  std::size_t failed = 0;
   for (const jobs::CsvRecord& r : csv.records) {
-    if (!succeeded(csv, r, status, state)) continue;  // a failure teaches nothing here
+    if (!succeeded(csv, r, status, state)) {  // a failure teaches nothing here
+      ++failed;
+      continue;
+    }
     const std::optional<double> value = jobs::parse_number(csv.field(r, objective));
     if (!value) {
-      if (status < 0 && state < 0) continue;  // no status: a row without a value is a failure
+      // No status: a row without a value is taken for a failed evaluation, and said.
+      if (status < 0 && state < 0) {
+        no_number.add(r.line, "objective \"" + std::string(csv.field(r, objective)) + "\"");
+        continue;
+      }
       problems.add(r.line, "an ok row's objective \"" + std::string(csv.field(r, objective)) + "\" is not a finite number");
       continue;
     }
@@ -83,12 +93,19 @@ std::vector<WarmTask> tasks_of_csv(const std::filesystem::path& file, const std:
   if (problems.count() > 0) {
     throw InputError(where + ": " + std::to_string(problems.count()) + " problem(s) in its rows:" + problems.lines());
   }
+  if (notes != nullptr && no_number.count() > 0) {
+    notes->push_back(where + ": " + std::to_string(no_number.count()) + " row(s) left out: their objective is no finite " +
+                     "number, and without a status column such a row is taken for a failed evaluation:" + no_number.lines());
+  }
+  if (notes != nullptr && failed > 0) {
+    notes->push_back(where + ": " + std::to_string(failed) + " row(s) left out: their status is not a success");
+  }
   return tasks;
 }
 
 }  // namespace
 
-std::vector<WarmTask> load_warm_start(const jobs::JobSpec& job) {
+std::vector<WarmTask> load_warm_start(const jobs::JobSpec& job, std::vector<std::string>* notes) {
   std::vector<WarmTask> tasks;
   const JobIdentity ours = JobIdentity::of(job);
   for (std::size_t i = 0; i < job.policy.warm_start.size(); ++i) {
@@ -96,7 +113,7 @@ std::vector<WarmTask> load_warm_start(const jobs::JobSpec& job) {
     const std::string where = job.policy.warm_start_places[i] + ": " + dir.string();
     std::error_code ec;
     if (std::filesystem::is_regular_file(dir, ec)) {
-      for (WarmTask& w : tasks_of_csv(dir, job.policy.warm_start_places[i], job)) tasks.push_back(std::move(w));
+      for (WarmTask& w : tasks_of_csv(dir, job.policy.warm_start_places[i], job, notes)) tasks.push_back(std::move(w));
       continue;
     }
     if (!RunPaths(dir).holds_run()) {
@@ -119,7 +136,13 @@ std::vector<WarmTask> load_warm_start(const jobs::JobSpec& job) {
     // A task counts once it is done (its budget used), with its ok trials; failed ones stay out.
     for (std::size_t task = 0; task < state.tasks().size(); ++task) {
       const TaskIdentity& identity = state.job().tasks[task];
-      if (!state.task_done(static_cast<int>(task)) || state.tasks()[task].ok == 0) continue;
+      if (!state.task_done(static_cast<int>(task)) || state.tasks()[task].ok == 0) {
+        if (notes != nullptr) {
+          notes->push_back(where + ": task " + identity.name + " left out: " +
+                           (state.task_done(static_cast<int>(task)) ? "no trial of it succeeded" : "it is not finished"));
+        }
+        continue;
+      }
       WarmTask w;
       for (const std::int64_t id : state.task_trials(static_cast<int>(task))) {
         const Trial& t = state.trial(id);
@@ -130,6 +153,15 @@ std::vector<WarmTask> load_warm_start(const jobs::JobSpec& job) {
       w.source = dir.string() + ":" + identity.name;
       w.direction = state.job().direction;
       tasks.push_back(std::move(w));
+    }
+  }
+  if (notes != nullptr && !job.policy.max_fit_results) {
+    for (const WarmTask& w : tasks) {
+      if (w.configs.size() < kLargeWarmTask) continue;
+      notes->push_back("warm-start task " + w.source + " has " + std::to_string(w.configs.size()) +
+                       " rows: every fit of the model takes all of them (minutes and gigabytes at a million); " +
+                       "[policy] max_fit_results = " + std::to_string(kLargeWarmTask) +
+                       " fits on that many (the better half and a spread of the rest)");
     }
   }
   return tasks;

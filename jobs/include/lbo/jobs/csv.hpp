@@ -2,7 +2,8 @@
 // CSV text as records with the line each starts on, for tables a user hands lbo (an objective's
 // tabulated evaluations, earlier evaluations to warm-start from) and for the files lbo writes
 // and reads back. RFC 4180: fields separated by commas, quoted with "..." ("" for a quote,
-// commas and line breaks inside), LF or CRLF line ends. Written here because Debian packages
+// commas and line breaks inside), LF or CRLF line ends, a UTF-8 byte order mark at the start
+// skipped. Written here because Debian packages
 // no C++ CSV reader and a reader that keeps line numbers for errors is short.
 
 #include <cstddef>
@@ -22,6 +23,9 @@ struct CsvRecord {
 struct CsvTable {
   std::vector<std::string> header;  ///< the first record; empty for an empty text
   std::vector<CsvRecord> records;   ///< the others, blank lines left out
+  /// The line of a quote that the text never closes (the rest of the text then is its last
+  /// field), or 0.
+  std::size_t unclosed_quote_line = 0;
 
   /// The index of the header's column `name`, or -1.
   int column(std::string_view name) const;
@@ -51,7 +55,8 @@ class CsvProblems {
   std::string file_, lines_;
   std::size_t count_ = 0;
 };
-/// The file at `path`; throws InputError "PATH: cannot read it: <reason>".
+/// The file at `path`; throws InputError "PATH: cannot read it: <reason>", or "PATH:LINE: a quote
+/// opened here is never closed ..." (a user's table: its later rows would vanish into a field).
 CsvTable read_csv_file(const std::filesystem::path& path);
 
 }  // namespace lbo::jobs

@@ -61,8 +61,10 @@ struct SurrogateTraits {
   bool libo_exploration = false;
   /// acquisition unset: this one (JUMBO's paper uses UCB), else [policy]'s default.
   std::optional<AcquisitionKind> acquisition;
-  /// output_warping unset: copula_below_median where it was measured to help (lbo, gp:
-  /// bench/README.md, "Transfer, published", third run), else none.
+  /// output_warping unset: copula_below_median where it was measured to help (lbo's transfer:
+  /// bench/README.md, "Transfer, published", third run), else none (gp: the half copula cost
+  /// on the single-task synthetic cases and gained nothing on the transfer table, bench/README.md
+  /// "Sample efficiency", decision `gp-output-warping`).
   OutputWarping output_warping = OutputWarping::none;
   /// transfer_best unset: half the earlier tasks' distinct bests when that is more than
   /// transfer_best (lbo: measured on DeepAR, bench/README.md, "Transfer, published", sixth run).
