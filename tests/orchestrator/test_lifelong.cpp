@@ -335,6 +335,35 @@ TEST(LifelongRunTest, warm_start_reads_csv_files_of_earlier_evaluations_checked_
   EXPECT_NE(error_of("narrow.csv").find("narrow.csv:1: no column for x, objective (or value)"), std::string::npos)
       << error_of("narrow.csv");
   EXPECT_NE(error_of("absent.csv").find("not a run directory"), std::string::npos);
+
+  // What is left out is said: rows without a finite objective (no status column: taken for
+  // failed evaluations), with their lines; failed rows; a task too large for every fit.
+  lbo::testing::write_text(dir.path() / "gaps.csv", "task,x,objective\nq,0.1,1\nq,0.2,abc\nq,0.3,nan\nq,0.4,inf\nq,0.5,2\n");
+  std::vector<std::string> notes;
+  const auto gaps = load_warm_start(
+      lbo::testing::job_from(lbo::testing::test_job("", "[[tasks]]\nname = \"c\"\nbudget = 2\n", "",
+                                                    "surrogate = \"random\"\nwarm_start = [\"gaps.csv\", \"optuna.csv\"]"),
+                             dir.path()),
+      &notes);
+  ASSERT_EQ(gaps.size(), 2u);
+  EXPECT_EQ(gaps[0].objectives, (std::vector<double>{1, 2}));
+  ASSERT_EQ(notes.size(), 2u);
+  EXPECT_NE(notes[0].find("gaps.csv: 3 row(s) left out: their objective is no finite number"), std::string::npos) << notes[0];
+  for (const char* line : {"gaps.csv:3: objective \"abc\"", "gaps.csv:4: objective \"nan\"", "gaps.csv:5: objective \"inf\""}) {
+    EXPECT_NE(notes[0].find(line), std::string::npos) << notes[0];
+  }
+  EXPECT_NE(notes[1].find("optuna.csv: 2 row(s) left out: their status is not a success"), std::string::npos) << notes[1];
+  std::string big = "task,x,objective\n";
+  for (std::size_t i = 0; i < kLargeWarmTask; ++i) big += "q," + std::to_string(static_cast<double>(i) / kLargeWarmTask) + ",1\n";
+  lbo::testing::write_text(dir.path() / "big.csv", big);
+  notes.clear();
+  load_warm_start(lbo::testing::job_from(lbo::testing::test_job("", "[[tasks]]\nname = \"c\"\nbudget = 2\n", "",
+                                                                "surrogate = \"random\"\nwarm_start = [\"big.csv\"]"),
+                                         dir.path()),
+                  &notes);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("big.csv:q has 2000 rows: every fit of the model takes all of them"), std::string::npos) << notes[0];
+  EXPECT_NE(notes[0].find("[policy] max_fit_results = 2000"), std::string::npos) << notes[0];
 }
 
 namespace {
