@@ -25,6 +25,11 @@
 // "promotion" it reports from $LBO_RESUME_STEP + 1, writes each step to $LBO_CHECKPOINT_DIR/step
 // before reporting it, fails (exit 4) when a resumed attempt finds an earlier step there, and
 // ends after $LBO_TARGET_STEP when that is below $LBO_MAX_STEP.
+//
+//   lbo-test-objective --exec-forever
+//
+// execs itself without end: a process that a look at /proc often finds in the middle of an
+// execve (the sweeps of escaped processes must see it).
 
 #include <csignal>
 #include <cmath>
@@ -36,6 +41,8 @@
 #include <numbers>
 #include <string>
 #include <thread>
+
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -80,6 +87,10 @@ double evaluate(const std::string& function, const nlohmann::json& params, const
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc == 2 && std::strcmp(argv[1], "--exec-forever") == 0) {
+    ::execv("/proc/self/exe", argv);
+    return 1;
+  }
   std::string function = "sum", via = "stdout";
   bool metrics = false;
   double sleep_ms = -1, report_ms = 0, sleep_ms_per_value = 0;

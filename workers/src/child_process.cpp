@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <functional>
@@ -21,6 +22,7 @@
 #include <optional>
 #include <sstream>
 #include <string_view>
+#include <vector>
 
 extern char** environ;
 
@@ -157,28 +159,68 @@ int open_pidfd(pid_t pid) {
 
 namespace {
 
+// What /proc/<pid>/stat says of a process that matters to a sweep.
+struct ProcessStat {
+  char state = 0;
+  pid_t group = 0;
+  bool kernel_thread = false;
+  bool environment_mapped = false;  // env_start is set: not in the middle of an execve, not exiting
+};
+
+std::optional<ProcessStat> read_stat(const std::filesystem::path& dir) {
+  std::ifstream stat(dir / "stat");
+  std::string line;
+  if (!std::getline(stat, line)) return std::nullopt;
+  const auto close = line.rfind(')');
+  if (close == std::string::npos || close + 2 > line.size()) return std::nullopt;
+  // The fields after the name, from field 3 on (proc(5)): state ppid pgrp session tty_nr tpgid
+  // flags ...; env_start is field 50. Read as words: some are signed, rsslim may be 2^64 - 1.
+  std::istringstream rest(line.substr(close + 2));
+  const std::vector<std::string> fields{std::istream_iterator<std::string>(rest), std::istream_iterator<std::string>()};
+  const auto field = [&](std::size_t number) { return number - 3 < fields.size() ? fields[number - 3] : std::string(); };
+  constexpr unsigned long kPfKthread = 0x00200000;  // PF_KTHREAD of linux/sched.h
+  ProcessStat s;
+  s.state = field(3).empty() ? 0 : field(3)[0];
+  s.group = static_cast<pid_t>(std::strtol(field(5).c_str(), nullptr, 10));
+  s.kernel_thread = (std::strtoul(field(9).c_str(), nullptr, 10) & kPfKthread) != 0;
+  s.environment_mapped = std::strtoul(field(50).c_str(), nullptr, 10) != 0;
+  return s;
+}
+
 // Calls `visit(environment, group)` for every live process outside our own process group, with
 // its whole /proc/<pid>/environ (NUL-separated entries) and its process group id.
+//
+// A process in the middle of an execve reads as an empty environment until the kernel has laid
+// out the new image's (env_start is still 0): under load that lasts milliseconds, and a daemon
+// caught exec'ing `sleep` went unseen and outlived its attempt (integration_escaped, once in CI).
+// Such a process is read again until its environment is mapped or it is gone, at most 2 s; a
+// process whose environment is really empty (env -i) has env_start set and is passed at once,
+// one whose environment is not ours to read (another user's) fails to open and is passed too.
 void for_each_process(const std::function<void(std::string_view, pid_t)>& visit) {
   std::error_code ec;
   std::string environment;
   for (const auto& dir : std::filesystem::directory_iterator("/proc", ec)) {
     const std::string name = dir.path().filename().string();
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream environ_file(dir.path() / "environ", std::ios::binary);
-    environment.assign(std::istreambuf_iterator<char>(environ_file), std::istreambuf_iterator<char>());
-    if (environment.empty()) continue;
-    std::ifstream stat(dir.path() / "stat");
-    std::string line;
-    std::getline(stat, line);
-    const auto close = line.rfind(')');
-    if (close == std::string::npos) continue;
-    std::istringstream rest(line.substr(close + 2));
-    char state = 0;
-    long ppid = 0, pgrp = 0;
-    rest >> state >> ppid >> pgrp;
-    if (state == 'Z' || pgrp <= 1 || pgrp == ::getpgrp()) continue;
-    visit(environment, static_cast<pid_t>(pgrp));
+    std::optional<ProcessStat> stat;
+    const auto read_environment = [&] {  // false: not ours to read (another user's) or gone
+      std::ifstream environ_file(dir.path() / "environ", std::ios::binary);
+      environment.assign(std::istreambuf_iterator<char>(environ_file), std::istreambuf_iterator<char>());
+      return environ_file.is_open();
+    };
+    for (int look = 0; look < 2000; ++look) {
+      if (look > 0) ::usleep(1000);
+      if (!read_environment()) break;
+      stat = read_stat(dir.path());
+      if (!stat || stat->state == 'Z' || stat->state == 'X' || stat->kernel_thread || !environment.empty()) break;
+      if (stat->environment_mapped) {  // mapped now: an execve may have ended between the two reads
+        read_environment();
+        break;
+      }
+    }
+    if (!stat || environment.empty() || stat->state == 'Z' || stat->kernel_thread) continue;
+    if (stat->group <= 1 || stat->group == ::getpgrp()) continue;
+    visit(environment, stat->group);
   }
 }
 
