@@ -17,6 +17,9 @@
 #     starts the run.
 #  7. Two `lbo run --fresh` at once on an existing run: each either runs or is refused (exit 2);
 #     the live run keeps its lock; every run moved aside is whole.
+#  8. Symbolic links planted in the run directory (its lock, results.csv, the next trial's
+#     folder, a trial's params.json): lbo writes through none, says which and why, and once the
+#     link is gone the same command completes.
 source "$(dirname "$0")/common.sh"
 
 is_root=$([ "$(id -u)" -eq 0 ] && echo 1 || echo 0)
@@ -292,8 +295,42 @@ section_7() {
   echo "7. concurrent --fresh: never a broken run; $(ls -d "$root"/dmg.* | wc -l) runs kept aside"
 }
 
+# 8. Symbolic links planted in the run directory.
+section_8() {
+  root="$SCRATCH/s8"; mkdir -p "$root"
+  write_job "$SCRATCH/s8.toml" "$root" 4 2
+  "$LBO_BIN" run "$SCRATCH/s8.toml" --run-root "$root" > /dev/null 2>&1 || fail "section 8: the first run failed"
+  write_job "$SCRATCH/s8.toml" "$root" 6 3  # three trials more to run
+  local run="$root/dmg" victim="$SCRATCH/s8-victim" link status
+  mkdir -p "$SCRATCH/s8-victim-folder"
+  for link in lock results.csv trials/6 trials/6/params.json; do
+    echo "not lbo's" > "$victim"
+    if [ "$link" = trials/6/params.json ]; then
+      mkdir -p "$run/trials/6"
+      ln -s "$victim" "$run/$link"
+    elif [ "$link" = trials/6 ]; then
+      ln -s "$SCRATCH/s8-victim-folder" "$run/$link"
+    else
+      mv "$run/$link" "$SCRATCH/s8-kept"
+      ln -s "$victim" "$run/$link"
+    fi
+    set +e; "$LBO_BIN" run "$SCRATCH/s8.toml" --run-root "$root" > /dev/null 2> "$SCRATCH/s8.log"; status=$?; set -e
+    [ "$status" -ne 0 ] || { cat "$SCRATCH/s8.log"; fail "section 8: a link at $link did not stop the run"; }
+    grep "it is a symbolic link, and lbo writes through none in its run directory: remove the link" "$SCRATCH/s8.log" | grep -qF "$run/$link" \
+      || { cat "$SCRATCH/s8.log"; fail "section 8: the link at $link is not named"; }
+    [ "$(cat "$victim")" = "not lbo's" ] || fail "section 8: lbo wrote through the link at $link"
+    [ -z "$(ls -A "$SCRATCH/s8-victim-folder")" ] || fail "section 8: lbo wrote into the folder linked at $link"
+    rm "$run/$link"
+    if [ -e "$SCRATCH/s8-kept" ]; then mv "$SCRATCH/s8-kept" "$run/$link"; fi
+  done
+  "$LBO_BIN" run "$SCRATCH/s8.toml" --run-root "$root" > /dev/null 2> "$SCRATCH/s8.log" \
+    || { cat "$SCRATCH/s8.log"; fail "section 8: the run did not complete once the links were gone"; }
+  check_exact "$run/results.csv" 6 3
+  echo "8. links planted in the run directory: written through by none, each named; the run completes without them"
+}
+
 # DAMAGE_SECTIONS="2 5" runs only those sections.
-for n in 1 2 3 4 5 6 7; do
+for n in 1 2 3 4 5 6 7 8; do
   if [ -z "${DAMAGE_SECTIONS:-}" ] || [[ " $DAMAGE_SECTIONS " == *" $n "* ]]; then "section_$n"; fi
 done
 echo "damage ok"

@@ -49,3 +49,21 @@ TEST(RunOutputsTest, a_task_whose_last_trials_end_in_one_commit_is_said_done_onc
   EXPECT_EQ(count(text, "task a done: 2/2 ok, best 0.75 (trial 1)"), 1u) << text;
   EXPECT_EQ(count(lbo::testing::read_text(dir.path() / "results.csv"), "\n"), 3u);  // header and two rows
 }
+
+// Issue 56: a watched file named "x\n[12:00:00] done: ..." forged a log line of its own.
+TEST(ConsoleTest, a_line_cannot_start_another_or_steer_the_terminal) {
+  EXPECT_EQ(printable("plain text, ü"), "plain text, ü");
+  EXPECT_EQ(printable("a\nb\rc\td"), "a\\nb\\rc\\td");
+  EXPECT_EQ(printable("\x1b[2Jred\x7f"), "\\x1b[2Jred\\x7f");
+  EXPECT_EQ(printable(std::string("nul\0here", 8)), "nul\\x00here");
+  std::FILE* log = std::tmpfile();
+  ASSERT_NE(log, nullptr);
+  Console(log).log("watched file /in/x\n[12:00:00] done: 9 trials finished");
+  std::rewind(log);
+  std::string text;
+  char buffer[4096];
+  for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, log)) > 0;) text.append(buffer, n);
+  std::fclose(log);
+  EXPECT_EQ(count(text, "\n"), 1u) << text;
+  EXPECT_NE(text.find("x\\n[12:00:00] done"), std::string::npos) << text;
+}

@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "child_process.hpp"
+#include "lbo/jobs/error.hpp"
 
 namespace fs = std::filesystem;
 
@@ -15,12 +16,26 @@ namespace lbo::workers::detail {
 
 namespace {
 
-std::string system_error_text(const std::string& what, int error_number) { return what + ": " + std::strerror(error_number); }
+std::string system_error_text(const std::string& what, int error_number) { return what + ": " + system_reason(error_number); }
+
+// A trial's files are opened without following a symbolic link (O_NOFOLLOW), and its folders
+// must not be links: one planted in the run directory would have lbo write wherever it points.
+constexpr int kWriteFlags = O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW;
+
+bool is_link(const fs::path& path) {
+  std::error_code ec;
+  return fs::symlink_status(path, ec).type() == fs::file_type::symlink;
+}
+
+std::optional<FolderFailure> link_failure(const fs::path& folder, const std::string& what) {
+  if (!is_link(folder)) return std::nullopt;
+  return FolderFailure{"cannot use " + what + " " + folder.string() + ": " + system_reason(ELOOP), ELOOP, folder.string()};
+}
 
 // params.json, every byte checked (close included: a network filesystem may report a full disk
 // only there), so an objective never starts on an empty or short file. 0 or an errno.
 int write_params(const fs::path& file, const std::string& params_json) {
-  UniqueFd fd(::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+  UniqueFd fd(::open(file.c_str(), kWriteFlags, 0644));
   if (fd.get() < 0) return errno;
   const std::string text = params_json + "\n";
   if (!write_all(fd.get(), text.data(), text.size())) return errno;
@@ -33,6 +48,10 @@ int write_params(const fs::path& file, const std::string& params_json) {
 std::optional<FolderFailure> prepare_trial_folder(const WorkOrder& order, UniqueFd& stdout_file, UniqueFd& stderr_file) {
   const auto file = [&](std::string_view name) { return fs::path(order.workdir) / name; };
   std::error_code ec;
+  const fs::path workdir(order.workdir);
+  for (const fs::path& folder : {workdir.parent_path(), workdir}) {
+    if (auto failure = link_failure(folder, "the trial folder")) return failure;
+  }
   fs::create_directories(order.workdir, ec);
   if (ec) return FolderFailure{"cannot create the trial directory: " + ec.message(), ec.value(), order.workdir};
   if (order.attempt > 1) {
@@ -47,6 +66,7 @@ std::optional<FolderFailure> prepare_trial_folder(const WorkOrder& order, Unique
   fs::remove(file(kResultFile), ec);
   for (const EnvVar& var : order.env) {
     if (var.name != kCheckpointDirVar) continue;
+    if (auto failure = link_failure(var.value, "the checkpoint folder")) return failure;
     fs::create_directories(var.value, ec);
     if (ec) return FolderFailure{"cannot create the checkpoint folder: " + ec.message(), ec.value(), var.value};
   }
@@ -55,7 +75,7 @@ std::optional<FolderFailure> prepare_trial_folder(const WorkOrder& order, Unique
                          file(kParamsFile).string()};
   }
   for (auto [name, fd] : {std::pair{kStdoutFile, &stdout_file}, std::pair{kStderrFile, &stderr_file}}) {
-    fd->reset(::open(file(name).c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+    fd->reset(::open(file(name).c_str(), kWriteFlags, 0644));
     if (fd->get() < 0) {
       const int error_number = errno;
       return FolderFailure{system_error_text("cannot create " + std::string(name), error_number), error_number,

@@ -1,8 +1,12 @@
 #include "lbo/orchestrator/results_csv.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
 
@@ -17,9 +21,24 @@ namespace lbo::orchestrator {
 
 namespace {
 
+// fopen(path, mode) for "w" or "a", but never through a symbolic link (O_NOFOLLOW): a link
+// planted in the run directory would have lbo write wherever it points. nullptr and errno set.
+std::FILE* open_no_link(const std::filesystem::path& path, const char* mode) {
+  const bool append = mode[0] == 'a';
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | (append ? O_APPEND : O_TRUNC), 0644);
+  if (fd < 0) return nullptr;
+  std::FILE* f = ::fdopen(fd, mode);
+  if (f == nullptr) {
+    const int error_number = errno;
+    ::close(fd);
+    errno = error_number;
+  }
+  return f;
+}
+
 std::FILE* open_or_throw(const std::filesystem::path& path, const char* mode) {
-  std::FILE* f = std::fopen(path.c_str(), mode);
-  if (f == nullptr) throw IoError(path.string() + ": cannot write: " + std::strerror(errno), errno);
+  std::FILE* f = open_no_link(path, mode);
+  if (f == nullptr) throw IoError(path.string() + ": cannot write: " + system_reason(errno), errno);
   return f;
 }
 
@@ -70,11 +89,11 @@ std::string iso8601_utc(double unix_time) {
 std::FILE* open_for_appending(const std::filesystem::path& path, const char* header) {
   std::error_code ec;
   const bool fresh = !std::filesystem::exists(path, ec) || std::filesystem::file_size(path, ec) == 0;
-  std::FILE* file = std::fopen(path.c_str(), "a");
+  std::FILE* file = open_no_link(path, "a");
   if (file == nullptr || (fresh && std::fputs(header, file) < 0)) {
     const int error_number = errno;
     if (file != nullptr) std::fclose(file);
-    throw IoError(path.string() + ": cannot write: " + std::strerror(error_number), error_number);
+    throw IoError(path.string() + ": cannot write: " + system_reason(error_number), error_number);
   }
   return file;
 }

@@ -17,14 +17,20 @@ namespace lbo::orchestrator {
 namespace {
 
 [[noreturn]] void fail(const std::string& what, const fs::path& path, int error_number = errno) {
-  throw IoError(path.string() + ": " + what + ": " + std::strerror(error_number), error_number);
+  throw IoError(path.string() + ": " + what + ": " + system_reason(error_number), error_number);
 }
 
 // A descriptor closed on every path; close() reports the error a network filesystem may only
-// give there.
+// give there. A file opened to be written is never a symbolic link (O_NOFOLLOW): a link planted
+// in the run directory would have lbo write wherever it points.
+int open_flags(int flags) {
+  const bool writes = (flags & (O_WRONLY | O_RDWR | O_CREAT | O_TRUNC)) != 0;
+  return flags | O_CLOEXEC | (writes ? O_NOFOLLOW : 0);
+}
+
 class File {
  public:
-  File(const fs::path& path, int flags, mode_t mode = 0644) : path_(path), fd_(::open(path.c_str(), flags | O_CLOEXEC, mode)) {
+  File(const fs::path& path, int flags, mode_t mode = 0644) : path_(path), fd_(::open(path.c_str(), open_flags(flags), mode)) {
     if (fd_ < 0) fail(flags & O_CREAT ? "cannot create" : "cannot open", path_);
   }
   File(const File&) = delete;

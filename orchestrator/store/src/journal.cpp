@@ -36,7 +36,7 @@ constexpr std::size_t kSignatureBytes = 5;
 constexpr std::size_t kRecordTypes = std::variant_size_v<JournalRecord>;
 
 [[noreturn]] void fail_io(const std::filesystem::path& path, const std::string& what, int error_number = errno) {
-  throw IoError(path.string() + ": " + what + ": " + std::strerror(error_number), error_number);
+  throw IoError(path.string() + ": " + what + ": " + system_reason(error_number), error_number);
 }
 
 // The frame starting at `at`, when it is one: a plausible length that fits, and a CRC that
@@ -284,7 +284,7 @@ JournalContents read_journal(const std::filesystem::path& path, std::uint64_t fr
 }
 
 JournalWriter JournalWriter::create(const std::filesystem::path& path) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (fd < 0) {
     if (errno == EEXIST) throw Error(path.string() + ": a journal exists already");
     fail_io(path, "cannot create the journal");
@@ -298,7 +298,7 @@ JournalWriter JournalWriter::create(const std::filesystem::path& path) {
 }
 
 JournalWriter JournalWriter::resume(const std::filesystem::path& path, const JournalContents& read, std::uint64_t min_bytes) {
-  const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+  const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0) fail_io(path, "cannot open the journal");
   JournalWriter writer(path, fd, std::max<std::uint64_t>(read.end_bytes, kHeaderBytes));
   if (read.header_damaged || read.header_torn) writer.write_at(0, journal_header(), "cannot rewrite the journal's header");

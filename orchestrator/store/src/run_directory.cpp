@@ -133,10 +133,10 @@ Lock try_lock(const RunPaths& run, LockFds& out, const LockOptions& locking, con
     }
   }
   const fs::path lock = run.lock();
-  fds.file = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  fds.file = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (fds.file < 0) {
     if (errno == ENOENT) return Lock::folder_changed;
-    throw IoError(lock.string() + ": cannot open the run lock: " + std::strerror(errno), errno);
+    throw IoError(lock.string() + ": cannot open the run lock: " + system_reason(errno), errno);
   }
   if (locking.take && locking.flock(fds.file, LOCK_EX | LOCK_NB) != 0) {
     const int error_number = errno;
@@ -397,8 +397,8 @@ RunDirectory::RunDirectory(RunDirectory&& other) noexcept
 std::string RunDirectory::keep_lock_file() {
   if (!wrote_holder_ || lock_.file < 0 || same_file(lock_.file, lock())) return "";
   const std::string what = lock().string() + " was removed or replaced while this lbo holds the run";
-  const int fd = ::open(lock().c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) return what + ", and cannot be written again: " + std::strerror(errno);
+  const int fd = ::open(lock().c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd < 0) return what + ", and cannot be written again: " + system_reason(errno);
   if (locked_ && ::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     const int error_number = errno;
     ::close(fd);

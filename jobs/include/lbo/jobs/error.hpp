@@ -2,6 +2,7 @@
 // The exception root of lbo: every error lbo reports derives from lbo::Error (docs/architecture.md).
 
 #include <cerrno>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -49,5 +50,13 @@ class IoError : public Error {
  private:
   int error_number_;
 };
+
+/// The system's reason for `error_number`, as strerror; but ELOOP, which lbo's opens with
+/// O_NOFOLLOW give for a symbolic link, says so and what to do: lbo writes through no link
+/// planted in its run directory (its lock, journal, results, a trial's files).
+inline std::string system_reason(int error_number) {
+  if (error_number == ELOOP) return "it is a symbolic link, and lbo writes through none in its run directory: remove the link";
+  return std::strerror(error_number);
+}
 
 }  // namespace lbo
