@@ -768,6 +768,10 @@ TEST_F(JobSpecTest, early_stopping_promotion_mode_runs_each_attempt_to_its_next_
   // Bracket 2 starts at 9; bracket 3 runs every trial to max_step at once.
   EXPECT_EQ(e.target_step(2, 0), 9);
   EXPECT_EQ(e.target_step(3, 0), 27);
+  EXPECT_EQ(e.keep_checkpoints, EarlyStoppingSpec::KeepCheckpoints::best);
+  const JobSpec all = parse(valid_with(
+      "[space]", "[early_stopping]\nmax_step = 27\nmode = \"promotion\"\nkeep_checkpoints = \"all\"\n\n[space]"));
+  EXPECT_EQ(all.early_stopping->keep_checkpoints, EarlyStoppingSpec::KeepCheckpoints::all);
 }
 
 TEST_F(JobSpecTest, early_stopping_errors_name_the_key_and_the_fix) {
@@ -793,6 +797,12 @@ TEST_F(JobSpecTest, early_stopping_errors_name_the_key_and_the_fix) {
                 .find("early_stopping.model: must be \"last\", \"rungs\" or \"highest_rung\", not \"mobster\""),
             std::string::npos);
   EXPECT_NE(table("max_step = 9\ngrace = 1").find("early_stopping.grace"), std::string::npos);
+  EXPECT_NE(table("max_step = 9\nkeep_checkpoints = \"best\"")
+                .find("early_stopping.keep_checkpoints: is for mode = \"promotion\""),
+            std::string::npos);
+  EXPECT_NE(table("max_step = 9\nmode = \"promotion\"\nkeep_checkpoints = \"some\"")
+                .find("early_stopping.keep_checkpoints: must be \"best\", \"all\" or \"none\", not \"some\""),
+            std::string::npos);
   const std::string stepwise =
       error_of(with(valid_with("retries = 1", "retries = 1\nstepwise = 2"), "[space]", "[early_stopping]\nmax_step = 9\n[space]"));
   EXPECT_NE(stepwise.find("early_stopping: cannot be combined with [objective] stepwise"), std::string::npos) << stepwise;

@@ -56,7 +56,7 @@ void read_mode_and_model(Reader& r, const toml::table& t, EarlyStoppingSpec& e) 
 void read_early_stopping(Reader& r, const toml::table& t, JobSpec& job) {
   const std::string prefix = "early_stopping";
   r.check_keys(t, prefix, {"rule", "step_name", "min_step", "max_step", "eta", "brackets", "min_trials", "mode",
-                           "transfer", "model"});
+                           "transfer", "model", "keep_checkpoints"});
   EarlyStoppingSpec e;
   bool valid = true;
   if (const auto rule = r.get_string(t, "rule", prefix, false)) {
@@ -114,6 +114,18 @@ void read_early_stopping(Reader& r, const toml::table& t, JobSpec& job) {
     }
   }
   read_mode_and_model(r, t, e);
+  if (const auto keep = r.get_string(t, "keep_checkpoints", prefix, false)) {
+    using Keep = EarlyStoppingSpec::KeepCheckpoints;
+    if (e.mode != StoppingMode::promotion) {
+      r.error(*t.get("keep_checkpoints"), "early_stopping.keep_checkpoints",
+              "is for mode = \"promotion\" (only a paused trial has a checkpoint folder)");
+    } else if (*keep == "best" || *keep == "all" || *keep == "none") {
+      e.keep_checkpoints = *keep == "best" ? Keep::best : *keep == "all" ? Keep::all : Keep::none;
+    } else {
+      r.error(*t.get("keep_checkpoints"), "early_stopping.keep_checkpoints",
+              "must be \"best\", \"all\" or \"none\", not " + in_quotes(*keep));
+    }
+  }
   if (job.objective.stepwise > 0) {
     r.error(t.source(), "early_stopping", "cannot be combined with [objective] stepwise (a stepwise result has no "
                                           "intermediate steps to stop on); remove one");

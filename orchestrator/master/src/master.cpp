@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "attempts.hpp"
+#include "checkpoint_folders.hpp"
 #include "checkpointing.hpp"
 #include "event_loop.hpp"
 #include "fidelity.hpp"
@@ -165,6 +166,7 @@ class Master::Loop {
     }
     outputs_.log_start(state_, resumed_, transport_->slot_count(), transport_->resources(),
                        deadline_ ? deadline_->start_line() : std::string());
+    checkpoint_folders_.tidy(state_);  // what a killed master left of done tasks
     stops_.listen();
     progress_.start();
     checkpoints_.schedule(options_.checkpoint_every_s.value_or(job_.checkpoint_every_s),
@@ -293,6 +295,7 @@ class Master::Loop {
       stops_.halt(e.what(), e.error_number());
     }
     outputs_.committed(state_, attempts_.take_ended());
+    checkpoint_folders_.tidy(state_);
     const bool more_to_propose = !stops_.stopping() && !state_.all_budgets_done();
     if (!options_.sync) {
       if (more_to_propose) policy_->results_committed(state_);  // a refit in the background
@@ -377,6 +380,7 @@ class Master::Loop {
                       [this](cluster::Completion c) { attempts_.complete(std::move(c), false); },
                       [this] { return stops_.stopping(); },
                       [this](const std::string& line) { console_.log(line); }}};
+  CheckpointFolders checkpoint_folders_{job_, run_dir_, [this](const std::string& line) { console_.log(line); }};
   Periodic progress_, tick_;  // the progress line; every second: lost slots, the lock file, new tasks
 
   Attempts attempts_{job_, run_dir_, state_, fidelity_, transport_, deadline_, options_.sync,

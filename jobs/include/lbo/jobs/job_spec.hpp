@@ -235,6 +235,10 @@ struct EarlyStoppingSpec {
   /// Measured against the others on bench/fidelity, none is better under every rule yet
   /// (bench/README.md): the default stays what a searcher of Ray Tune or Optuna does.
   CurveModel model = CurveModel::last;
+  /// Promotion mode: the checkpoint folders (LBO_CHECKPOINT_DIR) kept once a task is done and
+  /// none of its trials can resume. `best`: only the task's best trial's (the model a user may
+  /// want); `all`; `none`. A paused trial of 300 MB each left gigabytes behind when all stayed.
+  enum class KeepCheckpoints : std::uint8_t { best, all, none } keep_checkpoints = KeepCheckpoints::best;
 
   /// The rung steps of `bracket`: r·η^(bracket+k) for k = 0, 1, ... while below max_step.
   std::vector<std::int64_t> rungs(int bracket) const;
