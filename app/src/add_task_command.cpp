@@ -34,7 +34,9 @@ int add_task_command(const AddTaskOptions& options) {
                      "file first");
   }
   const JobIdentity& job = run.state.job();
-  if (const std::string why = task_conflict(task_from_request(request, 1), job.tasks, job.command); !why.empty()) {
+  const std::shared_ptr<const jobs::ObjectiveTable> table = job.table();
+  // The budget is the request's, or 1 if the master is to choose (the master checks it then).
+  if (const std::string why = task_conflict(task_from_request(request, 1), job.tasks, job.command, table.get()); !why.empty()) {
     throw InputError(run_dir.string() + ": cannot add task " + request.name + ": " + why);
   }
   // Without the lock, whether a master runs cannot be told: the request file is safe either way

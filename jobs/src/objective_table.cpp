@@ -1,5 +1,6 @@
 #include "lbo/jobs/objective_table.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <utility>
@@ -17,6 +18,23 @@ double squared_distance(const std::vector<double>& a, const std::vector<double>&
   double squared = 0;
   for (std::size_t i = 0; i < a.size(); ++i) squared += (a[i] - b[i]) * (a[i] - b[i]);
   return squared;
+}
+
+// Marks each row whose encoded point an earlier row of `rows` has (Row::repeat); returns the
+// rows left. One sort, O(n log n): a nearest-row query per row was O(n·k) with k copies of each
+// point (a table of 1,000 configurations run 1,000 times each took a minute before the run).
+std::size_t mark_repeats(std::vector<ObjectiveTable::Row>& rows) {
+  std::vector<std::size_t> order(rows.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return rows[a].encoded != rows[b].encoded ? rows[a].encoded < rows[b].encoded : a < b;
+  });
+  std::size_t distinct = 0;
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    rows[order[k]].repeat = k > 0 && rows[order[k]].encoded == rows[order[k - 1]].encoded;
+    if (!rows[order[k]].repeat) ++distinct;
+  }
+  return distinct;
 }
 
 }  // namespace
@@ -133,8 +151,39 @@ ObjectiveTable ObjectiveTable::load(const ObjectiveTableSpec& spec, const Space&
   if (problems.count() > 0) throw InputError(std::to_string(problems.count()) + " problem(s) in the table:" + problems.lines());
   if (table.row_count_ == 0) throw InputError(file + ": no rows below its header; the table needs evaluations");
   // rows_ is complete: its vectors no longer move (a map's nodes stay put when the table moves).
-  for (const auto& [task, rows] : table.rows_) table.indexes_.emplace(task, std::make_shared<const TaskIndex>(rows));
+  for (auto& [task, rows] : table.rows_) {
+    table.distinct_[task] = mark_repeats(rows);
+    table.indexes_.emplace(task, std::make_shared<const TaskIndex>(rows));
+  }
   return table;
+}
+
+std::size_t ObjectiveTable::distinct_rows(std::string_view task) const {
+  const auto at = distinct_.find(std::string(task));
+  return at == distinct_.end() ? 0 : at->second;
+}
+
+std::string ObjectiveTable::task_problem(std::string_view task, int budget) const {
+  const std::string file = spec_.path.filename().string();
+  const std::vector<Row>& mine = rows(task);
+  if (mine.empty()) {
+    std::string known;
+    for (std::size_t i = 0; i < task_names_.size() && i < 10; ++i) known += (i > 0 ? ", \"" : "\"") + task_names_[i] + "\"";
+    if (task_names_.size() > 10) known += ", ... (" + std::to_string(task_names_.size()) + " in all)";
+    return "no row of " + file + " is of task \"" + std::string(task) + "\" (column \"" + spec_.task_column +
+           "\"); its tasks are " + known;
+  }
+  const std::size_t distinct = distinct_rows(task);
+  if (spec_.restricted && static_cast<std::size_t>(budget) > distinct) {
+    const std::size_t repeats = mine.size() - distinct;
+    return std::to_string(budget) + " trials are more than the " + std::to_string(distinct) + " configuration(s) of task \"" +
+           std::string(task) + "\" in " + file +
+           (repeats > 0 ? " (" + std::to_string(mine.size()) + " rows, " + std::to_string(repeats) +
+                              " of them repeating an earlier row's configuration)"
+                        : "") +
+           ", and objective.table_restrict proposes each at most once; lower the budget";
+  }
+  return {};
 }
 
 const std::vector<ObjectiveTable::Row>& ObjectiveTable::rows(std::string_view task) const {

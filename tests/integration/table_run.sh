@@ -128,8 +128,17 @@ set +e
 "$LBO_BIN" validate "$SCRATCH/restricted-lbo.toml" 2> "$SCRATCH/r.log"; status=$?
 set -e
 [ "$status" -eq 2 ] || fail "a restricted budget above the rows: exit $status, expected 2"
-grep -qF 'restricted-lbo.toml:21:10: tasks[0].budget: 67 is more than the 66 row(s) of task "first" in evals.csv, and objective.table_restrict proposes each at most once; lower it' "$SCRATCH/r.log" \
+grep -qF 'restricted-lbo.toml:21:10: tasks[0].budget: 67 trials are more than the 66 configuration(s) of task "first" in evals.csv, and objective.table_restrict proposes each at most once; lower the budget' "$SCRATCH/r.log" \
   || { cat "$SCRATCH/r.log"; fail "the message does not name the budget"; }
+# add-task says the same of a task the table lacks, or a budget above its configurations.
+for request in "--name third --budget 3|no row of evals.csv is of task \"third\" (column \"dataset\"); its tasks are \"first\", \"second\"" \
+               "--name second --budget 3|the run already has a task named second"; do
+  set +e
+  "$LBO_BIN" add-task "$SCRATCH/r-lbo/table" ${request%%|*} > /dev/null 2> "$SCRATCH/add.log"; status=$?
+  set -e
+  [ "$status" -eq 2 ] || { cat "$SCRATCH/add.log"; fail "add-task ${request%%|*}: exit $status, expected 2"; }
+  grep -qF "${request#*|}" "$SCRATCH/add.log" || { cat "$SCRATCH/add.log"; fail "add-task ${request%%|*}: not said why"; }
+done
 
 # Bad tables: exit 2, the place and the fix, nothing written.
 write_job "$SCRATCH/missing.toml" third

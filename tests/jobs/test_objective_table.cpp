@@ -248,6 +248,39 @@ TEST_F(ObjectiveTableTest, the_nearest_row_is_the_one_a_scan_in_file_order_finds
     }
   }
   EXPECT_GT(repeated_answers, 100);  // the tie-breaking was exercised
+  // A row repeats an earlier one exactly when it is not its own configuration's nearest row
+  // (what table_restrict leaves out), and the task's configurations are the rows left.
+  std::size_t distinct = 0;
+  for (const ObjectiveTable::Row& row : rows) {
+    EXPECT_EQ(row.repeat, scan(row.config).first != &row) << "line " << row.line;
+    distinct += row.repeat ? 0 : 1;
+  }
+  EXPECT_LT(distinct, 2800u);
+  EXPECT_EQ(table.distinct_rows("a"), distinct);
+  EXPECT_EQ(table.distinct_rows("b"), 0u);
+}
+
+// Issue 56: a table with fewer configurations than a restricted budget passed validation, then
+// proposed points not in it; add-task took a task the table lacks.
+TEST_F(ObjectiveTableTest, a_task_must_be_in_the_table_and_a_restricted_budget_within_its_configurations) {
+  ObjectiveTableSpec spec = write("task,lr,depth,opt,loss\n"
+                                  "a,0.01,3,adam,1\n"
+                                  "a,0.01,3,adam,2\n"  // another seed of the first
+                                  "a,0.02,3,adam,3\n"
+                                  "b,0.01,3,sgd,4\n");
+  const ObjectiveTable open = ObjectiveTable::load(spec, test_space());
+  EXPECT_EQ(open.distinct_rows("a"), 2u);
+  EXPECT_EQ(open.task_problem("a", 50), "");  // unrestricted: a budget may exceed the rows
+  EXPECT_EQ(open.task_problem("c", 1), "no row of evals.csv is of task \"c\" (column \"task\"); its tasks are \"a\", \"b\"");
+  spec.restricted = true;
+  const ObjectiveTable restricted = ObjectiveTable::load(spec, test_space());
+  EXPECT_EQ(restricted.task_problem("a", 2), "");
+  EXPECT_EQ(restricted.task_problem("a", 3),
+            "3 trials are more than the 2 configuration(s) of task \"a\" in evals.csv (3 rows, 1 of them repeating an "
+            "earlier row's configuration), and objective.table_restrict proposes each at most once; lower the budget");
+  EXPECT_EQ(restricted.task_problem("b", 2),
+            "2 trials are more than the 1 configuration(s) of task \"b\" in evals.csv, and objective.table_restrict "
+            "proposes each at most once; lower the budget");
 }
 
 TEST_F(ObjectiveTableTest, an_unusable_objective_cell_is_a_failed_evaluation_and_a_time_is_kept) {

@@ -134,18 +134,14 @@ void read_table(Reader& r, const toml::table& root, JobSpec& job) {
   const ObjectiveTable& table = *job.objective.table_data;
   for (std::size_t k = 0; k < job.tasks.size(); ++k) {
     const TaskSpec& task = job.tasks[k];
-    const std::size_t rows = table.rows(task.name).size();
-    if (rows == 0) {
-      r.error(where, "objective.table",
-              "no row of " + table.spec().path.filename().string() + " is of task " + in_quotes(task.name) +
-                  " (column " + in_quotes(table.spec().task_column) + "); its tasks are " + join_quoted(table.tasks()));
-    } else if (job.objective.table->restricted && static_cast<std::size_t>(task.budget) > rows) {
+    const std::string why = table.task_problem(task.name, task.budget);
+    if (why.empty()) continue;
+    if (table.rows(task.name).empty()) {
+      r.error(where, "objective.table", why);
+    } else {  // the budget is too large: said at the budget
       const std::string key = "tasks[" + std::to_string(k) + "].budget";
       const toml::node* budget = root.at_path(key).node();
-      r.error(budget != nullptr ? *budget : where, key,
-              std::to_string(task.budget) + " is more than the " + std::to_string(rows) + " row(s) of task " +
-                  in_quotes(task.name) + " in " + table.spec().path.filename().string() +
-                  ", and objective.table_restrict proposes each at most once; lower it");
+      r.error(budget != nullptr ? *budget : where, key, why);
     }
   }
   if (job.objective.stepwise > 0) r.error(where, "objective.table", "a table has no steps; leave out objective.stepwise");

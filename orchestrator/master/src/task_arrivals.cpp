@@ -29,7 +29,7 @@ void TaskArrivals::take_requests() {
         continue;
       }
       const jobs::TaskSpec task = task_from_request(*r.request, job_.schedule.default_budget);
-      if (const std::string why = task_conflict(task, state_.job().tasks, job_.objective.command); !why.empty()) {
+      if (const std::string why = task_conflict(task, state_.job().tasks, job_.objective.command, job_.objective.table_data.get()); !why.empty()) {
         answer_task_request(r, false, "cannot add task " + task.name + ": " + why);
         continue;
       }
@@ -61,7 +61,7 @@ void TaskArrivals::take_watched_files() {
     task.dataset = file;
     task.budget = job_.schedule.default_budget;
     task.origin = jobs::TaskOrigin::watched;
-    if (const std::string why = task_conflict(task, state_.job().tasks, job_.objective.command); !why.empty()) {
+    if (const std::string why = task_conflict(task, state_.job().tasks, job_.objective.command, job_.objective.table_data.get()); !why.empty()) {
       if (ignored_files_.insert(file.string()).second) console_.warn("watched file " + file.string() + " skipped: " + why);
       continue;
     }

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <set>
 
 namespace lbo::orchestrator {
 
@@ -10,13 +11,7 @@ std::shared_ptr<const TableRows> TableRows::of(const jobs::JobSpec& job) {
   return std::make_shared<const TableRows>(job.objective.table_data);
 }
 
-TableRows::TableRows(std::shared_ptr<const jobs::ObjectiveTable> table) : table_(std::move(table)) {
-  for (const std::string& task : table_->tasks()) {
-    for (const jobs::ObjectiveTable::Row& row : table_->rows(task)) {
-      if (table_->nearest(task, row.config).row != &row) repeats_.insert(&row);
-    }
-  }
-}
+TableRows::TableRows(std::shared_ptr<const jobs::ObjectiveTable> table) : table_(std::move(table)) {}
 
 const std::vector<jobs::ObjectiveTable::Row>& TableRows::rows_of(const RunState& state, int task) const {
   return table_->rows(state.job().tasks[static_cast<std::size_t>(task)].name);
@@ -28,7 +23,7 @@ std::vector<const jobs::ObjectiveTable::Row*> TableRows::untaken(const RunState&
   for (std::int64_t id : state.task_trials(task)) taken.insert(table_->nearest(name, state.trial(id).config).row);
   std::vector<const jobs::ObjectiveTable::Row*> left;
   for (const jobs::ObjectiveTable::Row& row : rows_of(state, task)) {
-    if (!taken.contains(&row) && !repeats_.contains(&row)) left.push_back(&row);
+    if (!taken.contains(&row) && !row.repeat) left.push_back(&row);
   }
   return left;
 }

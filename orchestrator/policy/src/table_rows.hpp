@@ -8,7 +8,6 @@
 #include <memory>
 #include <optional>
 #include <random>
-#include <set>
 #include <vector>
 
 #include <Eigen/Core>
@@ -22,8 +21,8 @@ class TableRows {
  public:
   /// The job's restricting table; null without one (or when it does not restrict).
   static std::shared_ptr<const TableRows> of(const jobs::JobSpec& job);
-  /// A row whose configuration another row before it repeats (its nearest row is that one) is
-  /// left out: it could never be taken.
+  /// A row whose configuration another row before it repeats (Row::repeat) is left out: it
+  /// could never be taken.
   explicit TableRows(std::shared_ptr<const jobs::ObjectiveTable> table);
 
   /// The rows of `task` none of its trials took, in file order.
@@ -40,7 +39,6 @@ class TableRows {
   const std::vector<jobs::ObjectiveTable::Row>& rows_of(const RunState& state, int task) const;
 
   std::shared_ptr<const jobs::ObjectiveTable> table_;
-  std::set<const jobs::ObjectiveTable::Row*> repeats_;  ///< rows another row shadows
 };
 
 }  // namespace lbo::orchestrator

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <sstream>
 
+#include "lbo/jobs/error.hpp"
+
 namespace lbo::orchestrator {
 
 namespace {
@@ -64,6 +66,24 @@ JobIdentity JobIdentity::of(const jobs::JobSpec& job) {
   for (const jobs::TaskSpec& t : job.tasks) id.tasks.push_back(TaskIdentity::of(t));
   id.virtual_clock = job.workers.simulate > 0;
   return id;
+}
+
+std::shared_ptr<const jobs::ObjectiveTable> JobIdentity::table() const {
+  if (command.size() < 5 || command[0] != "table") return nullptr;
+  const auto after = [](const std::string& entry, std::string_view key) {
+    return entry.rfind(key, 0) == 0 ? entry.substr(key.size()) : std::string();
+  };
+  jobs::ObjectiveTableSpec spec;
+  spec.path = command[1];
+  spec.objective_column = after(command[2], "objective=");
+  spec.task_column = after(command[3], "task=");
+  spec.time_column = after(command[4], "time=");
+  spec.restricted = command.size() > 5 && command[5] == "restricted";
+  try {
+    return std::make_shared<const jobs::ObjectiveTable>(jobs::ObjectiveTable::load(spec, jobs::Space(space)));
+  } catch (const InputError& e) {
+    throw InputError("the run's table " + spec.path.string() + " cannot be read: " + e.what());
+  }
 }
 
 std::vector<jobs::TaskSpec> JobIdentity::merged_tasks(const jobs::JobSpec& file) const {

@@ -58,7 +58,7 @@ bool requester_may_wait(const PendingRequest& r) {
 }  // namespace
 
 std::string task_conflict(const jobs::TaskSpec& task, const std::vector<TaskIdentity>& tasks,
-                          const std::vector<std::string>& command) {
+                          const std::vector<std::string>& command, const jobs::ObjectiveTable* table) {
   if (!jobs::is_valid_name(task.name)) {
     return "\"" + task.name + "\" is not a usable task name; use letters, digits, '.', '_' and '-'";
   }
@@ -71,6 +71,7 @@ std::string task_conflict(const jobs::TaskSpec& task, const std::vector<TaskIden
   } else if (std::any_of(command.begin(), command.end(), [](const std::string& a) { return jobs::uses_placeholder(a, "dataset"); })) {
     return "objective.command uses {dataset}, so the task needs a dataset (--dataset PATH)";
   }
+  if (table != nullptr) return table->task_problem(task.name, task.budget);
   return {};
 }
 
@@ -205,7 +206,8 @@ jobs::TaskSpec add_task_to_stopped_run(const fs::path& run_dir, const TaskReques
     frozen = text.str();
   }
   const jobs::TaskSpec task = task_from_request(request, jobs::default_budget_in(frozen).value_or(jobs::ScheduleSpec{}.default_budget));
-  if (const std::string why = task_conflict(task, run.state.job().tasks, run.state.job().command); !why.empty()) {
+  const std::shared_ptr<const jobs::ObjectiveTable> table = run.state.job().table();
+  if (const std::string why = task_conflict(task, run.state.job().tasks, run.state.job().command, table.get()); !why.empty()) {
     throw InputError(run_dir.string() + ": cannot add task " + task.name + ": " + why);
   }
   JournalWriter journal = continue_journal(paths, run, log);

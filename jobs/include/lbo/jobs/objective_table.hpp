@@ -38,6 +38,9 @@ class ObjectiveTable {
     std::vector<double> encoded;
     std::optional<double> objective;  ///< none: a failed evaluation (an empty, non-number or NaN cell)
     std::optional<double> time_s;
+    /// An earlier row of its task has the same encoded point, so this one is never the nearest
+    /// (ties go to the first): it repeats a configuration (another seed's run, say).
+    bool repeat = false;
   };
   struct Match {
     const Row* row = nullptr;  ///< null: the table has no row for the task
@@ -54,6 +57,12 @@ class ObjectiveTable {
   const std::vector<std::string>& tasks() const { return task_names_; }
   /// The rows of `task` (none for a task the table lacks), in file order.
   const std::vector<Row>& rows(std::string_view task) const;
+  /// The configurations of `task`'s rows: its rows less those that repeat an earlier one.
+  std::size_t distinct_rows(std::string_view task) const;
+  /// Why a task `task` with `budget` trials cannot run on this table, empty when it can: the
+  /// table has no row of it, or (table_restrict) the budget is more than its distinct
+  /// configurations, each proposed at most once. For the job file, add-task and watched files.
+  std::string task_problem(std::string_view task, int budget) const;
   /// `config`'s nearest row of `task`.
   Match nearest(std::string_view task, const Config& config) const;
   /// `config` in the encoded unit box the distances are measured in (Row::encoded's).
@@ -69,6 +78,7 @@ class ObjectiveTable {
   std::vector<std::string> task_names_;
   std::unordered_map<std::string, std::vector<Row>> rows_;
   std::unordered_map<std::string, std::shared_ptr<const TaskIndex>> indexes_;  ///< one per task of rows_
+  std::unordered_map<std::string, std::size_t> distinct_;  ///< per task of rows_
   std::size_t row_count_ = 0, failed_count_ = 0;
 };
 

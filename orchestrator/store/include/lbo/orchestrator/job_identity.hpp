@@ -4,9 +4,11 @@
 
 #include <cstdint>
 #include <string>
+#include <memory>
 #include <vector>
 
 #include "lbo/jobs/job_spec.hpp"
+#include "lbo/jobs/objective_table.hpp"
 
 namespace lbo::orchestrator {
 
@@ -37,6 +39,11 @@ struct JobIdentity {
   bool virtual_clock = false;
 
   static JobIdentity of(const jobs::JobSpec& job);
+
+  /// A tabulated objective's table, read again from the file and columns `command` names
+  /// (add-task checks a new task against it); null for a command. Throws InputError when the
+  /// file can no longer be read against the space.
+  std::shared_ptr<const jobs::ObjectiveTable> table() const;
 
   /// How `newer`'s space differs from this one (parameters, their encoding, their order), one
   /// line each: empty when a configuration means the same under both.

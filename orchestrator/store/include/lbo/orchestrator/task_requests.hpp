@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "lbo/jobs/job_spec.hpp"
+#include "lbo/jobs/objective_table.hpp"
 #include "lbo/orchestrator/job_identity.hpp"
 
 namespace lbo::orchestrator {
@@ -24,9 +25,11 @@ struct TaskRequest {
   std::optional<int> budget;                     ///< the run's default_budget when unset
 };
 
-/// Why `task` cannot join a run that has `tasks` and runs `command`, or empty when it can.
+/// Why `task` cannot join a run that has `tasks` and runs `command`, or empty when it can. With
+/// the run's `table` (a tabulated objective), also when the table has no row of the task or,
+/// under table_restrict, fewer configurations than its budget (ObjectiveTable::task_problem).
 std::string task_conflict(const jobs::TaskSpec& task, const std::vector<TaskIdentity>& tasks,
-                          const std::vector<std::string>& command);
+                          const std::vector<std::string>& command, const jobs::ObjectiveTable* table = nullptr);
 
 /// The TaskSpec a request makes (origin: added).
 jobs::TaskSpec task_from_request(const TaskRequest& request, int default_budget);
