@@ -852,9 +852,19 @@
         const data = list.filter(t => isOk(t) && t.metrics && isNum(t.metrics[k])).map(t => [t.metrics[k], t.objective, t.id]);
         if (data.length) series.push({ type: 'scatter', name: P.names[ti], data: data, symbolSize: 5, large: data.length > MANY });
       });
+      // Stopped trials: the metric of their last report that had one, against the value they were stopped at.
+      const stopped = P.trials.filter(t => t.status === 'stopped' && isNum(t.stopped_value) && t.metrics && isNum(t.metrics[k]))
+        .map(t => [t.metrics[k], t.stopped_value, t.id, P.names[t.task], t.metrics_step]);
+      if (stopped.length) {
+        series.push({ type: 'scatter', name: 'stopped', data: stopped, symbol: 'emptyCircle', symbolSize: 6,
+          itemStyle: { color: STATUS_COLOR.stopped }, large: stopped.length > MANY });
+      }
       return {
         legend: legend(), grid: { left: 70, right: 30, top: 40, bottom: 50 },
-        tooltip: { trigger: 'item', confine: true, formatter: q => esc(q.seriesName) + ', trial ' + q.data[2] + '<br>' + esc(k) + ' ' + fmt(q.data[0]) + ', objective ' + fmt(q.data[1]) },
+        tooltip: { trigger: 'item', confine: true, formatter: q => q.seriesName === 'stopped'
+          ? esc(q.data[3]) + ', trial ' + q.data[2] + ' (stopped)<br>' + esc(k) + ' ' + fmt(q.data[0]) + ', objective ' + fmt(q.data[1]) +
+            (isNum(q.data[4]) ? ' at step ' + q.data[4] : '')
+          : esc(q.seriesName) + ', trial ' + q.data[2] + '<br>' + esc(k) + ' ' + fmt(q.data[0]) + ', objective ' + fmt(q.data[1]) },
         xAxis: Object.assign(axisName(k, { nameGap: 28 }), { type: 'value', scale: true, axisLabel: { formatter: fmt } }),
         yAxis: Object.assign(axisName('objective', { nameGap: 50 }), { type: 'value', scale: true }),
         series: series,
@@ -864,7 +874,7 @@
     box.append(controls);
     const redraw = chart(box, 'metrics', P, 320, option(names[0]));
     controls.append(select('metric', names.map(k => [k, k]), names[0], v => redraw(option(v), 'metrics')));
-    caption(box, 'A metric the objective reported next to its result, against the objective of successful trials; one colour per task.');
+    caption(box, 'A metric the objective reported next to its result, against the objective of successful trials; one colour per task. Stopped trials (hollow) show the metric of their last report that had one, against the value they were stopped at.');
   }
 
   // Intermediate reports: each trial's curve by step, the stops, and the resource over time.

@@ -43,6 +43,10 @@ History read_history(const std::filesystem::path& journal_file) {
       a.final = f->final;
       if (!f->worker.empty()) a.worker = f->worker;  // it names the slot an MPI worker picked
       seen(f->unix_time);
+    } else if (const auto* reported = std::get_if<orchestrator::TrialsReported>(&record)) {
+      for (const orchestrator::ReportedStep& step : reported->reports) {
+        if (step.metrics_json.size() > 2) h.reported_metrics[step.trial] = {step.step, step.metrics_json};  // not "{}"
+      }
     } else if (const auto* t = std::get_if<orchestrator::TaskAdded>(&record)) {
       seen(t->unix_time);
     }

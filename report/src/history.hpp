@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -34,10 +35,18 @@ struct Allocation {
   std::string lbo_version;
 };
 
+/// A trial's newest intermediate report that carried metrics: what a stopped trial measured
+/// (its final result has none), for the report's metrics figure.
+struct ReportedMetrics {
+  std::int64_t step = 0;
+  std::string metrics_json;
+};
+
 struct History {
   std::vector<Allocation> allocations;
   std::vector<Attempt> attempts;
   double last_activity = 0;
+  std::map<std::int64_t, ReportedMetrics> reported_metrics;  ///< by trial
 };
 
 /// Reads the whole journal. Throws CorruptStateError as read_journal does.

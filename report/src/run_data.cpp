@@ -356,7 +356,7 @@ json curve_json(const Trial& t, const AttemptIndex& index, json& paused) {
   return curve;
 }
 
-json trials_json(const RunState& state, bool running, const AttemptIndex& index) {
+json trials_json(const RunState& state, bool running, const AttemptIndex& index, const History& history) {
   const std::map<std::int64_t, const Attempt*>& last_attempt = index.newest;
   const orchestrator::JobIdentity& identity = state.job();
   json trials = json::array();
@@ -378,7 +378,17 @@ json trials_json(const RunState& state, bool running, const AttemptIndex& index)
       if (t.outcome.status == workers::TrialStatus::stopped) item["stopped_value"] = t.outcome.objective;
       if (t.steps_run() > 0) item["last_step"] = t.steps_run();
       json metrics = json::parse(t.outcome.metrics_json, nullptr, false);
-      if (metrics.is_object() && !metrics.empty()) item["metrics"] = std::move(metrics);
+      if (metrics.is_object() && !metrics.empty()) {
+        item["metrics"] = std::move(metrics);
+      } else if (const auto reported = history.reported_metrics.find(t.id);
+                 t.outcome.status == workers::TrialStatus::stopped && reported != history.reported_metrics.end()) {
+        // A stopped trial's result has no metrics: those of its newest report that had some.
+        json at_step = json::parse(reported->second.metrics_json, nullptr, false);
+        if (at_step.is_object() && !at_step.empty()) {
+          item["metrics"] = std::move(at_step);
+          item["metrics_step"] = reported->second.step;
+        }
+      }
       if (!t.outcome.cores.empty()) item["cores"] = t.outcome.cores;
       if (!t.outcome.gpus.empty()) item["gpus"] = t.outcome.gpus;
     } else {
@@ -445,7 +455,7 @@ json run_data(const fs::path& dir, std::optional<int> ended_with) {
 
   AttemptIndex attempts;
   out["attempts"] = attempts_json(history, running, attempts);
-  out["trials"] = trials_json(state, running, attempts);
+  out["trials"] = trials_json(state, running, attempts, history);
   json tasks = tasks_json(state, stepwise);
   add_savings(out, tasks, state, paths.job_file());
   add_model_report(tasks, state, stepwise, paths.tasks_csv(), job["surrogate"] == "lbo", notes);

@@ -265,6 +265,10 @@ TEST(RunDataTest, curves_and_stopped_trials) {
       ++stopped;
       EXPECT_FALSE(t.contains("objective"));
       EXPECT_EQ(t["stopped_value"].get<double>(), std::stod(row.at("objective")));
+      // Its result has no metrics: the metrics figure shows those of its last report, {"s": s}.
+      ASSERT_TRUE(t.contains("metrics") && t.contains("metrics_step")) << t.dump();
+      EXPECT_EQ(t["metrics_step"], t["last_step"]);
+      EXPECT_EQ(t["metrics"]["s"].get<double>(), t["metrics_step"].get<double>());
     }
   }
   EXPECT_GT(stopped, 0);
