@@ -23,10 +23,6 @@ namespace fs = std::filesystem;
 
 namespace lbo::jobs {
 
-std::string_view to_string(Direction direction) {
-  return direction == Direction::maximize ? "maximize" : "minimize";
-}
-
 std::string_view to_string(SurrogateKind kind) { return traits_of(kind).name; }
 
 std::string_view to_string(AcquisitionKind kind) {

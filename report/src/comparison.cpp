@@ -44,7 +44,7 @@ Stats stats_of(const std::vector<double>& xs) {
 json number(double x) { return std::isfinite(x) ? json(x) : json(nullptr); }
 
 // Each task's best so far after 1, 2, ... trials (NaN until its first ok result), by task name.
-std::map<std::string, std::vector<double>> best_so_far(const orchestrator::RunState& state, bool maximize) {
+std::map<std::string, std::vector<double>> best_so_far(const orchestrator::RunState& state, const jobs::Objective& objective) {
   std::map<std::string, std::vector<double>> out;
   const auto& tasks = state.job().tasks;
   for (int task = 0; task < static_cast<int>(tasks.size()); ++task) {
@@ -55,7 +55,7 @@ std::map<std::string, std::vector<double>> best_so_far(const orchestrator::RunSt
       if (!t.finished) continue;
       if (t.outcome.status == workers::TrialStatus::ok) {
         const double y = t.outcome.objective;
-        if (std::isnan(best) || (maximize ? y > best : y < best)) best = y;
+        if (objective.better(y, best)) best = y;
       }
       curve.push_back(best);
     }
@@ -90,7 +90,8 @@ std::string format_number(double x) {
 // better), its standard error over those task runs, and a plain sentence. Differences of unlike
 // tasks are pooled as they are: the sentence is about this job's objective as it is scaled.
 json verdict_of(const json& tasks, const std::string& first, const std::string& method,
-                const std::map<std::string, std::map<int, std::map<std::string, std::vector<double>>>>& curves, double sign) {
+                const std::map<std::string, std::map<int, std::map<std::string, std::vector<double>>>>& curves,
+                const jobs::Objective& objective) {
   std::size_t shortest = std::numeric_limits<std::size_t>::max();
   for (const json& task : tasks) shortest = std::min(shortest, task["trials"].get<std::size_t>());
   std::vector<std::size_t> budgets;
@@ -112,7 +113,7 @@ json verdict_of(const json& tasks, const std::string& first, const std::string& 
         if (mine == mine_seed->second.end() || k > mine->second.size() || k > theirs->second.size()) continue;
         const double a = mine->second[k - 1], b = theirs->second[k - 1];
         if (std::isnan(a) || std::isnan(b)) continue;
-        differences.push_back(sign * (a - b));
+        differences.push_back(objective.oriented(a) - objective.oriented(b));
       }
     }
     const Stats s = stats_of(differences);
@@ -141,27 +142,26 @@ json comparison_data(const std::vector<ComparedRun>& runs) {
   std::vector<std::string> task_names;
   std::map<std::string, std::map<int, std::map<std::string, std::vector<double>>>> curves;  // method → seed → task
   std::map<std::string, std::vector<Spent>> spent;  // method → per run
-  bool maximize = true;
+  jobs::Objective objective;
   int seeds = 0;
   for (const ComparedRun& run : runs) {
     const orchestrator::RecoveredRun recovered = orchestrator::recover_run(run.dir);
     const orchestrator::JobIdentity& identity = recovered.state.job();
-    maximize = identity.direction == jobs::Direction::maximize;
+    objective = jobs::Objective(identity.direction);
     if (std::find(methods.begin(), methods.end(), run.method) == methods.end()) methods.push_back(run.method);
     for (const auto& task : identity.tasks) {
       if (std::find(task_names.begin(), task_names.end(), task.name) == task_names.end()) task_names.push_back(task.name);
     }
-    curves[run.method][run.seed] = best_so_far(recovered.state, maximize);
+    curves[run.method][run.seed] = best_so_far(recovered.state, objective);
     spent[run.method].push_back(spent_by(recovered.state));
     seeds = std::max(seeds, run.seed);
   }
   json data;
-  data["direction"] = maximize ? "maximize" : "minimize";
+  data["direction"] = std::string(jobs::to_string(objective.direction()));
   data["methods"] = methods;
   data["seeds"] = seeds;
   data["generator"] = std::string(orchestrator::lbo_version());
   data["tasks"] = json::array();
-  const double sign = maximize ? 1.0 : -1.0;
   for (const std::string& name : task_names) {
     std::size_t trials = 0;
     for (const auto& [method, by_seed] : curves) {
@@ -187,7 +187,7 @@ json comparison_data(const std::vector<ComparedRun>& runs) {
           bests.push_back(mine);
           const double first = at(methods.front(), seed, k);
           if (method == methods.front() || std::isnan(first)) continue;
-          advantages.push_back(sign * (first - mine));
+          advantages.push_back(objective.oriented(first) - objective.oriented(mine));
           better += advantages.back() > 0 ? 1 : 0;
           worse += advantages.back() < 0 ? 1 : 0;
         }
@@ -215,7 +215,7 @@ json comparison_data(const std::vector<ComparedRun>& runs) {
   }
   data["verdict"] = json::object();
   for (const std::string& method : methods) {
-    if (method != methods.front()) data["verdict"][method] = verdict_of(data["tasks"], methods.front(), method, curves, sign);
+    if (method != methods.front()) data["verdict"][method] = verdict_of(data["tasks"], methods.front(), method, curves, objective);
   }
   return data;
 }

@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "lbo/jobs/objective.hpp"
+
 namespace lbo::report {
 
 namespace {
@@ -18,14 +20,14 @@ using nlohmann::json;
 // (nullopt: not successful).
 using Sequence = std::vector<std::optional<double>>;
 
-Sequence sequence_of(const json& run, int task, double sign) {
+Sequence sequence_of(const json& run, int task, const jobs::Objective& objective) {
   std::vector<std::pair<std::int64_t, std::optional<double>>> finished;
   for (const json& t : run.value("trials", json::array())) {
     if (t.value("task", -1) != task) continue;
     const std::string status = t.value("status", "");
     if (status == "running" || status == "queued") continue;
     std::optional<double> value;
-    if (status == "ok" && t.contains("objective") && t["objective"].is_number()) value = sign * t["objective"].get<double>();
+    if (status == "ok" && t.contains("objective") && t["objective"].is_number()) value = objective.oriented(t["objective"].get<double>());
     finished.emplace_back(t.value("id", std::int64_t{0}), value);
   }
   std::sort(finished.begin(), finished.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -61,7 +63,7 @@ json transfer_json(const json& runs) {
   json out{{"gap", kTargetGap}, {"tasks", json::array()}, {"notes", json::array()}};
   if (!runs.is_array() || runs.empty()) return out;
   const std::string direction = runs[0]["job"].value("direction", "maximize");
-  const double sign = direction == "minimize" ? -1 : 1;
+  const jobs::Objective objective(direction == "minimize" ? jobs::Direction::minimize : jobs::Direction::maximize);
   std::vector<bool> compared(runs.size(), true);
   std::vector<std::string> names;  // every task, by name, in order of first appearance
   for (std::size_t r = 0; r < runs.size(); ++r) {
@@ -85,7 +87,7 @@ json transfer_json(const json& runs) {
       const json tasks = runs[r]["job"].value("tasks", json::array());
       for (std::size_t i = 0; i < tasks.size(); ++i) {
         if (tasks[i].value("name", "") != name) continue;
-        seqs[r] = sequence_of(runs[r], static_cast<int>(i), sign);
+        seqs[r] = sequence_of(runs[r], static_cast<int>(i), objective);
         for (const auto& v : *seqs[r]) {
           if (v) pooled.push_back(*v);
         }
@@ -102,9 +104,9 @@ json transfer_json(const json& runs) {
       double typical = median(pooled);
       if (!(typical < *best)) typical = *std::min_element(pooled.begin(), pooled.end());
       gap = *best - typical;
-      task["best"] = sign * *best;
-      task["typical"] = sign * typical;
-      task["target"] = sign * (*best - kTargetGap * *gap);
+      task["best"] = objective.oriented(*best);  // oriented back: its own inverse
+      task["typical"] = objective.oriented(typical);
+      task["target"] = objective.oriented(*best - kTargetGap * *gap);
     }
     if (fewest) task["compared"] = *fewest;
     for (const auto& seq : seqs) {

@@ -747,7 +747,14 @@ TEST(EarlyStoppingRunTest, promotion_resumes_the_best_from_their_checkpoints_and
   const RecoveredRun recovered = recover_run(out.run_dir);
   EXPECT_EQ(recovered.state.tasks()[0].ok + recovered.state.tasks()[0].stopped, 12);
   EXPECT_TRUE(recovered.state.paused().empty());
-  EXPECT_TRUE(fs::is_directory(out.run_dir / "trials" / "0" / "checkpoint"));
+  // The task is done: only its best trial keeps its checkpoint folder (keep_checkpoints = "best").
+  const std::optional<std::int64_t> best = recovered.state.tasks()[0].best_trial;
+  ASSERT_TRUE(best);
+  for (const Row& row : out.rows) {
+    const bool kept = fs::is_directory(out.run_dir / "trials" / row.at("trial") / "checkpoint");
+    EXPECT_EQ(kept, row.at("trial") == std::to_string(*best)) << "trial " << row.at("trial");
+  }
+  EXPECT_NE(out.log.find("removed the checkpoint folders of 11 trial(s) that cannot resume"), std::string::npos) << out.log;
 }
 
 // --sync in promotion mode: reproducible, and a run stopped mid-round (its running attempts

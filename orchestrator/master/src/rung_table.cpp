@@ -17,7 +17,7 @@ std::vector<StepReport>::const_iterator newest_attempt(const Trial& t) {
 }  // namespace
 
 RungTable::RungTable(const jobs::EarlyStoppingSpec& spec, jobs::Direction direction, std::uint64_t seed)
-    : spec_(spec), maximize_(direction == jobs::Direction::maximize), seed_(seed) {
+    : spec_(spec), objective_(direction), seed_(seed) {
   const int brackets = spec.rule == jobs::StoppingRule::hyperband ? spec.brackets : 1;
   double total = 0;
   for (int b = 0; b < brackets; ++b) {

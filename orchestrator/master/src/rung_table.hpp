@@ -75,11 +75,11 @@ class RungTable {
   /// "asha at epoch 9 (rung 2 of 3, bracket 1): ", the start of a decision's reason.
   std::string describe(const Trial& t, std::size_t k, const AtRung& mine) const;
   /// Larger is better.
-  double oriented(double v) const { return maximize_ ? v : -v; }
+  double oriented(double v) const { return objective_.oriented(v); }
 
  private:
   jobs::EarlyStoppingSpec spec_;
-  bool maximize_;
+  jobs::Objective objective_;
   std::uint64_t seed_;
   std::vector<std::vector<std::int64_t>> rungs_;  // per bracket
   std::vector<double> bracket_cdf_;               // hyperband's cumulative weights

@@ -10,17 +10,12 @@ namespace lbo::orchestrator {
 
 namespace {
 
-std::string number(double v) {
-  if (!std::isfinite(v)) return "";
-  char text[32];
-  std::snprintf(text, sizeof text, "%.6g", v);
-  return text;
-}
+std::string number(double v) { return std::isfinite(v) ? jobs::Objective::format(v) : std::string(); }
 
 }  // namespace
 
 TaskSummary summarize_task(const RunState& state, int task, int step) {
-  const double sign = state.job().direction == jobs::Direction::maximize ? 1.0 : -1.0;
+  const jobs::Objective objective(state.job().direction);
   TaskSummary summary;
   // (trials created so far, value) of each ok result, larger is better.
   std::vector<std::pair<int, double>> results;
@@ -33,14 +28,14 @@ TaskSummary summarize_task(const RunState& state, int task, int step) {
     if (step >= 0 && step >= static_cast<int>(t.outcome.steps.size())) continue;
     const double value = step >= 0 ? t.outcome.steps[static_cast<std::size_t>(step)] : t.outcome.objective;
     ++summary.ok;
-    if (!summary.best || sign * value > sign * *summary.best) {
+    if (!summary.best || objective.better(value, *summary.best)) {
       summary.best = value;
       summary.best_trial = t.id;
     }
-    results.emplace_back(created, sign * value);
+    results.emplace_back(created, objective.oriented(value));
   }
   if (results.empty()) return summary;
-  const double first = results.front().second, best = sign * *summary.best;
+  const double first = results.front().second, best = objective.oriented(*summary.best);
   const double target = first + 0.95 * (best - first);
   for (const auto& [n, value] : results) {
     if (value >= target) {

@@ -8,10 +8,7 @@ namespace {
 
 // The index of the best objective by the warm task's own direction, or -1 when it has none.
 std::ptrdiff_t best_of(const WarmTask& w) {
-  if (w.objectives.empty()) return -1;
-  const auto best = w.direction == jobs::Direction::maximize ? std::max_element(w.objectives.begin(), w.objectives.end())
-                                                             : std::min_element(w.objectives.begin(), w.objectives.end());
-  return best - w.objectives.begin();
+  return jobs::Objective(w.direction).best_of(w.objectives);
 }
 
 }  // namespace

@@ -22,7 +22,7 @@ ModelData::ModelData(const jobs::JobSpec& job, const std::vector<WarmTask>& warm
     for (const jobs::Config& c : w.configs) x.push_back(encode(c));
     Eigen::VectorXd y(static_cast<Eigen::Index>(w.objectives.size()));
     for (std::size_t i = 0; i < w.objectives.size(); ++i) {
-      y(static_cast<Eigen::Index>(i)) = w.direction == jobs::Direction::maximize ? w.objectives[i] : -w.objectives[i];
+      y(static_cast<Eigen::Index>(i)) = jobs::Objective(w.direction).oriented(w.objectives[i]);
     }
     const Eigen::VectorXd warped = OutputWarping(job.policy.output_warping, y)(y);
     const std::vector<std::size_t> rows = fit_rows(warped);
@@ -88,7 +88,7 @@ double ModelData::value_of(const Trial& t, int step) const {
 }
 
 double ModelData::oriented(double objective) const {
-  return job_.objective.direction == jobs::Direction::maximize ? objective : -objective;
+  return job_.objective.objective().oriented(objective);
 }
 
 std::vector<std::int64_t> ModelData::usable_trials(const RunState& state, int task, int step) const {

@@ -308,9 +308,7 @@ std::string model_share(const RunState& state, const std::vector<int>& tasks) {
   return "model " + std::to_string(percent) + "%" + (others.empty() ? std::string() : " (" + others + ")");
 }
 
-bool RunState::better(double a, double b) const {
-  return job_.direction == jobs::Direction::maximize ? a > b : a < b;
-}
+bool RunState::better(double a, double b) const { return jobs::Objective(job_.direction).better(a, b); }
 
 std::optional<double> RunState::best_objective(int task) const {
   const auto& best = tasks_.at(static_cast<std::size_t>(task)).best_trial;

@@ -10,13 +10,11 @@
 #include <string_view>
 #include <vector>
 
+#include "lbo/jobs/objective.hpp"
 #include "lbo/jobs/objective_table.hpp"
 #include "lbo/jobs/space.hpp"
 
 namespace lbo::jobs {
-
-enum class Direction : std::uint8_t { maximize, minimize };
-std::string_view to_string(Direction direction);
 
 struct ObjectiveSpec {
   /// argv with placeholders; relative paths that exist next to the job file made absolute.
@@ -33,6 +31,9 @@ struct ObjectiveSpec {
   /// > 0: every result reports "steps" with this many values, one per step function f_1..f_T
   /// (stepwise model selection); each step is modelled as its own task.
   int stepwise = 0;
+
+  /// The objective the result line's "objective" is: which value is better, for everyone.
+  Objective objective() const { return Objective(direction); }
 };
 
 enum class SurrogateKind : std::uint8_t { random, gp, ablr, lbo, libo, jumbo };

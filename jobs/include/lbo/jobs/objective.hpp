@@ -1,0 +1,75 @@
+#pragma once
+// Objective and Objectives: the one place that knows what a result's numbers mean (issue 57).
+// An objective has a name and a direction; every part of lbo that asks which of two results is
+// better, orients a value for a model (larger is better), picks a best or formats a value asks
+// an Objective, and with several objectives which result dominates asks Objectives. A job with
+// one objective has one named "objective", as its result line {"objective": v} says.
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace lbo::jobs {
+
+enum class Direction : std::uint8_t { maximize, minimize };
+std::string_view to_string(Direction direction);
+
+class Objective {
+ public:
+  /// The name a single objective has in the result line.
+  static constexpr std::string_view kDefaultName = "objective";
+
+  Objective() = default;  ///< "objective", maximized
+  explicit Objective(Direction direction, std::string name = std::string(kDefaultName));
+
+  const std::string& name() const { return name_; }
+  Direction direction() const { return direction_; }
+  bool maximizes() const { return direction_ == Direction::maximize; }
+
+  /// `value` turned so that larger is better: what the models, the rung tables and the task
+  /// summaries compare. Its own inverse.
+  double oriented(double value) const { return maximizes() ? value : -value; }
+  /// Whether `a` is strictly better than `b`. A NaN is never better, and any number is better
+  /// than a NaN (a missing best).
+  bool better(double a, double b) const;
+  /// The index of the best of `values` (the first of equal ones); -1 when there is none.
+  std::ptrdiff_t best_of(const std::vector<double>& values) const;
+  /// A value as lbo's log and tables write it: 6 significant digits ("0.812345", "1.5e-07").
+  static std::string format(double value);
+
+  bool operator==(const Objective&) const = default;
+
+ private:
+  Direction direction_ = Direction::maximize;
+  std::string name_ = std::string(kDefaultName);
+};
+
+/// The objectives of a job, in the order the job names them; the first is the primary one (the
+/// one a single "best" and early stopping go by). Results are given as one value per objective,
+/// in that order.
+class Objectives {
+ public:
+  /// Throws std::invalid_argument when `objectives` is empty or names one twice.
+  explicit Objectives(std::vector<Objective> objectives);
+
+  std::size_t size() const { return objectives_.size(); }
+  const Objective& operator[](std::size_t i) const { return objectives_[i]; }
+  const Objective& primary() const { return objectives_.front(); }
+  /// The index of the objective called `name`, or -1.
+  std::ptrdiff_t index_of(std::string_view name) const;
+
+  /// Pareto dominance: `a` is at least as good as `b` in every objective and better in one.
+  /// Both hold one value per objective; a result with a NaN dominates nothing and is
+  /// dominated by every result without one.
+  bool dominates(const std::vector<double>& a, const std::vector<double>& b) const;
+  /// The indices of the results no other result dominates (the Pareto set), in order; of
+  /// equal results, each is kept.
+  std::vector<std::size_t> pareto_set(const std::vector<std::vector<double>>& results) const;
+
+ private:
+  std::vector<Objective> objectives_;
+};
+
+}  // namespace lbo::jobs

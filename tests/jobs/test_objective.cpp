@@ -1,0 +1,85 @@
+// Objective and Objectives: which result is better, the best of several, dominance and the
+// Pareto set, each against cases worked out by hand.
+
+#include "lbo/jobs/objective.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <vector>
+
+using lbo::jobs::Direction;
+using lbo::jobs::Objective;
+using lbo::jobs::Objectives;
+
+namespace {
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+}
+
+TEST(ObjectiveTest, better_orients_by_direction_and_a_nan_is_never_better) {
+  const Objective auc(Direction::maximize, "auc");
+  const Objective loss(Direction::minimize, "loss");
+  EXPECT_EQ(Objective().name(), "objective");
+  EXPECT_TRUE(Objective().maximizes());
+  EXPECT_TRUE(auc.better(0.8, 0.7));
+  EXPECT_FALSE(auc.better(0.7, 0.8));
+  EXPECT_FALSE(auc.better(0.7, 0.7));  // strictly
+  EXPECT_TRUE(loss.better(0.2, 0.3));
+  EXPECT_FALSE(loss.better(0.3, 0.2));
+  EXPECT_FALSE(loss.better(kNaN, 0.3));
+  EXPECT_TRUE(loss.better(0.3, kNaN));
+  EXPECT_FALSE(loss.better(kNaN, kNaN));
+  EXPECT_EQ(auc.oriented(0.8), 0.8);
+  EXPECT_EQ(loss.oriented(0.8), -0.8);
+  EXPECT_EQ(loss.oriented(loss.oriented(0.25)), 0.25);
+}
+
+TEST(ObjectiveTest, the_best_of_values_is_the_first_of_equals_and_skips_nans) {
+  const Objective loss(Direction::minimize);
+  EXPECT_EQ(loss.best_of({}), -1);
+  EXPECT_EQ(loss.best_of({kNaN, kNaN}), -1);
+  EXPECT_EQ(loss.best_of({kNaN, 3, 1, 2, 1}), 2);
+  EXPECT_EQ(Objective(Direction::maximize).best_of({kNaN, 3, 1, 3}), 1);
+}
+
+TEST(ObjectiveTest, values_are_written_with_six_significant_digits) {
+  EXPECT_EQ(Objective::format(0.8123456), "0.812346");
+  EXPECT_EQ(Objective::format(1.5e-7), "1.5e-07");
+  EXPECT_EQ(Objective::format(-42), "-42");
+}
+
+// Two objectives: accuracy up, training hours down.
+TEST(ObjectivesTest, dominance_is_no_worse_in_every_objective_and_better_in_one) {
+  const Objectives two({Objective(Direction::maximize, "accuracy"), Objective(Direction::minimize, "hours")});
+  EXPECT_EQ(two.size(), 2u);
+  EXPECT_EQ(two.primary().name(), "accuracy");
+  EXPECT_EQ(two.index_of("hours"), 1);
+  EXPECT_EQ(two.index_of("loss"), -1);
+  EXPECT_TRUE(two.dominates({0.9, 1.0}, {0.8, 2.0}));   // better in both
+  EXPECT_TRUE(two.dominates({0.9, 1.0}, {0.9, 2.0}));   // equal accuracy, fewer hours
+  EXPECT_FALSE(two.dominates({0.9, 1.0}, {0.9, 1.0}));  // equal: neither
+  EXPECT_FALSE(two.dominates({0.9, 3.0}, {0.8, 2.0}));  // a trade-off: neither
+  EXPECT_FALSE(two.dominates({0.8, 2.0}, {0.9, 3.0}));
+  EXPECT_FALSE(two.dominates({0.8, 2.0}, {0.9, 1.0}));
+  EXPECT_TRUE(two.dominates({0.1, 9.0}, {kNaN, 1.0}));  // a missing value loses to any result
+  EXPECT_FALSE(two.dominates({kNaN, 1.0}, {0.1, 9.0}));
+  EXPECT_THROW(two.dominates({0.9}, {0.8, 1.0}), std::invalid_argument);
+}
+
+TEST(ObjectivesTest, the_pareto_set_keeps_every_result_none_dominates) {
+  const Objectives two({Objective(Direction::maximize, "accuracy"), Objective(Direction::minimize, "hours")});
+  // 0: (0.70, 1) cheap; 1: (0.80, 2); 2: (0.75, 3) dominated by 1; 3: (0.90, 5) best accuracy;
+  // 4: (0.80, 2) equal to 1 (both kept); 5: (0.60, 1) dominated by 0; 6: NaN accuracy.
+  const std::vector<std::vector<double>> results{{0.70, 1}, {0.80, 2}, {0.75, 3}, {0.90, 5}, {0.80, 2}, {0.60, 1}, {kNaN, 0.5}};
+  EXPECT_EQ(two.pareto_set(results), (std::vector<std::size_t>{0, 1, 3, 4}));
+  const Objectives one({Objective(Direction::minimize)});
+  EXPECT_EQ(one.pareto_set({{3}, {1}, {2}, {1}}), (std::vector<std::size_t>{1, 3}));  // one objective: the best, ties kept
+  EXPECT_TRUE(two.pareto_set({}).empty());
+}
+
+TEST(ObjectivesTest, objectives_are_named_once_and_at_least_one) {
+  EXPECT_THROW(Objectives({}), std::invalid_argument);
+  EXPECT_THROW(Objectives({Objective(Direction::maximize, "auc"), Objective(Direction::minimize, "auc")}), std::invalid_argument);
+}
