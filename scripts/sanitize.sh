@@ -43,7 +43,7 @@ else
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
   what="ASan and UBSan"
 fi
-cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLBO_SANITIZE="$option" -DLBO_BUILD_BENCHMARKS=OFF > /dev/null
+cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" -DLBO_SANITIZE="$option" -DLBO_BUILD_BENCHMARKS=OFF > /dev/null
 targets=()
 for module in "${modules[@]}"; do targets+=("test_$module"); done
 cmake --build "$dir" -j "$(nproc)" --target "${targets[@]}"
