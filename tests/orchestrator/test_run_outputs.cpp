@@ -19,6 +19,17 @@ std::size_t count(const std::string& text, const std::string& what) {
   return n;
 }
 
+// Everything written to `file` (a tmpfile), which it closes.
+std::string read_and_close(std::FILE* file) {
+  std::fflush(file);
+  std::rewind(file);
+  std::string text;
+  char buffer[4096];
+  for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, file)) > 0;) text.append(buffer, n);
+  std::fclose(file);
+  return text;
+}
+
 }  // namespace
 
 // Two slots end a task's last two trials in one turn of the loop: both results are committed
@@ -40,12 +51,7 @@ TEST(RunOutputsTest, a_task_whose_last_trials_end_in_one_commit_is_said_done_onc
     lbo::testing::end_attempt(state, second, lbo::testing::ok_with(0.75));
     outputs.committed(state, {{first, 1}, {second, 1}});
   }
-  std::fflush(log);
-  std::rewind(log);
-  std::string text;
-  char buffer[4096];
-  for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, log)) > 0;) text.append(buffer, n);
-  std::fclose(log);
+  const std::string text = read_and_close(log);
   EXPECT_EQ(count(text, "task a done: 2/2 ok, best 0.75 (trial 1)"), 1u) << text;
   EXPECT_EQ(count(lbo::testing::read_text(dir.path() / "results.csv"), "\n"), 3u);  // header and two rows
 }
@@ -59,11 +65,7 @@ TEST(ConsoleTest, a_line_cannot_start_another_or_steer_the_terminal) {
   std::FILE* log = std::tmpfile();
   ASSERT_NE(log, nullptr);
   Console(log).log("watched file /in/x\n[12:00:00] done: 9 trials finished");
-  std::rewind(log);
-  std::string text;
-  char buffer[4096];
-  for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, log)) > 0;) text.append(buffer, n);
-  std::fclose(log);
+  const std::string text = read_and_close(log);
   EXPECT_EQ(count(text, "\n"), 1u) << text;
   EXPECT_NE(text.find("x\\n[12:00:00] done"), std::string::npos) << text;
 }
