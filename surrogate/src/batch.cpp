@@ -35,7 +35,8 @@ BatchProposer::BatchProposer(std::shared_ptr<const TaskPosterior> posterior, con
       tracked_(posterior_->track(candidates_)),
       used_(static_cast<std::size_t>(candidates_.rows()), 0),
       left_(static_cast<int>(candidates_.rows())),
-      penalty_(candidates_.rows()) {
+      penalty_(candidates_.rows()),
+      log_feasible_(Eigen::VectorXd::Zero(candidates_.rows())) {
   base_at_candidates_ = tracked_->at_points();
   guide_.guide = posterior_->guide();
   if (guide_.guide.posterior) guide_.tracked = guide_.guide.posterior->track(candidates_);
@@ -53,9 +54,11 @@ std::vector<Maximum> BatchProposer::next(AcquisitionKind kind, const Acquisition
     values(i) = used_[static_cast<std::size_t>(i)] ? -std::numeric_limits<double>::infinity()
                                                    : acquisition_value(kind, at.mean(i), at.var(i), believing).value;
   }
-  if (penalty_.size() > 0) {
+  if (penalty_.size() > 0 || feasibility_) {
     const Eigen::VectorXd& log_penalty = penalty_.log_at_candidates();
-    for (Eigen::Index i = 0; i < values.size(); ++i) values(i) = LocalPenalty::apply(values(i), log_penalty(i));
+    for (Eigen::Index i = 0; i < values.size(); ++i) {
+      values(i) = LocalPenalty::apply(values(i), log_penalty(i) + log_feasible_(i));
+    }
   }
   MaximizerOptions options = options_;
   if (refine == Refinement::none) options.refine = 0;
@@ -101,20 +104,37 @@ double BatchProposer::lipschitz() const {
   return lipschitz_ = largest;
 }
 
+void BatchProposer::weigh_feasibility(std::shared_ptr<const Feasibility> feasibility, int task) {
+  if (feasibility == feasibility_ && task == feasibility_task_) return;
+  feasibility_ = std::move(feasibility);
+  feasibility_task_ = task;
+  log_feasible_ = feasibility_ ? feasibility_->log_probabilities(candidates_, task)
+                               : Eigen::VectorXd(Eigen::VectorXd::Zero(candidates_.rows()));
+}
+
+double BatchProposer::log_weight_at(const Eigen::VectorXd& x, Eigen::VectorXd* gradient) const {
+  double log = penalty_.log_at(x, gradient);
+  if (!feasibility_) return log;
+  Eigen::VectorXd g_feasible;
+  log += feasibility_->log_probability(x, feasibility_task_, gradient != nullptr ? &g_feasible : nullptr);
+  if (gradient != nullptr) *gradient += g_feasible;
+  return log;
+}
+
 BoxObjective BatchProposer::penalized(BoxObjective objective) const {
-  if (penalty_.size() == 0 || !objective.values) return objective;
-  const LocalPenalty* penalty = &penalty_;
+  if ((penalty_.size() == 0 && !feasibility_) || !objective.values) return objective;
+  const BatchProposer* self = this;
   BoxObjective result;
-  result.values = [penalty, values = objective.values](const Eigen::MatrixXd& X) {
+  result.values = [self, values = objective.values](const Eigen::MatrixXd& X) {
     Eigen::VectorXd v = values(X);
-    for (Eigen::Index i = 0; i < X.rows(); ++i) v(i) = LocalPenalty::apply(v(i), penalty->log_at(X.row(i).transpose()));
+    for (Eigen::Index i = 0; i < X.rows(); ++i) v(i) = LocalPenalty::apply(v(i), self->log_weight_at(X.row(i).transpose()));
     return v;
   };
   // d(v P) = P dv + v P d log P; d(v / P) = dv / P − (v / P) d log P.
-  result.gradient = [penalty, gradient = objective.gradient](const Eigen::VectorXd& x, Eigen::VectorXd& g) {
+  result.gradient = [self, gradient = objective.gradient](const Eigen::VectorXd& x, Eigen::VectorXd& g) {
     const double v = gradient(x, g);
     Eigen::VectorXd g_log;
-    const double log = penalty->log_at(x, &g_log);
+    const double log = self->log_weight_at(x, &g_log);
     const double penalized = LocalPenalty::apply(v, log);
     if (!std::isfinite(log)) {
       g.setZero();
@@ -286,7 +306,7 @@ std::vector<Maximum> BatchProposer::next_guided(AcquisitionKind kind, const Acqu
   if (with_best) {
     X.row(X.rows() - 1) = best.x.transpose();
     main_values(X.rows() - 1) = LocalPenalty::apply(main_acquisition->evaluate(Eigen::MatrixXd(best.x.transpose()))(0),
-                                                    penalty_.log_at(best.x));
+                                                    log_weight_at(best.x));
   }
   BoxObjective objective;
   if (options.refine > 0) objective = inside_objective(main_acquisition, guide_acquisition, cutoff);

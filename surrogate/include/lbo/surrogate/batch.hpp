@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "lbo/surrogate/acquisition.hpp"
+#include "lbo/surrogate/feasibility.hpp"
 #include "lbo/surrogate/local_penalty.hpp"
 #include "lbo/surrogate/maximizer.hpp"
 #include "lbo/surrogate/posterior.hpp"
@@ -79,6 +80,13 @@ class BatchProposer {
   void penalize(const Eigen::MatrixXd& X, double best);
   /// Points penalized so far.
   int penalized() const { return penalty_.size(); }
+  /// From now on the acquisition is weighed by the probability that a point succeeds for
+  /// `task` (Feasibility): a value v becomes v·p where v ≥ 0, v/p below (LocalPenalty::apply),
+  /// as constrained EI weighs EI by the probability of feasibility (Gardner et al. 2014). The
+  /// same model and task again: nothing to do; null: no weight.
+  void weigh_feasibility(std::shared_ptr<const Feasibility> feasibility, int task);
+  /// log P(success) at each candidate (zeros without a feasibility model).
+  const Eigen::VectorXd& log_feasibility_at_candidates() const { return log_feasible_; }
   /// The Lipschitz constant of the posterior mean the penalties use: the largest ‖∇μ‖ at the
   /// first kLipschitzPoints candidates (quasi-random: spread over the box), as González et al.
   /// estimate it from the mean's gradient; at least kMinLipschitz.
@@ -110,6 +118,12 @@ class BatchProposer {
   int left_ = 0;
   int pending_ = 0;
   LocalPenalty penalty_;       // at candidates_
+  std::shared_ptr<const Feasibility> feasibility_;  // null: no weight
+  int feasibility_task_ = 0;
+  Eigen::VectorXd log_feasible_;  // at candidates_
+  // The log of what multiplies the acquisition at x: the penalty's and the feasibility's, with
+  // its gradient when asked.
+  double log_weight_at(const Eigen::VectorXd& x, Eigen::VectorXd* gradient = nullptr) const;
   mutable double lipschitz_ = 0;  // 0: not yet estimated
   void mark_used(const Eigen::VectorXd& x);  // a candidate equal to x ranks last from now on
   Eigen::Index candidate_index(const Eigen::VectorXd& x) const;  // the first candidate equal to x; -1: none
