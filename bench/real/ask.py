@@ -1,6 +1,6 @@
 """The bench/real objective command: send one evaluation to a models.py server, print its result.
 
-    python3 -S -E ask.py --socket PATH --data PATH --params PATH
+    python3 -S -E ask.py --socket PATH --data PATH --params PATH [--oom]
 
 It follows the lbo objective protocol (last stdout line is the result JSON; exit 2 for invalid
 params, 1 for any other failure) and imports only the standard library, so a trial costs the
@@ -18,6 +18,7 @@ def main():
     parser.add_argument("--socket", required=True, help="the socket of `models.py serve`")
     parser.add_argument("--data", required=True)
     parser.add_argument("--params", required=True)
+    parser.add_argument("--oom", action="store_true", help="too large models fail (models.too_large)")
     args = parser.parse_args()
     with open(args.params) as f:
         params = json.load(f)
@@ -25,7 +26,7 @@ def main():
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
             connection.connect(args.socket)
             with connection.makefile("rw") as stream:
-                stream.write(json.dumps({"data": args.data, "params": params}) + "\n")
+                stream.write(json.dumps({"data": args.data, "params": params, "oom": args.oom}) + "\n")
                 stream.flush()
                 reply = stream.readline()
     except OSError as e:

@@ -49,7 +49,9 @@ BASE_POLICY = {}
 # Short names for the policy keys a method variant may set.
 METHOD_KEYS = {"acq": "acquisition", "initial_random": "initial_random", "xi": "xi", "residual_gp": "residual_gp", "transfer_gp": "transfer_gp",
                "best": "transfer_best", "threshold": "jumbo_threshold", "cold_switch": "jumbo_cold_switch",
-               "gp_switch": "libo_gp_switch", "warp": "output_warping"}
+               "gp_switch": "libo_gp_switch", "warp": "output_warping", "failures": "failures"}
+# Method keys that belong to [objective], not [policy].
+OBJECTIVE_KEYS = ("failures",)
 LBO_METHODS = ("lbo", "gp", "ablr", "random")
 # Run when asked (issue #17's lifelong methods), with their own defaults.
 MORE_LBO_METHODS = ("libo", "jumbo")
@@ -111,6 +113,10 @@ PROBLEMS = {
             C("knn_weights", ["uniform", "distance"], when="knn"),
         ],
     },
+    # Rotterdam where too large models "run out of memory" (models.too_large: xgboost of depth
+    # >= 5 with >= 40 trees, forests of depth >= 8 with >= 30 trees): issue 57's failure region
+    # on real data. Run when asked (--problems rotterdam-oom).
+    "rotterdam-oom": None,
     # The space of the measurement in issue #14, on the quickstart's flchain years.
     "flchain": {
         "tasks": [os.path.join(FLCHAIN, f"flchain-{y}.csv") for y in ("1995", "1996", "1997-2003")],
@@ -125,14 +131,17 @@ PROBLEMS = {
     },
 }
 
+PROBLEMS["rotterdam-oom"] = dict(PROBLEMS["rotterdam"], oom=True)
+DEFAULT_PROBLEMS = [p for p in PROBLEMS if not PROBLEMS[p].get("oom")]
+
 
 def task_name(path):
     return os.path.splitext(os.path.basename(path))[0]
 
 
-def objective_command(socket_path, dataset, params_file):
+def objective_command(socket_path, dataset, params_file, oom=False):
     return ["/usr/bin/python3", "-S", "-E", os.path.join(HERE, "ask.py"), "--socket", socket_path,
-            "--data", dataset, "--params", params_file]
+            "--data", dataset, "--params", params_file] + (["--oom"] if oom else [])
 
 
 # ---- lbo ----------------------------------------------------------------------------------
@@ -171,10 +180,12 @@ def job_toml(problem, method, seed, trials, socket_path):
     lines = [f'name = "{problem}-{method.replace("+", "_").replace("=", "-")}-seed{seed}"',
              f"seed = {seed}", "",
              "[objective]",
-             f"command = {toml_value(objective_command(socket_path, '{dataset}', '{params_file}'))}",
-             'direction = "maximize"', "timeout_s = 60", "",
-             "[policy]"]
-    lines += [f"{key} = {toml_value(value)}" for key, value in parse_method(method).items()]
+             f"command = {toml_value(objective_command(socket_path, '{dataset}', '{params_file}', spec.get('oom', False)))}",
+             'direction = "maximize"', "timeout_s = 60"]
+    keys = parse_method(method)
+    lines += [f"{key} = {toml_value(keys.pop(key))}" for key in OBJECTIVE_KEYS if key in keys]
+    lines += ["", "[policy]"]
+    lines += [f"{key} = {toml_value(value)}" for key, value in keys.items()]
     lines += ["", "[workers]", f"local_slots = {SLOTS}", "", "[space]"]
     for p in spec["space"]:
         fields = ([f'type = "{p["type"]}"', f"choices = {toml_value(p['choices'])}"]
@@ -247,7 +258,7 @@ def run_optuna(problem, method, seed, trials, socket_path, work):
                 params_file = os.path.join(work, f"params-{index}-{trial.number}.json")
             with open(params_file, "w") as f:
                 json.dump(params, f)
-            done = subprocess.run(objective_command(socket_path, path, params_file),
+            done = subprocess.run(objective_command(socket_path, path, params_file, spec.get("oom", False)),
                                   capture_output=True, text=True, timeout=60)
             if done.returncode != 0:
                 raise RuntimeError(done.stderr.strip().splitlines()[-1] if done.stderr else "failed")
@@ -364,8 +375,8 @@ def report(args):
         seeds = {m: sorted(load_raw(args.out, problem, m)[0]) for m in methods}
         print(f"\n## {problem}: {n_tasks} tasks; mean best AUC over tasks 2-{n_tasks} and seeds "
               f"(± standard error over seeds)\n")
-        print("| method | seeds | " + " | ".join(f"@{k}" for k in BUDGETS) + " | fallbacks |")
-        print("|---|---:|" + "---:|" * len(BUDGETS) + "---:|")
+        print("| method | seeds | " + " | ".join(f"@{k}" for k in BUDGETS) + " | failed per task | fallbacks |")
+        print("|---|---:|" + "---:|" * len(BUDGETS) + "---:|---:|")
         per_task = {}  # method -> task -> mean best@k over seeds, for ranks
         for m in methods:
             runs, fallbacks = load_raw(args.out, problem, m)
@@ -377,7 +388,10 @@ def report(args):
                 cells.append("{:.4f} ± {:.4f}".format(*summary[problem, m, k]))
             per_task[m] = {k: [sum(best_at(run[t], k) for run in runs.values()) / len(runs)
                                for t in range(n_tasks)] for k in BUDGETS}
-            print(f"| {m} | {len(seeds[m])} | " + " | ".join(cells) + f" | {fallbacks} |")
+            # Failed trials (no value) per task, tasks 2+, over seeds.
+            failed = sum(sum(v is None for v in run[t]) for run in runs.values() for t in range(1, n_tasks))
+            failed /= len(runs) * (n_tasks - 1)
+            print(f"| {m} | {len(seeds[m])} | " + " | ".join(cells) + f" | {failed:.1f} | {fallbacks} |")
         for k in () if args.brief else (10, 20):
             print(f"\nRank per task @{k} (1 = best mean over seeds; task 1 has nothing to learn from)\n")
             print("| method | " + " | ".join(f"t{t + 1}" for t in range(n_tasks)) + " | mean rank, t2+ |")
@@ -421,7 +435,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("command", choices=("run", "report"))
     parser.add_argument("--out", required=True, help="folder for raw results (reused to continue)")
-    parser.add_argument("--problems", nargs="+", default=list(PROBLEMS), choices=list(PROBLEMS))
+    parser.add_argument("--problems", nargs="+", default=DEFAULT_PROBLEMS, choices=list(PROBLEMS))
     parser.add_argument("--methods", nargs="+", default=list(LBO_METHODS + OPTUNA_METHODS))
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--trials", type=int, default=max(BUDGETS), help="trials per task")

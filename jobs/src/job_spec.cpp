@@ -35,6 +35,10 @@ std::string_view to_string(AcquisitionKind kind) {
   return "?";
 }
 
+std::string_view to_string(FailureLearning learning) {
+  return learning == FailureLearning::learn ? "learn" : "ignore";
+}
+
 std::string_view to_string(OutputWarping warping) {
   switch (warping) {
     case OutputWarping::none: return "none";

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # A --sync run killed with SIGKILL at any moment and resumed makes exactly the trials of the run
 # that was never stopped: the same configurations in the same order, the same values, stops,
-# pauses and promotions. Five jobs: a GP on 4 slots; GP-Hedge over two open tasks; ASHA stopping
-# trials; Hyperband promoting them; a tabulated job on 8 simulated slots. Each is killed right
+# pauses and promotions. Six jobs: a GP on 4 slots; GP-Hedge over two open tasks; ASHA stopping
+# trials; Hyperband promoting them; a tabulated job on 8 simulated slots; a GP learning where a
+# corner of the space fails, over two tasks in sequence. Each is killed right
 # after a journal record drawn at random (LBO_TEST_KILL_AFTER_RECORD: every point of a run is
 # reachable, whatever the machine's load), some of them twice (the resumed run killed again),
 # and at a random moment by the clock. The draws print their seed; LBO_KILL_SEED=N repeats them.
@@ -31,6 +32,26 @@ $space
 [[tasks]]
 name = "a"
 budget = 28
+JOB
+
+cat > "$SCRATCH/failing.toml" <<JOB
+name = "failing"
+seed = 5
+[objective]
+command = [$(objective ', "--fail-corner", "0.65"')]
+direction = "minimize"
+[policy]
+surrogate = "gp"
+[workers]
+local_slots = 3
+[space]
+$space
+[[tasks]]
+name = "a"
+budget = 15
+[[tasks]]
+name = "b"
+budget = 12
 JOB
 
 cat > "$SCRATCH/hedge.toml" <<JOB
@@ -149,7 +170,7 @@ compare() {  # compare REFERENCE ROOT NAME WHAT
 }
 
 kills=0
-for name in plain hedge asha hyperband simulated; do
+for name in plain hedge asha hyperband simulated failing; do
   job=$SCRATCH/$name.toml
   extra=()
   [ "$name" == simulated ] && extra=(--simulate 8)
@@ -182,4 +203,4 @@ for name in plain hedge asha hyperband simulated; do
     kills=$((kills + 1))
   done
 done
-echo "$kills kill -9 resumes of 5 --sync jobs (plain, GP-Hedge, ASHA, Hyperband promotion, simulated): all exact"
+echo "$kills kill -9 resumes of 6 --sync jobs (plain, GP-Hedge, ASHA, Hyperband promotion, simulated, failing): all exact"

@@ -835,3 +835,13 @@ TEST_F(JobSpecTest, early_stopping_transfer_is_on_by_default_and_only_for_succes
                 .find("early_stopping.transfer: is for rule = \"asha\" or \"hyperband\""),
             std::string::npos);
 }
+
+TEST_F(JobSpecTest, failures_are_learned_unless_the_job_says_ignore) {
+  EXPECT_EQ(parse(kValid).objective.failures, FailureLearning::learn);
+  EXPECT_EQ(parse(valid_with("retries = 1", "retries = 1\nfailures = \"ignore\"")).objective.failures, FailureLearning::ignore);
+  EXPECT_EQ(parse(valid_with("retries = 1", "retries = 1\nfailures = \"learn\"")).objective.failures, FailureLearning::learn);
+  const std::string message = error_of(valid_with("retries = 1", "retries = 1\nfailures = \"avoid\""));
+  EXPECT_NE(message.find("job.toml:9:12: objective.failures: \"avoid\" is neither \"learn\" nor \"ignore\""), std::string::npos)
+      << message;
+  EXPECT_NE(error_of(valid_with("retries = 1", "retries = 1\nfailures = true")).find("objective.failures"), std::string::npos);
+}

@@ -2,7 +2,7 @@
 //
 //   lbo-test-objective [--function zero|sum|branin|quadratic|steps] [--via stdout|file] [--context FILE]
 //                      [--sleep-ms MS] [--sleep-ms-per-value MS] [--metrics on] [--reports N]
-//                      [--report-ms MS]
+//                      [--report-ms MS] [--fail-corner R]
 //
 // Reads $LBO_PARAMS_FILE (JSON). The value is a known function of the numeric parameters;
 // `quadratic` takes its task's (a, b, c) from the JSON object in FILE (a task's dataset);
@@ -17,6 +17,9 @@
 //   outcome   (string)  "ok" (default), "fail" (exit 3), "crash" (SIGSEGV), "hang" (ignore
 //                       SIGTERM and sleep), "garbage" (no JSON), "nan" (objective NaN),
 //                       "silent" (exit 0, print nothing)
+// With --fail-corner R, a point whose x1 and x2 scaled to [0, 1] on Branin's box
+// ((x1 + 5)/15, x2/15) lie within R of the corner (1, 1) fails (exit 3, "CUDA out of memory" on
+// stderr): a region where configurations always fail, as a network too wide for the GPU.
 // The result goes to stdout as the last line, or to $LBO_RESULT_FILE with --via file. With
 // --metrics on, an ok result also carries "metrics": {"twice": 2·value, "function": name}.
 // With --reports N, an ok trial first reports steps 1..N (`lbo:report` lines), step s with value
@@ -93,7 +96,7 @@ int main(int argc, char** argv) {
   }
   std::string function = "sum", via = "stdout";
   bool metrics = false;
-  double sleep_ms = -1, report_ms = 0, sleep_ms_per_value = 0;
+  double sleep_ms = -1, report_ms = 0, sleep_ms_per_value = 0, fail_corner = 0;
   int reports = 0;
   nlohmann::json context = nlohmann::json::object();
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -103,6 +106,7 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[i], "--metrics") == 0) metrics = std::strcmp(argv[i + 1], "on") == 0;
     if (std::strcmp(argv[i], "--reports") == 0) reports = std::atoi(argv[i + 1]);
     if (std::strcmp(argv[i], "--report-ms") == 0) report_ms = std::atof(argv[i + 1]);
+    if (std::strcmp(argv[i], "--fail-corner") == 0) fail_corner = std::atof(argv[i + 1]);
     if (std::strcmp(argv[i], "--sleep-ms-per-value") == 0) sleep_ms_per_value = std::atof(argv[i + 1]);
     if (std::strcmp(argv[i], "--context") == 0) {
       std::ifstream file(argv[i + 1]);
@@ -131,6 +135,13 @@ int main(int argc, char** argv) {
   if (outcome == "fail") {
     std::cerr << "test objective: failing on purpose\n";
     return 3;
+  }
+  if (fail_corner > 0 && params.contains("x1") && params.contains("x2")) {
+    const double u = (10 - number(params, "x1")) / 15, v = (15 - number(params, "x2")) / 15;
+    if (u * u + v * v < fail_corner * fail_corner) {
+      std::cerr << "RuntimeError: CUDA out of memory (test objective: the failing corner)\n";
+      return 3;
+    }
   }
   if (outcome == "crash") std::raise(SIGSEGV);
   if (outcome == "hang") {

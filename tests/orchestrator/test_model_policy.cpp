@@ -16,6 +16,7 @@
 #include <set>
 #include <tuple>
 
+#include "failure_model.hpp"
 #include "run_job.hpp"
 
 using namespace lbo::orchestrator;
@@ -826,4 +827,81 @@ TEST(ModelPolicyTest, a_proposal_is_labelled_by_the_model_that_made_it) {
   }
   lbo::testing::start_trial(state, 0, later.config, "local:0", later.source, later.note);
   EXPECT_EQ(model_share(state), early.source == ProposalSource::interim_gp ? "model 50% (1 interim-gp)" : "model 100%");
+}
+
+namespace {
+
+// The quarter disc of radius 0.65 around Branin's corner (10, 15), in the box scaled to [0, 1]².
+bool in_failing_corner(const lbo::jobs::Config& c) {
+  const double u = (10 - *c.values[0]) / 15, v = (15 - *c.values[1]) / 15;
+  return u * u + v * v < 0.65 * 0.65;
+}
+
+lbo::workers::Outcome failed_with(lbo::workers::TrialStatus status) {
+  lbo::workers::Outcome o;
+  o.status = status;
+  o.reason = "exit status 1; stderr: CUDA out of memory";
+  return o;
+}
+
+}  // namespace
+
+// What a trial teaches the failure model: a trial that ran (ok, stopped, paused) succeeded; one
+// that failed of itself (failed, timeout, crashed) failed; cancelled, lbo's own error, running:
+// nothing.
+TEST(FailureModelTest, a_trial_teaches_by_how_it_ended) {
+  using lbo::workers::TrialStatus;
+  Trial t;
+  EXPECT_EQ(FailureModel::label(t), -1) << "running";
+  t.finished = true;
+  for (const auto& [status, label] : std::vector<std::pair<TrialStatus, int>>{{TrialStatus::ok, 1},
+                                                                            {TrialStatus::stopped, 1},
+                                                                            {TrialStatus::failed, 0},
+                                                                            {TrialStatus::timeout, 0},
+                                                                            {TrialStatus::crashed, 0},
+                                                                            {TrialStatus::cancelled, -1},
+                                                                            {TrialStatus::lbo_error, -1}}) {
+    t.outcome.status = status;
+    EXPECT_EQ(FailureModel::label(t), label) << static_cast<int>(status);
+  }
+  t.finished = false;
+  t.outcome.status = TrialStatus::paused;
+  EXPECT_EQ(FailureModel::label(t), 1) << "paused at a rung";
+  t.task = -1;
+  EXPECT_EQ(FailureModel::label(t), -1) << "lost";
+}
+
+// A first task mapped the failing corner with 30 random trials. A second task's 20-point random
+// design keeps out of it with failures learned (each point noted with its probability of
+// success), and falls into it as often as chance would with failures = "ignore" (the same draws).
+TEST(ModelPolicyTest, a_later_tasks_design_keeps_out_of_where_the_earlier_task_failed) {
+  lbo::testing::ScratchDir dir;
+  std::map<std::string, int> inside;
+  for (const std::string failures : {"learn", "ignore"}) {
+    const std::string text = branin_job("surrogate = \"gp\"\ninitial_random = 20", 3, 30) +
+                             "[[tasks]]\nname = \"second\"\nbudget = 20\n";
+    std::string with_failures = text;
+    with_failures.replace(with_failures.find("direction"), 0, "failures = \"" + failures + "\"\n");
+    const lbo::jobs::JobSpec job = lbo::testing::job_from(with_failures, dir.path());
+    RunState state = lbo::testing::started_state(job);
+    ModelPolicy policy(job, PolicyOptions{true, nullptr});
+    RandomPolicy random(job.space, 17);
+    for (int i = 0; i < 30; ++i) {
+      const lbo::jobs::Config c = random.propose(state, 0, state.next_trial_id());
+      const std::int64_t id = lbo::testing::start_trial(state, 0, c);
+      lbo::testing::end_attempt(state, id, in_failing_corner(c) ? failed_with(lbo::workers::TrialStatus::failed)
+                                                                : ok_with(branin_at(c)));
+    }
+    for (int i = 0; i < 20; ++i) {
+      const Proposal p = policy.propose_among(state, {1}, state.next_trial_id());
+      EXPECT_EQ(p.source, ProposalSource::initial);
+      EXPECT_EQ(p.note.find("estimated probability of success ") != std::string::npos, failures == "learn") << p.note;
+      inside[failures] += in_failing_corner(p.config) ? 1 : 0;
+      lbo::testing::end_attempt(state, lbo::testing::start_trial(state, 1, p.config),
+                                in_failing_corner(p.config) ? failed_with(lbo::workers::TrialStatus::crashed)
+                                                            : ok_with(branin_at(p.config)));
+    }
+  }
+  EXPECT_LE(inside["learn"], 2) << "of 20 design points in the failing corner";
+  EXPECT_GE(inside["ignore"], 4) << "the same draws without the failure model: the test would show nothing";
 }

@@ -182,7 +182,7 @@ void read_objective(Reader& r, const toml::table& t, JobSpec& job) {
   const std::string prefix = "objective";
   r.check_keys(t, prefix, {"command", "table", "table_objective", "table_task", "table_time", "table_restrict", "direction",
                            "timeout_s",
-                           "kill_grace_s", "retries", "stepwise"});
+                           "kill_grace_s", "retries", "stepwise", "failures"});
   ObjectiveSpec& o = job.objective;
   read_command(r, t, o);
   read_table_keys(r, t, o);
@@ -205,6 +205,15 @@ void read_objective(Reader& r, const toml::table& t, JobSpec& job) {
   if (const auto steps = r.get_int_in(t, "stepwise", prefix, false, 1, 1000,
                                       "must be in 1..1000 (the number of steps each result reports)")) {
     o.stepwise = *steps;
+  }
+  if (const auto failures = r.get_string(t, "failures", prefix, false)) {
+    if (*failures == "learn") {
+      o.failures = FailureLearning::learn;
+    } else if (*failures == "ignore") {
+      o.failures = FailureLearning::ignore;
+    } else {
+      r.error(*t.get("failures"), "objective.failures", in_quotes(*failures) + " is neither \"learn\" nor \"ignore\"");
+    }
   }
 }
 

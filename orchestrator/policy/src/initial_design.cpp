@@ -5,6 +5,7 @@
 #include <random>
 
 #include "earlier_best.hpp"
+#include "failure_model.hpp"
 #include "table_rows.hpp"
 
 namespace lbo::orchestrator {
@@ -46,7 +47,8 @@ bool InitialDesign::grows() const {
   return !job_.policy.transfer_best && jobs::traits_of(job_.policy.surrogate).transfer_best_grows;
 }
 
-std::optional<jobs::Config> InitialDesign::earlier_best(const RunState& state, int task) const {
+std::optional<jobs::Config> InitialDesign::earlier_best(const RunState& state, int task, FailureModel* failures,
+                                                        std::string* note) const {
   // This runs for every open task at every proposal: a task past as many bests as it could
   // take (half its earlier tasks, whether or not their bests differ) does not scan them.
   const auto created = static_cast<std::size_t>(state.tasks()[task].created);
@@ -63,7 +65,19 @@ std::optional<jobs::Config> InitialDesign::earlier_best(const RunState& state, i
       c = std::move(*row);
     }
     const auto& ids = state.task_trials(task);
-    if (std::none_of(ids.begin(), ids.end(), [&](std::int64_t id) { return state.trial(id).config == c; })) return std::move(c);
+    if (std::any_of(ids.begin(), ids.end(), [&](std::int64_t id) { return state.trial(id).config == c; })) continue;
+    // An earlier best is not proposed where the failure model expects it to fail (it failed on
+    // this task, or like configurations failed on the others).
+    if (failures != nullptr) {
+      const double p = failures->probability(state, task, c);
+      if (p < kLikelyEnough) {
+        if (note != nullptr) {
+          *note += (note->empty() ? "" : "; ") + std::string("passed over an earlier best: ") + FailureModel::note(p);
+        }
+        continue;
+      }
+    }
+    return std::move(c);
   }
   return std::nullopt;
 }
@@ -72,14 +86,41 @@ std::optional<jobs::Config> InitialDesign::earlier_best(const RunState& state, i
 // model choice is covered by 4 design points, and the families of the earlier bests are not
 // drawn again before the others. Measured on bench/real (bench/README.md). Seeded by the
 // trial, as RandomPolicy's draws.
-jobs::Config InitialDesign::point(const RunState& state, int task, std::int64_t trial) const {
+jobs::Config InitialDesign::point(const RunState& state, int task, std::int64_t trial, FailureModel* failures,
+                                  std::string* note) const {
   std::vector<jobs::Config> design;
   for (std::int64_t id : state.task_trials(task)) design.push_back(state.trial(id).config);
   std::mt19937_64 rng(jobs::trial_seed(job_.seed, trial));
   if (rows_) {
     if (std::optional<jobs::Config> row = rows_->draw(state, task, rng)) return std::move(*row);
   }
-  return job_.space.sample_balanced(rng, design);
+  if (failures == nullptr || !failures->current(state)) return job_.space.sample_balanced(rng, design);
+  // Rejection sampling: a draw is kept when the failure model expects it to succeed (at least
+  // kLikelyEnough), so the design is spread as before over where trials succeed. Kept with its
+  // probability instead, 6 of 20 design points still fell in a corner where a third of an
+  // earlier task's trials had failed (their probabilities 0.15 to 0.35): too lenient.
+  jobs::Config likeliest;
+  double highest = -1;
+  for (int draw = 0; draw < kDesignDraws; ++draw) {
+    jobs::Config c = job_.space.sample_balanced(rng, design);
+    const double p = failures->probability(state, task, c);
+    if (p >= kLikelyEnough) {
+      if (note != nullptr) {
+        *note = FailureModel::note(p) + (draw > 0 ? " (a random point the failure model expects to succeed; " +
+                                                        std::to_string(draw) + " draws before it were not)"
+                                                  : std::string());
+      }
+      return c;
+    }
+    if (p > highest) {
+      highest = p;
+      likeliest = std::move(c);
+    }
+  }
+  if (note != nullptr) {
+    *note = FailureModel::note(highest) + " (the likeliest of " + std::to_string(kDesignDraws) + " random points)";
+  }
+  return likeliest;
 }
 
 }  // namespace lbo::orchestrator

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "lbo/jobs/job_spec.hpp"
@@ -15,6 +16,7 @@
 
 namespace lbo::orchestrator {
 
+class FailureModel;
 class TableRows;
 
 class InitialDesign {
@@ -32,11 +34,19 @@ class InitialDesign {
   /// that is more.
   std::size_t transfer_best(const RunState& state, int task) const;
   /// The next earlier task's best configuration `task` has not taken, while its first
-  /// transfer_best trials are handed out; else none.
-  std::optional<jobs::Config> earlier_best(const RunState& state, int task) const;
+  /// transfer_best trials are handed out; else none. With `failures`, a best the failure model
+  /// gives less than kLikelyEnough to succeed on `task` is passed over (said in *note).
+  std::optional<jobs::Config> earlier_best(const RunState& state, int task, FailureModel* failures = nullptr,
+                                           std::string* note = nullptr) const;
   /// A random point of `task`'s design, seeded by the trial (a row it has not taken, when the
-  /// table restricts proposals).
-  jobs::Config point(const RunState& state, int task, std::int64_t trial) const;
+  /// table restricts proposals). With a failure model that has learned something, a draw is
+  /// kept when its probability of success is at least kLikelyEnough (drawn again up to
+  /// kDesignDraws times, then the likeliest draw), so the design spreads over where trials
+  /// succeed; *note says so.
+  jobs::Config point(const RunState& state, int task, std::int64_t trial, FailureModel* failures = nullptr,
+                     std::string* note = nullptr) const;
+  static constexpr double kLikelyEnough = 0.5;
+  static constexpr int kDesignDraws = 32;
 
  private:
   /// [policy] transfer_best as written; unset, the model's (lbo, ablr: 2; the others 0).

@@ -11,6 +11,7 @@
 #include "bases.hpp"
 #include "fit_service.hpp"
 #include "hedge_portfolios.hpp"
+#include "failure_model.hpp"
 #include "initial_design.hpp"
 #include "model_data.hpp"
 #include "model_report.hpp"
@@ -69,7 +70,8 @@ class ModelPolicy::Impl {
         hedges_(job.policy.hedge_eta, job.policy.hedge_memory),
         bases_(job, data_, adopted_, jobs::traits_of(job.policy.surrogate).transfer_best > 0, options_.sync, options_.threads,
                options_.log),
-        nominations_(job, options_, data_, hedges_, bases_) {
+        failures_(job, data_, options_.log),
+        nominations_(job, options_, data_, hedges_, bases_, failures_) {
     surrogate::use_threads(options_.threads);  // this thread's: proposals, and fits in --sync runs
     track_tasks(job.tasks.size());
   }
@@ -88,13 +90,14 @@ class ModelPolicy::Impl {
     if (!options_.sync && fits_.stale()) fits_.request(training_data(state));
     std::vector<Nomination> nominees;
     for (int task : open) {
-      if (std::optional<jobs::Config> best = design_.earlier_best(state, task)) {
-        return {task, std::move(*best), ProposalSource::earlier_best, {}};
+      std::string note;
+      if (std::optional<jobs::Config> best = design_.earlier_best(state, task, &failures_, &note)) {
+        return {task, std::move(*best), ProposalSource::earlier_best, std::move(note)};
       }
-      if (design_.open(state, task)) return {task, design_.point(state, task, trial), ProposalSource::initial, {}};
+      if (design_.open(state, task)) return design_point(state, task, trial, std::move(note));
       std::vector<Nomination> own = nominations_.of_task(state, task, trial);
       // Nothing to learn from yet (no result, no earlier task): the initial design goes on.
-      if (own.empty()) return {task, design_.point(state, task, trial), ProposalSource::initial, {}};
+      if (own.empty()) return design_point(state, task, trial, std::move(note));
       std::move(own.begin(), own.end(), std::back_inserter(nominees));
     }
     std::size_t pick = 0;
@@ -107,6 +110,14 @@ class ModelPolicy::Impl {
     if (chosen.arm_draw && options_.hedge) options_.hedge(*chosen.arm_draw);
     if (chosen.source == ProposalSource::random_fallback) note_fallback(state, trial, chosen.task, chosen.note);
     return {chosen.task, std::move(chosen.config), chosen.source, std::move(chosen.note)};
+  }
+
+  // A random point of `task`'s initial design; `note`: what the design passed over before it.
+  Proposal design_point(const RunState& state, int task, std::int64_t trial, std::string note) {
+    std::string drawn;
+    jobs::Config config = design_.point(state, task, trial, &failures_, &drawn);
+    if (!drawn.empty()) note += (note.empty() ? "" : "; ") + drawn;
+    return {task, std::move(config), ProposalSource::initial, std::move(note)};
   }
 
   // A --sync run's master proposes again once the fit is published (options_.fitted).
@@ -274,6 +285,7 @@ class ModelPolicy::Impl {
   std::int64_t fitted_observations_ = -1;  // observations behind adopted_'s fit
   HedgePortfolios hedges_;
   Bases bases_;  // where each task proposes from
+  FailureModel failures_;  // where configurations fail
   Nominations nominations_;
   std::int64_t fallbacks_ = 0;                         // random proposals the job did not ask for, this process
   std::vector<bool> subset_logged_;                    // per model task: its fit's subset was logged

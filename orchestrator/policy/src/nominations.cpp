@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <random>
 #include <span>
 
@@ -37,12 +38,13 @@ bool taken(const RunState& state, int task, const jobs::Config& config) {
 }  // namespace
 
 Nominations::Nominations(const jobs::JobSpec& job, const PolicyOptions& options, const ModelData& data,
-                         HedgePortfolios& hedges, Bases& bases)
+                         HedgePortfolios& hedges, Bases& bases, FailureModel& failures)
     : job_(job),
       options_(options),
       data_(data),
       hedges_(hedges),
       bases_(bases),
+      failures_(failures),
       search_space_(job.space, data.encoder()),
       rows_(TableRows::of(job)),
       random_(job.space, job.seed, rows_) {}
@@ -134,8 +136,11 @@ std::optional<Nomination> Nominations::nominate(const RunState& state, int task,
   // A restricting table: the acquisition ranks the task's untaken rows only.
   const Eigen::MatrixXd rows = rows_ ? rows_->encoded_untaken(state, task) : Eigen::MatrixXd();
   const BatchSettings settings{&search_space_, surrogate::MaximizerOptions{job_.policy.candidates, job_.policy.refine},
-                               job_.policy.xi, options_.sync, rows_ ? &rows : nullptr};
+                               job_.policy.xi, options_.sync, rows_ ? &rows : nullptr,
+                               job_.objective.failures == jobs::FailureLearning::learn};
   batch.update(data_.trials_of(state, task, step, &warpings_[k]), *basis, settings, seed);
+  const std::shared_ptr<const surrogate::Feasibility> feasibility = failures_.current(state);
+  batch.proposer().weigh_feasibility(feasibility, task);
   note_unbelieved(state, task, step, batch);
   const std::vector<AcquisitionKind> arms = arms_for(*basis);
   const bool hedge = arms.size() > 1;
@@ -157,10 +162,20 @@ std::optional<Nomination> Nominations::nominate(const RunState& state, int task,
     for (std::size_t a = 0; a < HedgePortfolios::kArms.size(); ++a) points[a] = ranked[a].front().x;
     hedges_.nominated(k, std::move(points));
   }
-  if (take_untaken(state, ranked[arm], n)) return n;
+  // With a failure model, the note says how likely the proposal is to succeed.
+  const auto note_success = [&] {
+    if (!feasibility) return;
+    const double p = std::exp(feasibility->log_probability(data_.encode(n.config), task));
+    n.note += (n.note.empty() ? "" : "; ") + FailureModel::note(p);
+  };
+  if (take_untaken(state, ranked[arm], n)) {
+    note_success();
+    return n;
+  }
   // The best kRanked are all taken (a discrete space, or an overconfident model): all of them.
   if (ranked[arm].size() >= static_cast<std::size_t>(kRanked) &&
       take_untaken(state, rank(batch, *basis, {arms[arm]}, true).front(), n)) {
+    note_success();
     return n;
   }
   // Every candidate is taken. A batch that has proposed some of them draws new candidates;

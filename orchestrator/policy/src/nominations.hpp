@@ -12,6 +12,7 @@
 
 #include "bases.hpp"
 #include "encoded_space.hpp"
+#include "failure_model.hpp"
 #include "hedge_portfolios.hpp"
 #include "model_data.hpp"
 #include "task_batch.hpp"
@@ -32,9 +33,10 @@ struct Nomination {
 
 class Nominations {
  public:
-  /// `hedges` and `bases` are the policy's (GP-Hedge's gains and the fits outlive a nomination).
+  /// `hedges`, `bases` and `failures` are the policy's (GP-Hedge's gains, the fits and the
+  /// failure model outlive a nomination).
   Nominations(const jobs::JobSpec& job, const PolicyOptions& options, const ModelData& data, HedgePortfolios& hedges,
-              Bases& bases);
+              Bases& bases, FailureModel& failures);
 
   /// Proposers for `slots` run model tasks (they only grow).
   void track(std::size_t slots) {
@@ -66,6 +68,7 @@ class Nominations {
   const ModelData& data_;
   HedgePortfolios& hedges_;
   Bases& bases_;
+  FailureModel& failures_;
   JobEncodedSpace search_space_;
   std::shared_ptr<const TableRows> rows_;  ///< a table that restricts proposals; else null
   RandomPolicy random_;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <iterator>
 
+#include "failure_model.hpp"
 #include "lbo/surrogate/linalg.hpp"
 
 namespace lbo::orchestrator {
@@ -63,7 +64,10 @@ void TaskBatch::update(const TaskTrials& trials, const Basis& basis, const Batch
           batch_->observe(batch_->accept(trials.encode(t)), z);
         }
         params_.incumbent = observed_ == 0 ? z : std::max(params_.incumbent, z);
+        worst_ = observed_ == 0 ? z : std::min(worst_, z);
         ++observed_;
+      } else if (settings.believe_failed && at != index_.end() && observed_ > 0 && FailureModel::label(t) == 0) {
+        batch_->observe(at->second, worst_);  // the liar's value, as at a rebuild
       }
       if (at != index_.end()) {
         index_.erase(at);
@@ -115,9 +119,18 @@ void TaskBatch::rebuild(const TaskTrials& trials, const Basis& basis, const Batc
   }
   join_best(trials, unseen, d, posterior);
   // The newest kBelieved running trials are believed (ids ascend in the order they started),
-  // the others penalized.
+  // the others penalized. Failed trials first, believed and penalized alike: they never report.
+  std::vector<Eigen::VectorXd> failed_x, pending_x, penalized_x;
+  if (settings.believe_failed) {
+    for (std::int64_t id : state.task_trials(trials.task)) {
+      if (FailureModel::label(state.trial(id)) == 0) failed_x.push_back(trials.encode(state.trial(id)));
+    }
+    const std::size_t older = failed_x.size() > kBelieved ? failed_x.size() - kBelieved : 0;
+    penalized_x.assign(failed_x.begin(), failed_x.begin() + static_cast<std::ptrdiff_t>(older));
+    failed_x.erase(failed_x.begin(), failed_x.begin() + static_cast<std::ptrdiff_t>(older));
+  }
   const std::size_t unbelieved = pending.size() > kBelieved ? pending.size() - kBelieved : 0;
-  std::vector<Eigen::VectorXd> pending_x, penalized_x;
+  pending_x = failed_x;
   for (std::size_t i = 0; i < pending.size(); ++i) {
     (i < unbelieved ? penalized_x : pending_x).push_back(trials.encode(state.trial(pending[i])));
   }
@@ -137,13 +150,24 @@ void TaskBatch::rebuild(const TaskTrials& trials, const Basis& basis, const Batc
     batch_.emplace(std::move(posterior), surrogate::stack_rows(pending_x, d), *settings.space, settings.maximizer, seed,
                    starts);
   }
+  // A failed trial's believed value is the task's worst result so far: the constant liar at its
+  // minimum (Ginsbourger, Le Riche & Carraro 2010), what SMAC and DeepHyper impute for a crash,
+  // here in the batch only (the fit never sees it). Believed at the mean, a failed point only
+  // shrank the variance at itself, and the acquisition went on along the failure region's edge
+  // beside it (bench/README, "Failure regions").
+  worst_ = observed.empty() ? 0.0 : observed.back().first;
+  if (!observed.empty()) {
+    for (std::size_t i = 0; i < failed_x.size(); ++i) batch_->observe(static_cast<int>(i), worst_);
+  }
   source_ = basis.source();
   note_ = basis.note;
   kind_ = basis.kind;
   key_ = basis.key;
   standardization_ = basis.posterior->standardization();
   index_.clear();
-  for (std::size_t i = unbelieved; i < pending.size(); ++i) index_.emplace(pending[i], static_cast<int>(i - unbelieved));
+  for (std::size_t i = unbelieved; i < pending.size(); ++i) {
+    index_.emplace(pending[i], static_cast<int>(failed_x.size() + i - unbelieved));
+  }
   unbelieved_ = static_cast<int>(unbelieved);
   pending_ = std::move(pending);
   observed_ = static_cast<int>(observed.size());

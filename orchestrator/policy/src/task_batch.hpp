@@ -75,6 +75,11 @@ struct BatchSettings {
   /// The only configurations to rank (n × d, a restricting table's untaken rows): the batch
   /// is rebuilt on them at every update and nothing is refined. Null: drawn candidates.
   const Eigen::MatrixXd* candidates = nullptr;
+  /// [objective] failures = "learn": the task's failed trials join the batch as running ones
+  /// do (the newest kBelieved; older ones penalized), at the task's worst result (TaskBatch::
+  /// rebuild), so the acquisition is not drawn back to where the model, which never saw them,
+  /// is most uncertain.
+  bool believe_failed = false;
 };
 
 class TaskBatch {
@@ -138,6 +143,7 @@ class TaskBatch {
   int unbelieved_ = 0;                        // pending_ not in index_: penalized
   surrogate::AcquisitionParams params_;
   int observed_ = 0;
+  double worst_ = 0;  // the task's worst usable result, standardized (failed trials' believed value)
   // A newer basis of the same kind (a new fit) is taken up while rebuilding takes at most a
   // tenth of the master's time: the batch has every result already, exactly; a new fit brings
   // new hyperparameters, and a rebuild costs O(m² n).

@@ -16,6 +16,11 @@
 
 namespace lbo::jobs {
 
+/// What failed trials teach ([objective] failures): where configurations fail (learn: a
+/// classifier every proposal weighs, surrogate/feasibility.hpp), or nothing (ignore).
+enum class FailureLearning : std::uint8_t { learn, ignore };
+std::string_view to_string(FailureLearning learning);
+
 struct ObjectiveSpec {
   /// argv with placeholders; relative paths that exist next to the job file made absolute.
   /// Empty with a table.
@@ -31,6 +36,7 @@ struct ObjectiveSpec {
   /// > 0: every result reports "steps" with this many values, one per step function f_1..f_T
   /// (stepwise model selection); each step is modelled as its own task.
   int stepwise = 0;
+  FailureLearning failures = FailureLearning::learn;
 
   /// The objective the result line's "objective" is: which value is better, for everyone.
   Objective objective() const { return Objective(direction); }
