@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <random>
 
+#include "lbo/surrogate/gp.hpp"
 #include "lbo/surrogate/surrogate.hpp"
 
 namespace lbo::testing {
@@ -27,6 +28,18 @@ inline surrogate::Observations bowl(int n, double shift, std::uint64_t seed) {
   return sample_unit_square(n, seed, [shift](double x1, double x2) {
     return -std::pow(x1 - 0.3 - shift, 2) - 0.5 * std::pow(x2 - 0.6, 2);
   });
+}
+
+/// A 1-d GP posterior on (0.1, 0), (0.5, 1), (0.9, 0): peaked at 0.5 (ℓ = 0.2, σ_f² = 1,
+/// σ_n² = 1e-4).
+inline std::shared_ptr<const surrogate::TaskPosterior> peaked_at_half() {
+  Eigen::MatrixXd X(3, 1);
+  X << 0.1, 0.5, 0.9;
+  Eigen::VectorXd y(3);
+  y << 0.0, 1.0, 0.0;
+  Eigen::VectorXd theta(3);
+  theta << std::log(0.2), 0.0, std::log(1e-4);
+  return surrogate::make_gp_posterior(X, y, theta, surrogate::Standardization{});
 }
 
 }  // namespace lbo::testing

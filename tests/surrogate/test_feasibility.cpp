@@ -10,6 +10,7 @@
 #include <numbers>
 
 #include "finite_difference.hpp"
+#include "test_data.hpp"
 #include "lbo/surrogate/batch.hpp"
 #include "lbo/surrogate/gp.hpp"
 #include "lbo/surrogate/local_penalty.hpp"
@@ -188,13 +189,7 @@ TEST(FeasibilityTest, a_large_fit_keeps_its_failures_and_spreads_its_successes) 
 // each candidate's UCB is LocalPenalty::apply(UCB, log p), and the maximum, ranked or refined by
 // L-BFGS-B, leaves the failure region.
 TEST(FeasibilityTest, a_batch_weighs_its_acquisition_by_the_probability_of_success) {
-  Eigen::MatrixXd X(3, 1);
-  X << 0.1, 0.5, 0.9;
-  Eigen::VectorXd y(3);
-  y << 0.0, 1.0, 0.0;
-  Eigen::VectorXd theta(3);
-  theta << std::log(0.2), 0.0, std::log(1e-4);
-  const auto posterior = make_gp_posterior(X, y, theta, Standardization{});
+  const auto posterior = lbo::testing::peaked_at_half();
   FeasibilityData d;
   d.x.resize(9, 1);
   d.x << 0.05, 0.15, 0.25, 0.35, 0.45, 0.5, 0.55, 0.75, 0.95;

@@ -8,10 +8,12 @@
 #include <limits>
 
 #include "finite_difference.hpp"
+#include "test_data.hpp"
 #include "lbo/surrogate/batch.hpp"
 #include "lbo/surrogate/gp.hpp"
 
 using namespace lbo::surrogate;
+using lbo::testing::peaked_at_half;
 
 namespace {
 
@@ -23,17 +25,6 @@ Eigen::MatrixXd on_axis(std::initializer_list<double> xs) {
   Eigen::Index i = 0;
   for (double x : xs) C(i++, 0) = x;
   return C;
-}
-
-// A 1-d GP posterior on (0.1, 0), (0.5, 1), (0.9, 0).
-std::shared_ptr<const TaskPosterior> peaked_at_half() {
-  Eigen::MatrixXd X(3, 1);
-  X << 0.1, 0.5, 0.9;
-  Eigen::VectorXd y(3);
-  y << 0.0, 1.0, 0.0;
-  Eigen::VectorXd theta(3);
-  theta << std::log(0.2), 0.0, std::log(1e-4);
-  return make_gp_posterior(X, y, theta, Standardization{});
 }
 
 }  // namespace

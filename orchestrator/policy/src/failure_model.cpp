@@ -63,9 +63,8 @@ std::shared_ptr<const surrogate::Feasibility> FailureModel::current(const RunSta
   return model_;
 }
 
-double FailureModel::probability(const RunState& state, int task, const jobs::Config& config) {
-  const std::shared_ptr<const surrogate::Feasibility> model = current(state);
-  return model ? std::exp(model->log_probability(data_.encode(config), task)) : 1.0;
+double FailureModel::probability(const surrogate::Feasibility* model, int task, const jobs::Config& config) const {
+  return model != nullptr ? std::exp(model->log_probability(data_.encode(config), task)) : 1.0;
 }
 
 std::string FailureModel::note(double probability) {

@@ -31,8 +31,8 @@ class FailureModel {
   static int label(const Trial& t);
   /// The classifier on the run's trials now; null with failures = "ignore" or before a failure.
   std::shared_ptr<const surrogate::Feasibility> current(const RunState& state);
-  /// P(success) of `config` for `task` under current() (1 without one).
-  double probability(const RunState& state, int task, const jobs::Config& config);
+  /// P(success) of `config` for `task` under `model` (current()'s; 1 without one).
+  double probability(const surrogate::Feasibility* model, int task, const jobs::Config& config) const;
   /// "estimated probability of success 0.93".
   static std::string note(double probability);
 

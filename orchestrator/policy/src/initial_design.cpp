@@ -57,6 +57,7 @@ std::optional<jobs::Config> InitialDesign::earlier_best(const RunState& state, i
   if (created >= most) return std::nullopt;
   const std::size_t count = transfer_best(state, task);
   if (created >= count) return std::nullopt;
+  const std::shared_ptr<const surrogate::Feasibility> model = failures != nullptr ? failures->current(state) : nullptr;
   for (jobs::Config& c : earlier_bests(state, task, warm_start_, count)) {
     if (rows_) {
       // The task's own row nearest to it: an earlier task's best is another task's row.
@@ -68,8 +69,8 @@ std::optional<jobs::Config> InitialDesign::earlier_best(const RunState& state, i
     if (std::any_of(ids.begin(), ids.end(), [&](std::int64_t id) { return state.trial(id).config == c; })) continue;
     // An earlier best is not proposed where the failure model expects it to fail (it failed on
     // this task, or like configurations failed on the others).
-    if (failures != nullptr) {
-      const double p = failures->probability(state, task, c);
+    if (model) {
+      const double p = failures->probability(model.get(), task, c);
       if (p < kLikelyEnough) {
         if (note != nullptr) {
           *note += (note->empty() ? "" : "; ") + std::string("passed over an earlier best: ") + FailureModel::note(p);
@@ -94,7 +95,8 @@ jobs::Config InitialDesign::point(const RunState& state, int task, std::int64_t 
   if (rows_) {
     if (std::optional<jobs::Config> row = rows_->draw(state, task, rng)) return std::move(*row);
   }
-  if (failures == nullptr || !failures->current(state)) return job_.space.sample_balanced(rng, design);
+  const std::shared_ptr<const surrogate::Feasibility> model = failures != nullptr ? failures->current(state) : nullptr;
+  if (!model) return job_.space.sample_balanced(rng, design);
   // Rejection sampling: a draw is kept when the failure model expects it to succeed (at least
   // kLikelyEnough), so the design is spread as before over where trials succeed. Kept with its
   // probability instead, 6 of 20 design points still fell in a corner where a third of an
@@ -103,7 +105,7 @@ jobs::Config InitialDesign::point(const RunState& state, int task, std::int64_t 
   double highest = -1;
   for (int draw = 0; draw < kDesignDraws; ++draw) {
     jobs::Config c = job_.space.sample_balanced(rng, design);
-    const double p = failures->probability(state, task, c);
+    const double p = failures->probability(model.get(), task, c);
     if (p >= kLikelyEnough) {
       if (note != nullptr) {
         *note = FailureModel::note(p) + (draw > 0 ? " (a random point the failure model expects to succeed; " +

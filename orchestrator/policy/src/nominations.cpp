@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <random>
 #include <span>
 
@@ -165,8 +164,7 @@ std::optional<Nomination> Nominations::nominate(const RunState& state, int task,
   // With a failure model, the note says how likely the proposal is to succeed.
   const auto note_success = [&] {
     if (!feasibility) return;
-    const double p = std::exp(feasibility->log_probability(data_.encode(n.config), task));
-    n.note += (n.note.empty() ? "" : "; ") + FailureModel::note(p);
+    n.note += (n.note.empty() ? "" : "; ") + FailureModel::note(failures_.probability(feasibility.get(), task, n.config));
   };
   if (take_untaken(state, ranked[arm], n)) {
     note_success();
