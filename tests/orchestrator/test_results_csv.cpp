@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "lbo/jobs/error.hpp"
 #include "test_support.hpp"
 
 using namespace lbo::orchestrator;
@@ -165,4 +166,34 @@ TEST(ResultsCsvTest, a_new_column_in_a_commit_of_several_trials_writes_each_row_
   const std::string common = "1,0.000,local:0,0.5,model,,,,0,0,,,,,real";
   EXPECT_EQ(text, ResultsCsv::header(job, {"auc"}) + "0,a,ok,1," + common + ",0.9\n1,a,ok,1," + common + ",0.8\n" +
                       "2,a,ok,1," + common + ",\n");
+}
+
+// A resumed master is killed at any moment: until its first rewrite the file it found stays as
+// it was (it used to be truncated to its header when the outputs were made, so a kill -9 before
+// the rewrite left a results.csv without its committed rows), and the rewrite replaces it whole.
+TEST(ResultsCsvTest, the_file_found_stays_whole_until_the_first_rewrite) {
+  lbo::testing::ScratchDir dir;
+  const auto job = lbo::testing::job_from(lbo::testing::test_job(), dir.path());
+  RunState state = lbo::testing::started_state(job);
+  const auto path = dir.path() / "results.csv";
+  lbo::testing::start_trial(state, 0, lbo::jobs::Config{{0.5}});
+  lbo::testing::end_attempt(state, 0, ok(0.25, 0));
+  const std::string earlier = ResultsCsv::header(job) + ResultsCsv::row(job, state, state.trial(0));
+  lbo::testing::write_text(path, earlier);
+  ResultsCsv csv(path, job);
+  EXPECT_EQ(lbo::testing::read_text(path), earlier);
+  lbo::testing::start_trial(state, 0, lbo::jobs::Config{{0.75}});
+  lbo::testing::end_attempt(state, 1, ok(0.5, 0));
+  csv.append(state, state.trial(1));  // the first write: the whole file, from the state
+  csv.flush();
+  EXPECT_EQ(lbo::testing::read_text(path), earlier + ResultsCsv::row(job, state, state.trial(1)));
+}
+
+TEST(ResultsCsvTest, a_link_at_the_file_is_refused_before_anything_is_written) {
+  lbo::testing::ScratchDir dir;
+  const auto job = lbo::testing::job_from(lbo::testing::test_job(), dir.path());
+  lbo::testing::write_text(dir.path() / "victim", "not lbo's");
+  std::filesystem::create_symlink(dir.path() / "victim", dir.path() / "results.csv");
+  EXPECT_THROW(ResultsCsv csv(dir.path() / "results.csv", job), lbo::IoError);
+  EXPECT_EQ(lbo::testing::read_text(dir.path() / "victim"), "not lbo's");
 }

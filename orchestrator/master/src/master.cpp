@@ -158,8 +158,9 @@ class Master::Loop {
     if (resumed_) fidelity_.settle_owed(options_.clock());
     // A status left by an earlier master (its 75) must not speak for this one if it is killed.
     outputs_.write_status("running");
+    // results.csv is first written here, in one rename (a resumed run's stays whole until now).
+    outputs_.rewrite_results(state_);
     if (resumed_) {
-      outputs_.rewrite_results(state_);
       outputs_.rewrite_reports(state_);
       // An anchor: later recoveries start here, whatever the journal held before.
       checkpoints_.write(true);

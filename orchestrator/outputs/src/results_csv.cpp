@@ -156,11 +156,9 @@ std::string ResultsCsv::row(const jobs::JobSpec& job, const RunState& state, con
   return line + "\n";
 }
 
-ResultsCsv::ResultsCsv(std::filesystem::path path, const jobs::JobSpec& job)
-    : path_(std::move(path)), job_(job), file_(open_or_throw(path_, "w")) {
-  const std::string h = header(job, metrics_);
-  std::fputs(h.c_str(), file_);
-  flush();
+ResultsCsv::ResultsCsv(std::filesystem::path path, const jobs::JobSpec& job) : path_(std::move(path)), job_(job) {
+  // Whether the file can be written, before anything runs, but leaving what it holds.
+  std::fclose(open_or_throw(path_, "a"));
 }
 
 ResultsCsv::~ResultsCsv() {
@@ -170,7 +168,7 @@ ResultsCsv::~ResultsCsv() {
 void ResultsCsv::append(const RunState& state, const std::vector<const Trial*>& trials) {
   bool new_column = false;
   for (const Trial* t : trials) new_column |= add_metric_names(*t, metrics_);
-  if (new_column) {
+  if (new_column || file_ == nullptr) {
     rewrite(state);
     return;
   }
@@ -181,7 +179,7 @@ void ResultsCsv::append(const RunState& state, const std::vector<const Trial*>& 
 }
 
 void ResultsCsv::flush() {
-  if (std::fflush(file_) != 0) throw IoError(path_.string() + ": cannot write: " + std::strerror(errno), errno);
+  if (file_ != nullptr && std::fflush(file_) != 0) throw IoError(path_.string() + ": cannot write: " + std::strerror(errno), errno);
 }
 
 void ResultsCsv::rewrite(const RunState& state) {
@@ -192,10 +190,16 @@ void ResultsCsv::rewrite(const RunState& state) {
   for (const Trial& t : state.trials()) {
     if (t.finished && !t.lost()) text += row(job_, state, t, metrics_);
   }
+  // The rename would replace a link planted at the file, not write through it; still a run
+  // directory with a link in it is not lbo's own: the run stops and says so, as for every file.
+  std::error_code ec;
+  if (std::filesystem::is_symlink(path_, ec)) {
+    throw IoError(path_.string() + ": cannot write: " + system_reason(ELOOP), ELOOP);
+  }
   write_file_atomically(path_, text, Durability::cached);
   // The rename replaced the file: append to the new one (the old handle keeps the old one).
   std::FILE* appended = open_or_throw(path_, "a");
-  std::fclose(file_);
+  if (file_ != nullptr) std::fclose(file_);
   file_ = appended;
 }
 

@@ -62,12 +62,6 @@ class File {
 
 }  // namespace
 
-void write_file_checked(const fs::path& path, std::string_view bytes) {
-  File file(path, O_WRONLY | O_CREAT | O_TRUNC);
-  file.write_all(bytes);
-  file.close();
-}
-
 void write_file_atomically(const fs::path& path, std::string_view bytes, Durability durability) {
   const fs::path temporary = path.string() + ".tmp";
   try {

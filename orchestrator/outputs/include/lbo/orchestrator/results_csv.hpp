@@ -23,8 +23,11 @@ namespace lbo::orchestrator {
 
 class ResultsCsv {
  public:
-  /// Creates (truncates) `path` and writes the header for the job's space. `job` must outlive
-  /// this (its tasks may grow). Every failure is an IoError naming the file.
+  /// Writes `path` for the job's space, but not before the first rewrite() or append() (which
+  /// rewrites): a resumed run's file stays whole until the journal's trials replace it in one
+  /// rename, whenever the master is killed. Throws here already when `path` cannot be written
+  /// (a symbolic link, no permission). `job` must outlive this (its tasks may grow). Every
+  /// failure is an IoError naming the file.
   ResultsCsv(std::filesystem::path path, const jobs::JobSpec& job);
   ~ResultsCsv();
   ResultsCsv(const ResultsCsv&) = delete;
@@ -32,7 +35,8 @@ class ResultsCsv {
 
   /// Appends the rows of the finished trials of one commit (buffered until flush()), all of
   /// them already in `state`; rewrites the file instead when their metrics bring a new column
-  /// (the rewrite holds them: appending them too would write them twice).
+  /// or nothing was written yet (the rewrite holds them: appending them too would write them
+  /// twice).
   void append(const RunState& state, const std::vector<const Trial*>& trials);
   void append(const RunState& state, const Trial& trial) { append(state, std::vector<const Trial*>{&trial}); }
   void flush();

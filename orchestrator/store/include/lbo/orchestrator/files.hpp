@@ -17,10 +17,6 @@ enum class Durability : std::uint8_t {
 /// Replaces `path` by `bytes`: a reader sees the old file or the new one, never a part of either.
 void write_file_atomically(const std::filesystem::path& path, std::string_view bytes, Durability durability);
 
-/// Writes `bytes` to `path` (created or truncated) and checks every step, closing included, so a
-/// full disk is an error here and never an empty or short file later.
-void write_file_checked(const std::filesystem::path& path, std::string_view bytes);
-
 /// fsync of a folder, so a file created or renamed in it survives a machine crash.
 void sync_directory(const std::filesystem::path& dir);
 
