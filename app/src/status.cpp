@@ -148,6 +148,14 @@ void write_task_table(std::ostream& out, const RecoveredRun& run, const LockHold
     table[0].insert(table[0].begin() + paused_column, "paused");
     widths.insert(widths.begin() + paused_column, 8);
   }
+  // A job with [[constraints]]: the ok trials outside a limit, and the best is the best feasible.
+  const bool limits = !state.job().constraints.empty();
+  if (limits) {
+    table[0].insert(table[0].begin() + 4, "infeasible");
+    widths.insert(widths.begin() + 4, 12);
+    table[0].back() = "best feasible (" + std::string(jobs::to_string(job.direction)) + ")";
+  }
+  const auto shifted = [&](std::ptrdiff_t column) { return column + (limits ? 1 : 0); };
   for (std::size_t i = 0; i < state.tasks().size(); ++i) {
     const TaskProgress& p = state.tasks()[i];
     const TaskSummary summary = summarize_task(state, static_cast<int>(i));
@@ -156,8 +164,9 @@ void write_task_table(std::ostream& out, const RecoveredRun& run, const LockHold
                      std::to_string(p.failed()), std::to_string(running[i]),
                      summary.trials_to_95 ? std::to_string(*summary.trials_to_95) : "-", networks_of(i), proposed_by(p),
                      summary.best ? number(*summary.best) + " (trial " + std::to_string(summary.best_trial) + ")" : "-"});
-    if (any_stopped) table.back().insert(table.back().begin() + 5, std::to_string(p.stopped));
-    if (!state.paused().empty()) table.back().insert(table.back().begin() + paused_column, std::to_string(paused[i]));
+    if (limits) table.back().insert(table.back().begin() + 4, std::to_string(p.infeasible));
+    if (any_stopped) table.back().insert(table.back().begin() + shifted(5), std::to_string(p.stopped));
+    if (!state.paused().empty()) table.back().insert(table.back().begin() + shifted(paused_column), std::to_string(paused[i]));
   }
   for (const std::vector<std::string>& row : table) {
     for (std::size_t c = 0; c + 1 < row.size(); ++c) widths[c] = std::max(widths[c], row[c].size() + 2);

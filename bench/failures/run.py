@@ -11,17 +11,15 @@ the best value found (Branin's minimum is 0.398 on task 1).
   /usr/bin/python3 bench/failures/run.py [--lbo build/lbo] [--seeds 3] [--trials 40] [--tasks 2]
          [--methods lbo,lbo-ignore,gp,gp-ignore,random,optuna-tpe] [--slots N] [--async] [--out DIR]
 """
-import argparse
-import csv
 import os
 import statistics
-import subprocess
 import sys
-import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, ".."))
 import objective  # noqa: E402
+import sequence  # noqa: E402
 
 JOB = """name = "failures"
 seed = {seed}
@@ -41,21 +39,12 @@ v = {{ type = "float", low = 0.0, high = 1.0 }}
 
 def run_lbo(lbo, method, seed, trials, tasks, out, slots, asynchronous):
     surrogate, _, mode = method.partition("-")
-    folder = os.path.join(out, f"{method}-{seed}")
-    os.makedirs(folder, exist_ok=True)
-    task_tables = "".join(f'[[tasks]]\nname = "{t}"\nbudget = {trials}\n' for t in tasks)
-    job = os.path.join(folder, "job.toml")
-    with open(job, "w") as f:
-        f.write(JOB.format(seed=seed, objective=os.path.join(HERE, "objective.py"), failures=mode or "learn",
-                           surrogate=surrogate, tasks=task_tables, slots=slots,
-                           sleep=0.3 if asynchronous else 0))
-    with open(os.path.join(folder, "log.txt"), "w") as log:
-        subprocess.run([lbo, "run", job, "--fresh", "--run-root", os.path.join(folder, "runs")] +
-                       ([] if asynchronous else ["--sync"]), stdout=log, stderr=subprocess.STDOUT, check=True)
+    job = JOB.format(seed=seed, objective=os.path.join(HERE, "objective.py"), failures=mode or "learn",
+                     surrogate=surrogate, tasks=sequence.task_tables(tasks, trials), slots=slots,
+                     sleep=0.3 if asynchronous else 0)
     rows = {t: [] for t in tasks}
-    with open(os.path.join(folder, "runs", "failures", "results.csv")) as f:
-        for r in csv.DictReader(f):
-            rows[r["task"]].append(None if r["status"] != "ok" else float(r["objective"]))
+    for r in sequence.run_lbo(lbo, os.path.join(out, f"{method}-{seed}"), job, "failures", asynchronous):
+        rows[r["task"]].append(None if r["status"] != "ok" else float(r["objective"]))
     return rows
 
 
@@ -82,19 +71,9 @@ def run_optuna(seed, trials, tasks):
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--lbo", default=os.path.join(HERE, "..", "..", "build", "lbo"))
-    p.add_argument("--seeds", type=int, default=3)
-    p.add_argument("--trials", type=int, default=40)
-    p.add_argument("--tasks", type=int, default=2)
-    p.add_argument("--methods", default="lbo,lbo-ignore,gp,gp-ignore,random,optuna-tpe")
-    p.add_argument("--out", default=None)
-    p.add_argument("--slots", type=int, default=1, help="lbo's local slots (Optuna runs one trial at a time)")
-    p.add_argument("--async", dest="asynchronous", action="store_true",
-                   help="lbo without --sync, each trial 0.3 s, so that slots overlap")
-    a = p.parse_args()
+    a = sequence.arguments(__doc__, "lbo,lbo-ignore,gp,gp-ignore,random,optuna-tpe")
     tasks = list(objective.TASKS)[: a.tasks]
-    out = a.out or tempfile.mkdtemp(prefix="lbo-bench-failures-")
+    out = sequence.out_folder(a, "lbo-bench-failures-")
     mode = "asynchronous" if a.asynchronous else "--sync"
     print(f"failure region: a third of the square; {a.tasks} tasks x {a.trials} trials, {mode}, {a.slots} slot(s), "
           f"{a.seeds} seeds; raw runs in {out}")

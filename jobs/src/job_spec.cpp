@@ -138,9 +138,10 @@ JobSpec read_job(Reader& r) {
   job.job_file = fs::absolute(r.path(), ec);
   job.source_text = std::string(r.text());
   r.check_keys(root, "", {"name", "seed", "checkpoint_every_s", "grace_s", "objective", "policy", "workers", "schedule",
-                          "early_stopping", "space", "tasks"});
+                          "early_stopping", "space", "tasks", "constraints"});
   job_file::read_top(r, root, job);
   if (const toml::table* t = r.require_table(root, "objective", "")) job_file::read_objective(r, *t, job);
+  job_file::read_constraints(r, root, job);
   if (const toml::table* t = r.optional_table(root, "policy", "")) job_file::read_policy(r, *t, job);
   if (const toml::table* t = r.optional_table(root, "workers", "")) job_file::read_workers(r, *t, job);
   if (job.workers.local_slots_auto) {

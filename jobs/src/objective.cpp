@@ -6,6 +6,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include <nlohmann/json.hpp>
+
 namespace lbo::jobs {
 
 std::string_view to_string(Direction direction) { return direction == Direction::maximize ? "maximize" : "minimize"; }
@@ -75,6 +77,35 @@ std::vector<std::size_t> Objectives::pareto_set(const std::vector<std::vector<do
     if (!dominated) set.push_back(i);
   }
   return set;
+}
+
+std::string Constraint::describe() const {
+  std::string text;
+  if (min) text = Objective::format(*min) + " <= ";
+  text += name;
+  if (max) text += " <= " + Objective::format(*max);
+  return text;
+}
+
+ConstraintCheck check_constraints(const std::vector<Constraint>& constraints, const std::string& metrics_json) {
+  ConstraintCheck check;
+  if (constraints.empty()) return check;
+  const nlohmann::json metrics = nlohmann::json::parse(metrics_json, nullptr, false);
+  for (const Constraint& c : constraints) {
+    const auto value = metrics.is_object() ? metrics.find(c.name) : metrics.end();
+    if (!metrics.is_object() || value == metrics.end() || value->is_null()) {
+      check.problem = "the result's \"metrics\" lack \"" + c.name + "\", which [[constraints]] limits (" + c.describe() +
+                      "): report it, e.g. {\"objective\": 0.9, \"metrics\": {\"" + c.name + "\": 12.5}}";
+      return check;
+    }
+    if (!value->is_number() || !std::isfinite(value->get<double>())) {
+      check.problem = "the result's metric \"" + c.name + "\", which [[constraints]] limits (" + c.describe() +
+                      "), is " + (value->is_number() ? "not finite" : "not a number: " + value->dump());
+      return check;
+    }
+    check.feasible = check.feasible && c.satisfied(value->get<double>());
+  }
+  return check;
 }
 
 }  // namespace lbo::jobs

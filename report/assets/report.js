@@ -243,6 +243,8 @@
   }
 
   const isOk = t => t.status === 'ok' && isNum(t.objective);
+  // A best is a feasible ok result: an infeasible trial (outside a limit of [[constraints]]) is none.
+  const canBeBest = t => isOk(t) && !t.infeasible;
   // A simulated run's times are those of its virtual clock: every time axis and caption says so.
   const wall = P => (P.run.virtual_clock ? 'virtual time' : 'wall time');
   const sinceStart = (P, text) => text + (P.run.virtual_clock ? ' (virtual)' : '');
@@ -288,7 +290,7 @@
       const jt = (Array.isArray(j.tasks) && j.tasks[i]) || {}, s = P.summaries[i] || {};
       // Older data may lack the summary: the best is then found among the trials.
       let best = s.best, bestTrial = s.best_trial;
-      if (!isNum(best)) P.byTask[i].forEach(t => { if (isOk(t) && (!isNum(best) || P.sign * t.objective > P.sign * best)) { best = t.objective; bestTrial = t.id; } });
+      if (!isNum(best)) P.byTask[i].forEach(t => { if (canBeBest(t) && (!isNum(best) || P.sign * t.objective > P.sign * best)) { best = t.objective; bestTrial = t.id; } });
       const bestOf = P.trials.find(t => t.id === bestTrial);
       const reached = transferOf(P, n);
       return [i + 1, n, jt.origin, jt.budget, P.byTask[i].length, pick(s.ok, P.byTask[i].filter(isOk).length),
@@ -332,7 +334,7 @@
       if (!done.length) return;
       let best = null, takeover = null;
       const data = done.map((t, n) => {
-        if (isOk(t) && (best === null || P.sign * t.objective > P.sign * best)) best = t.objective;
+        if (canBeBest(t) && (best === null || P.sign * t.objective > P.sign * best)) best = t.objective;
         const d = [mode === 'time' ? (t.finished - P.t0) / 60 : n + 1, best === null ? '-' : best, t.id,
           isOk(t) ? t.objective : null, t.proposed_by || '', t.status || '', P.names[ti]];
         if (!takeover && MODEL_SOURCES.has(t.proposed_by)) takeover = d;
@@ -418,7 +420,7 @@
       if (ti < 0) return;
       let best = null;
       const data = P.byTask[ti].filter(t => !UNFINISHED.has(t.status)).map((t, n) => {
-        if (isOk(t) && (best === null || P.sign * t.objective > P.sign * best)) best = t.objective;
+        if (canBeBest(t) && (best === null || P.sign * t.objective > P.sign * best)) best = t.objective;
         return [n + 1, best === null ? '-' : best, t.id, isOk(t) ? t.objective : null, t.proposed_by || '', t.status || '', name];
       });
       series.push({ type: 'line', name: P.label, data: data, step: 'end', encode: { x: 0, y: 1 }, showSymbol: data.length <= 120,

@@ -43,7 +43,7 @@ Stats stats_of(const std::vector<double>& xs) {
 
 json number(double x) { return std::isfinite(x) ? json(x) : json(nullptr); }
 
-// Each task's best so far after 1, 2, ... trials (NaN until its first ok result), by task name.
+// Each task's best so far after 1, 2, ... trials (NaN until its first feasible ok result), by task name.
 std::map<std::string, std::vector<double>> best_so_far(const orchestrator::RunState& state, const jobs::Objective& objective) {
   std::map<std::string, std::vector<double>> out;
   const auto& tasks = state.job().tasks;
@@ -53,7 +53,7 @@ std::map<std::string, std::vector<double>> best_so_far(const orchestrator::RunSt
     for (const std::int64_t id : state.task_trials(task)) {
       const orchestrator::Trial& t = state.trial(id);
       if (!t.finished) continue;
-      if (t.outcome.status == workers::TrialStatus::ok) {
+      if (t.outcome.status == workers::TrialStatus::ok && !t.infeasible) {
         const double y = t.outcome.objective;
         if (objective.better(y, best)) best = y;
       }

@@ -371,6 +371,7 @@ json trials_json(const RunState& state, bool running, const AttemptIndex& index,
       if (t.outcome.status == workers::TrialStatus::ok) {
         item["objective"] = t.outcome.objective;
         if (!t.outcome.steps.empty()) item["steps"] = t.outcome.steps;
+        if (t.infeasible) item["infeasible"] = true;  // outside a limit of [[constraints]]: never a best
       } else {
         item["reason"] = t.outcome.reason;
         if (!t.outcome.path.empty()) item["path"] = t.outcome.path;

@@ -104,11 +104,11 @@ double BatchProposer::lipschitz() const {
   return lipschitz_ = largest;
 }
 
-void BatchProposer::weigh_feasibility(std::shared_ptr<const Feasibility> feasibility, int task) {
+void BatchProposer::weigh_feasibility(std::shared_ptr<const FeasibilityModel> feasibility, int task) {
   if (feasibility == feasibility_ && task == feasibility_task_) return;
   feasibility_ = std::move(feasibility);
   feasibility_task_ = task;
-  log_feasible_ = feasibility_ ? feasibility_->log_probabilities(candidates_, task)
+  log_feasible_ = feasibility_ ? feasibility_->log_weights(candidates_, task)
                                : Eigen::VectorXd(Eigen::VectorXd::Zero(candidates_.rows()));
 }
 
@@ -116,7 +116,7 @@ double BatchProposer::log_weight_at(const Eigen::VectorXd& x, Eigen::VectorXd* g
   double log = penalty_.log_at(x, gradient);
   if (!feasibility_) return log;
   Eigen::VectorXd g_feasible;
-  log += feasibility_->log_probability(x, feasibility_task_, gradient != nullptr ? &g_feasible : nullptr);
+  log += feasibility_->log_weight(x, feasibility_task_, gradient != nullptr ? &g_feasible : nullptr);
   if (gradient != nullptr) *gradient += g_feasible;
   return log;
 }

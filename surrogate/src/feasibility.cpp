@@ -205,4 +205,59 @@ std::string Feasibility::describe() const {
   return text;
 }
 
+Eigen::VectorXd FeasibilityModel::log_probabilities(const Eigen::MatrixXd& X, int task) const {
+  Eigen::VectorXd out(X.rows());
+  for (Eigen::Index i = 0; i < X.rows(); ++i) out(i) = log_probability(X.row(i).transpose(), task);
+  return out;
+}
+
+JointFeasibility::JointFeasibility(std::vector<std::shared_ptr<const FeasibilityModel>> parts, std::vector<double> weights)
+    : parts_(std::move(parts)), weights_(std::move(weights)) {
+  if (std::any_of(parts_.begin(), parts_.end(), [](const auto& p) { return p == nullptr; })) {
+    throw std::invalid_argument("JointFeasibility: a part is null");
+  }
+  if (weights_.empty()) weights_.assign(parts_.size(), 1.0);
+  if (weights_.size() != parts_.size() || std::any_of(weights_.begin(), weights_.end(), [](double w) { return !(w > 0); })) {
+    throw std::invalid_argument("JointFeasibility: one weight > 0 per part");
+  }
+}
+
+double JointFeasibility::weighted(const Eigen::VectorXd& x, int task, Eigen::VectorXd* gradient, bool with_weights) const {
+  double log = 0;
+  if (gradient != nullptr) gradient->setZero(x.size());
+  Eigen::VectorXd g;
+  for (std::size_t i = 0; i < parts_.size(); ++i) {
+    const double w = with_weights ? weights_[i] : 1.0;
+    log += w * parts_[i]->log_probability(x, task, gradient != nullptr ? &g : nullptr);
+    if (gradient != nullptr) *gradient += w * g;
+  }
+  return log;
+}
+
+double JointFeasibility::log_probability(const Eigen::VectorXd& x, int task, Eigen::VectorXd* gradient) const {
+  return weighted(x, task, gradient, false);
+}
+
+double JointFeasibility::log_weight(const Eigen::VectorXd& x, int task, Eigen::VectorXd* gradient) const {
+  return weighted(x, task, gradient, true);
+}
+
+Eigen::VectorXd JointFeasibility::log_probabilities(const Eigen::MatrixXd& X, int task) const {
+  Eigen::VectorXd log = Eigen::VectorXd::Zero(X.rows());
+  for (const auto& part : parts_) log += part->log_probabilities(X, task);
+  return log;
+}
+
+Eigen::VectorXd JointFeasibility::log_weights(const Eigen::MatrixXd& X, int task) const {
+  Eigen::VectorXd log = Eigen::VectorXd::Zero(X.rows());
+  for (std::size_t i = 0; i < parts_.size(); ++i) log += weights_[i] * parts_[i]->log_probabilities(X, task);
+  return log;
+}
+
+std::string JointFeasibility::describe() const {
+  std::string text;
+  for (const auto& part : parts_) text += (text.empty() ? "" : "; ") + part->describe();
+  return text;
+}
+
 }  // namespace lbo::surrogate

@@ -3,7 +3,8 @@
 # that was never stopped: the same configurations in the same order, the same values, stops,
 # pauses and promotions. Six jobs: a GP on 4 slots; GP-Hedge over two open tasks; ASHA stopping
 # trials; Hyperband promoting them; a tabulated job on 8 simulated slots; a GP learning where a
-# corner of the space fails, over two tasks in sequence. Each is killed right
+# corner of the space fails and where a limit on a reported metric is kept, over two tasks in
+# sequence. Each is killed right
 # after a journal record drawn at random (LBO_TEST_KILL_AFTER_RECORD: every point of a run is
 # reachable, whatever the machine's load), some of them twice (the resumed run killed again),
 # and at a random moment by the clock. The draws print their seed; LBO_KILL_SEED=N repeats them.
@@ -38,7 +39,7 @@ cat > "$SCRATCH/failing.toml" <<JOB
 name = "failing"
 seed = 5
 [objective]
-command = [$(objective ', "--fail-corner", "0.65"')]
+command = [$(objective ', "--fail-corner", "0.65", "--metrics", "on"')]
 direction = "minimize"
 [policy]
 surrogate = "gp"
@@ -46,6 +47,9 @@ surrogate = "gp"
 local_slots = 3
 [space]
 $space
+[[constraints]]
+name = "twice"
+max = 60
 [[tasks]]
 name = "a"
 budget = 15
@@ -203,4 +207,4 @@ for name in plain hedge asha hyperband simulated failing; do
     kills=$((kills + 1))
   done
 done
-echo "$kills kill -9 resumes of 6 --sync jobs (plain, GP-Hedge, ASHA, Hyperband promotion, simulated, failing): all exact"
+echo "$kills kill -9 resumes of 6 --sync jobs (plain, GP-Hedge, ASHA, Hyperband promotion, simulated, failing and limited): all exact"

@@ -845,3 +845,38 @@ TEST_F(JobSpecTest, failures_are_learned_unless_the_job_says_ignore) {
       << message;
   EXPECT_NE(error_of(valid_with("retries = 1", "retries = 1\nfailures = true")).find("objective.failures"), std::string::npos);
 }
+
+// [[constraints]]: limits on the result's metrics, each with min and/or max; every mistake names
+// its place and what to write.
+TEST_F(JobSpecTest, constraints_limit_metrics_and_each_mistake_names_its_place) {
+  EXPECT_TRUE(parse(kValid).constraints.empty());
+  const std::string two = kValid + "\n[[constraints]]\nname = \"memory_gb\"\nmax = 16\n\n[[constraints]]\nname = \"latency_ms\"\n"
+                                   "min = 0.5\nmax = 5\n";
+  const auto constraints = parse(two).constraints;
+  ASSERT_EQ(constraints.size(), 2u);
+  EXPECT_EQ(constraints[0], (lbo::jobs::Constraint{"memory_gb", std::nullopt, 16.0}));
+  EXPECT_EQ(constraints[1], (lbo::jobs::Constraint{"latency_ms", 0.5, 5.0}));
+  EXPECT_EQ(constraints[1].describe(), "0.5 <= latency_ms <= 5");
+  const auto error_with = [&](const std::string& table) { return error_of(kValid + "\n[[constraints]]\n" + table); };
+  const int line = static_cast<int>(std::count(kValid.begin(), kValid.end(), '\n')) + 3;  // the table's first key
+  const std::string at = "job.toml:" + std::to_string(line);
+  std::string message = error_with("name = \"memory_gb\"\n");
+  EXPECT_NE(message.find("constraints[0]: limits nothing; give it max"), std::string::npos) << message;
+  message = error_with("name = \"t\"\nmin = 5\nmax = 1\n");
+  EXPECT_NE(message.find(":" + std::to_string(line + 1) + ":7: constraints[0].min: must be < max (1)"), std::string::npos) << message;
+  message = error_with("name = \"objective\"\nmax = 1\n");
+  EXPECT_NE(message.find(at + ":8: constraints[0].name: \"objective\" is what lbo optimizes"), std::string::npos) << message;
+  message = error_with("name = \"\"\nmax = 1\n");
+  EXPECT_NE(message.find("constraints[0].name: is empty"), std::string::npos) << message;
+  message = error_with("name = \"t\"\nmax = \"16 GB\"\n");
+  EXPECT_NE(message.find("constraints[0].max: must be a number, not a string"), std::string::npos) << message;
+  message = error_with("name = \"t\"\nmax = nan\n");
+  EXPECT_NE(message.find("constraints[0].max: must be a finite number"), std::string::npos) << message;
+  message = error_with("name = \"t\"\nmaximum = 1\n");
+  EXPECT_NE(message.find("constraints[0].maximum"), std::string::npos) << message;
+  message = error_with("name = \"t\"\nmax = 1\n[[constraints]]\nname = \"t\"\nmin = 0\n");
+  EXPECT_NE(message.find("constraints[1].name: limits \"t\" again (first on line " + std::to_string(line - 1)), std::string::npos)
+      << message;
+  message = error_of("constraints = { name = \"t\", max = 1 }\n" + kValid);
+  EXPECT_NE(message.find("constraints: must be an array of tables"), std::string::npos) << message;
+}

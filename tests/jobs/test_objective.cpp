@@ -83,3 +83,35 @@ TEST(ObjectivesTest, objectives_are_named_once_and_at_least_one) {
   EXPECT_THROW(Objectives({}), std::invalid_argument);
   EXPECT_THROW(Objectives({Objective(Direction::maximize, "auc"), Objective(Direction::minimize, "auc")}), std::invalid_argument);
 }
+
+// A constraint's limits are inclusive; a result's metrics are judged by every constraint, and a
+// value missing or not a finite number is a problem that names the metric.
+TEST(ConstraintTest, limits_are_inclusive_and_a_missing_value_is_named) {
+  using lbo::jobs::Constraint;
+  const Constraint at_most{"memory_gb", std::nullopt, 16.0};
+  const Constraint between{"latency_ms", 0.5, 5.0};
+  EXPECT_TRUE(at_most.satisfied(16.0));
+  EXPECT_FALSE(at_most.satisfied(16.000001));
+  EXPECT_TRUE(at_most.satisfied(-1e300));
+  EXPECT_FALSE(at_most.satisfied(std::nan("")));
+  EXPECT_TRUE(between.satisfied(0.5));
+  EXPECT_FALSE(between.satisfied(0.49));
+  EXPECT_EQ(at_most.describe(), "memory_gb <= 16");
+  EXPECT_EQ((Constraint{"x", 1e-7, std::nullopt}).describe(), "1e-07 <= x");
+  const std::vector<Constraint> both{at_most, between};
+  EXPECT_TRUE(lbo::jobs::check_constraints({}, "not json").feasible);
+  auto check = lbo::jobs::check_constraints(both, R"({"memory_gb": 12, "latency_ms": 2})");
+  EXPECT_TRUE(check.feasible && check.problem.empty());
+  check = lbo::jobs::check_constraints(both, R"({"memory_gb": 12, "latency_ms": 7})");
+  EXPECT_FALSE(check.feasible);
+  EXPECT_TRUE(check.problem.empty());
+  check = lbo::jobs::check_constraints(both, R"({"memory_gb": 12})");
+  EXPECT_NE(check.problem.find("lack \"latency_ms\", which [[constraints]] limits (0.5 <= latency_ms <= 5)"), std::string::npos)
+      << check.problem;
+  check = lbo::jobs::check_constraints(both, R"({"memory_gb": "12 GB", "latency_ms": 2})");
+  EXPECT_NE(check.problem.find("\"memory_gb\", which [[constraints]] limits (memory_gb <= 16), is not a number: \"12 GB\""),
+            std::string::npos)
+      << check.problem;
+  check = lbo::jobs::check_constraints(both, "{}");
+  EXPECT_NE(check.problem.find("lack \"memory_gb\""), std::string::npos) << check.problem;
+}

@@ -56,3 +56,22 @@ TEST(EarlierBestTest, warm_start_tasks_come_after_the_runs_own_by_their_own_dire
   EXPECT_EQ(earlier_bests(state, 1, warm, 5), (std::vector<Config>{Config{{0.6}}, Config{{0.3}}, Config{{0.2}}}));
   EXPECT_EQ(earlier_bests(state, 0, warm, 5), (std::vector<Config>{Config{{0.3}}, Config{{0.2}}}));
 }
+
+// An infeasible trial (outside a limit of [[constraints]]) is no earlier best, in this run or in
+// a warm-start task, however good its objective.
+TEST(EarlierBestTest, an_infeasible_result_is_no_earlier_best) {
+  lbo::testing::ScratchDir dir;
+  lbo::jobs::JobSpec job = lbo::testing::job_from(lbo::testing::test_job("", kFourTasks), dir.path());
+  job.constraints = {lbo::jobs::Constraint{"mem", std::nullopt, 16.0}};
+  RunState state = lbo::testing::started_state(job);
+  for (const auto& [x, metrics] : std::vector<std::pair<double, const char*>>{{0.9, R"({"mem": 32})"}, {0.5, R"({"mem": 8})"}}) {
+    const std::int64_t id = start_trial(state, 0, Config{{x}});
+    lbo::workers::Outcome o = ok_with(x);
+    o.metrics_json = metrics;
+    end_attempt(state, id, o);
+  }
+  const std::vector<WarmTask> warm = {
+      {"old:first", {Config{{0.1}}, Config{{0.2}}}, {1.0, 2.0}, lbo::jobs::Direction::maximize, {0, 1}},
+      {"old:all", {Config{{0.3}}}, {1.0}, lbo::jobs::Direction::maximize, {1}}};
+  EXPECT_EQ(earlier_bests(state, 1, warm, 5), (std::vector<Config>{Config{{0.5}}, Config{{0.1}}}));
+}

@@ -35,7 +35,10 @@ std::vector<JournalRecord> sample_records() {
   lbo::workers::Outcome failure;
   failure.status = lbo::workers::TrialStatus::crashed;
   failure.reason = "killed by SIGSEGV";
-  return {RunStarted{"0.1.0", 1.7e9, 4}, started, finished, TrialFinished{8, 1, false, failure, "local:0", 1.8e9}};
+  RunStarted run{"0.1.0", 1.7e9, 4};
+  run.job.virtual_clock = true;
+  run.job.constraints = {lbo::jobs::Constraint{"memory_gb", std::nullopt, 16.0}, lbo::jobs::Constraint{"ms", 0.5, 5.0}};
+  return {run, started, finished, TrialFinished{8, 1, false, failure, "local:0", 1.8e9}};
 }
 
 void expect_equal(const JournalRecord& a, const JournalRecord& b) {
@@ -45,6 +48,8 @@ void expect_equal(const JournalRecord& a, const JournalRecord& b) {
     EXPECT_EQ(x->lbo_version, y.lbo_version);
     EXPECT_EQ(x->unix_time, y.unix_time);
     EXPECT_EQ(x->slots, y.slots);
+    EXPECT_EQ(x->job.virtual_clock, y.job.virtual_clock);
+    EXPECT_EQ(x->job.constraints, y.job.constraints);
   } else if (const auto* s = std::get_if<TrialStarted>(&a)) {
     const auto& t = std::get<TrialStarted>(b);
     EXPECT_EQ(s->trial, t.trial);

@@ -46,6 +46,44 @@ TEST(RunStateTest, best_follows_the_direction_and_ignores_failures) {
   }
 }
 
+// An ok trial outside a limit of [[constraints]] is infeasible: counted ok, never the best. A
+// resume whose job file states other limits judges every trial by them, and the bests with it;
+// a state rebuilt from a checkpoint judges as the journal did.
+TEST(RunStateTest, an_infeasible_trial_is_never_the_best_and_new_limits_judge_anew) {
+  lbo::testing::ScratchDir dir;
+  lbo::jobs::JobSpec job = lbo::testing::job_from(lbo::testing::test_job(), dir.path());
+  job.constraints = {lbo::jobs::Constraint{"mem", std::nullopt, 16.0}};
+  RunState state = lbo::testing::started_state(job);
+  const std::pair<double, const char*> results[] = {{0.9, R"({"mem": 20})"}, {0.5, R"({"mem": 16})"}, {0.7, R"({"mem": 3})"}};
+  for (const auto& [value, metrics] : results) {
+    const std::int64_t id = start_trial(state, 0, lbo::jobs::Config{{value}});
+    lbo::workers::Outcome o = with(TrialStatus::ok, value);
+    o.metrics_json = metrics;
+    end_attempt(state, id, o);
+  }
+  EXPECT_TRUE(state.trial(0).infeasible);
+  EXPECT_FALSE(state.trial(1).infeasible);
+  EXPECT_EQ(*state.tasks()[0].best_trial, 2) << "the best feasible, not the best";
+  EXPECT_EQ(state.tasks()[0].ok, 3);
+  EXPECT_EQ(state.tasks()[0].infeasible, 1);
+  EXPECT_EQ(state.tasks()[0].failed(), 0);
+  const RunState rebuilt(state.job(), state.trials(), {}, {}, true);
+  EXPECT_EQ(*rebuilt.tasks()[0].best_trial, 2);
+  EXPECT_EQ(rebuilt.tasks()[0].infeasible, 1);
+  // Resumed under mem >= 10: trial 2 is out, trials 0 and 1 in.
+  job.constraints = {lbo::jobs::Constraint{"mem", 10.0, std::nullopt}};
+  state.apply(lbo::orchestrator::RunStarted{"test", 1, 1, lbo::orchestrator::JobIdentity::of(job)});
+  EXPECT_FALSE(state.trial(0).infeasible);
+  EXPECT_TRUE(state.trial(2).infeasible);
+  EXPECT_EQ(*state.tasks()[0].best_trial, 0);
+  EXPECT_EQ(state.tasks()[0].infeasible, 1);
+  // Without limits every ok trial is feasible.
+  job.constraints.clear();
+  state.apply(lbo::orchestrator::RunStarted{"test", 2, 1, lbo::orchestrator::JobIdentity::of(job)});
+  EXPECT_EQ(state.tasks()[0].infeasible, 0);
+  EXPECT_EQ(*state.tasks()[0].best_trial, 0);
+}
+
 TEST(RunStateTest, a_failure_queues_a_retry_and_only_the_final_attempt_counts) {
   lbo::testing::ScratchDir dir;
   const auto job = lbo::testing::job_from(lbo::testing::test_job("", "[[tasks]]\nname = \"a\"\nbudget = 1\n"), dir.path());

@@ -22,6 +22,8 @@ void read_schedule(Reader& r, const toml::table& t, JobSpec& job);
 void read_early_stopping(Reader& r, const toml::table& t, JobSpec& job);
 /// [space]: parameters in the file's order, with their conditions.
 void read_space(Reader& r, const toml::table& space, JobSpec& job);
+/// [[constraints]] (after [objective]): the limits on the result's metrics.
+void read_constraints(Reader& r, const toml::table& root, JobSpec& job);
 /// [[tasks]] (after [objective] and [schedule], which decide what a task needs).
 void read_tasks(Reader& r, const toml::table& root, JobSpec& job);
 /// [objective] table: the file read against the space, with a row for every task (last).

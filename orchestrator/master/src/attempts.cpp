@@ -54,6 +54,7 @@ void Attempts::on_completion(cluster::Completion c) {
 void Attempts::complete(cluster::Completion c, bool decide_rungs) {
   const Trial& trial = state_.trial(c.trial);
   check_steps(job_.objective.stepwise, c.outcome);
+  check_constraint_values(job_.constraints, c.outcome);
   // In promotion mode a trial's attempts make one curve: an attempt run again after its master
   // was killed resumes past every step the last one reported, and may report none itself.
   const bool one_curve = job_.early_stopping && job_.early_stopping->mode == jobs::StoppingMode::promotion;

@@ -29,6 +29,14 @@ void check_steps(int stepwise, workers::Outcome& outcome) {
                    std::to_string(stepwise) + " expects " + std::to_string(stepwise);
 }
 
+void check_constraint_values(const std::vector<jobs::Constraint>& constraints, workers::Outcome& outcome) {
+  if (outcome.status != workers::TrialStatus::ok) return;
+  const jobs::ConstraintCheck check = jobs::check_constraints(constraints, outcome.metrics_json);
+  if (check.problem.empty()) return;
+  outcome.status = workers::TrialStatus::failed;
+  outcome.reason = check.problem;
+}
+
 std::string lbo_error_message(const TrialFinished& finished) {
   const workers::Outcome& o = finished.outcome;
   return "trial " + std::to_string(finished.trial) + " could not be started on " + finished.worker + ": " + o.reason +

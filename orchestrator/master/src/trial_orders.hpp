@@ -20,6 +20,9 @@ workers::WorkOrder work_order(const jobs::JobSpec& job, const jobs::TaskSpec& ta
 /// A stepwise objective's ok result that does not report `stepwise` step values becomes a
 /// failure, with the reason (0: not stepwise, nothing to check).
 void check_steps(int stepwise, workers::Outcome& outcome);
+/// An ok outcome whose metrics lack a value [[constraints]] limits (or hold one that is not a
+/// finite number) becomes a failed attempt saying which and how to report it.
+void check_constraint_values(const std::vector<jobs::Constraint>& constraints, workers::Outcome& outcome);
 
 /// The record of `trial`'s attempt that ended with `outcome` on `worker`: final when ok or out
 /// of `retries`; a cancelled attempt and lbo's own error run again first and are never final.

@@ -113,6 +113,7 @@ std::string ResultsCsv::header(const jobs::JobSpec& job, const MetricNames& metr
   for (int s = 1; s <= job.objective.stepwise; ++s) line += ",step_" + std::to_string(s);
   for (const jobs::ParamSpec& p : job.space.params()) line += "," + csv_field(p.name);
   line += ",proposed_by,proposal_note,started,finished,rank,slot,reason,cores,gpus,last_step,clock";
+  if (!job.constraints.empty()) line += ",infeasible";  // only with [[constraints]]: other jobs' files stay as they were
   for (const std::string& name : metrics) line += "," + csv_field("metric:" + name);
   return line + "\n";
 }
@@ -146,6 +147,7 @@ std::string ResultsCsv::row(const jobs::JobSpec& job, const RunState& state, con
   const std::int64_t steps = trial.steps_run();
   line += "," + csv_field(o.cores) + "," + csv_field(o.gpus) + "," + (steps > 0 ? std::to_string(steps) : "");
   line += state.job().virtual_clock ? ",virtual" : ",real";  // what started and finished are
+  if (!job.constraints.empty()) line += o.status == workers::TrialStatus::ok ? (trial.infeasible ? ",1" : ",0") : ",";
   if (!metrics.empty()) {
     const nlohmann::json values = metrics_of(trial);
     for (const std::string& name : metrics) {

@@ -86,10 +86,13 @@ void RunOutputs::report_attempt(const RunState& state, const Trial& t, int attem
       const std::string text = describe(step_savings(state, job_.early_stopping->max_step, t.task), job_.early_stopping->step_name);
       if (!text.empty()) saved = "; ran " + text;
     }
+    const bool limits = !job_.constraints.empty();
     console_.log("task " + task.name + " done: " + std::to_string(progress.ok) + "/" + of + " ok" + steps +
                  (progress.stopped > 0 ? ", " + std::to_string(progress.stopped) + " stopped early" : std::string()) +
-                 (best ? ", best " + format_objective(*best) + " (trial " + std::to_string(*progress.best_trial) + ")"
-                       : std::string(", no successful trial")) +
+                 (limits ? " (" + std::to_string(progress.infeasible) + " of them infeasible)" : std::string()) +
+                 (best ? std::string(limits ? ", best feasible " : ", best ") + format_objective(*best) + " (trial " +
+                             std::to_string(*progress.best_trial) + ")"
+                       : std::string(limits ? ", no feasible trial" : ", no successful trial")) +
                  saved);
     // A task whose proposals never came from the job's model fitted on it says so: what it
     // learned from earlier tasks came through their posteriors, or not at all.

@@ -28,6 +28,10 @@ TaskSummary summarize_task(const RunState& state, int task, int step) {
     if (step >= 0 && step >= static_cast<int>(t.outcome.steps.size())) continue;
     const double value = step >= 0 ? t.outcome.steps[static_cast<std::size_t>(step)] : t.outcome.objective;
     ++summary.ok;
+    if (t.infeasible) {  // outside a limit: never the best
+      ++summary.infeasible;
+      continue;
+    }
     if (!summary.best || objective.better(value, *summary.best)) {
       summary.best = value;
       summary.best_trial = t.id;
@@ -69,6 +73,8 @@ std::string tasks_csv(const jobs::JobSpec& job, const RunState& state, const std
   for (std::size_t m = 0; m < networks; ++m) text += ",usage:" + std::to_string(m);
   const bool kernels = std::any_of(reports.begin(), reports.end(), [](const TaskModelReport& r) { return !r.kernels.empty(); });
   if (kernels) text += ",kernels";
+  const bool limits = !job.constraints.empty();
+  if (limits) text += ",infeasible";
   text += "\n";
   for (int task = 0; task < static_cast<int>(tasks.size()); ++task) {
     const TaskIdentity& spec = tasks[static_cast<std::size_t>(task)];
@@ -98,6 +104,7 @@ std::string tasks_csv(const jobs::JobSpec& job, const RunState& state, const std
         if (report && m < report->usage.size()) text += number(report->usage[m]);
       }
       if (kernels) text += "," + (report ? csv_field(report->kernels) : std::string());
+      if (limits) text += "," + std::to_string(summary.infeasible);
       text += "\n";
     }
   }

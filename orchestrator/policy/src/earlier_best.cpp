@@ -1,14 +1,19 @@
 #include "earlier_best.hpp"
 
 #include <algorithm>
+#include <limits>
 
 namespace lbo::orchestrator {
 
 namespace {
 
-// The index of the best objective by the warm task's own direction, or -1 when it has none.
+// The index of the best feasible objective by the warm task's own direction, or -1 when it has none.
 std::ptrdiff_t best_of(const WarmTask& w) {
-  return jobs::Objective(w.direction).best_of(w.objectives);
+  std::vector<double> feasible = w.objectives;
+  for (std::size_t i = 0; i < w.infeasible.size() && i < feasible.size(); ++i) {
+    if (w.infeasible[i] != 0) feasible[i] = std::numeric_limits<double>::quiet_NaN();  // never the best
+  }
+  return jobs::Objective(w.direction).best_of(feasible);
 }
 
 }  // namespace

@@ -57,7 +57,7 @@ std::optional<jobs::Config> InitialDesign::earlier_best(const RunState& state, i
   if (created >= most) return std::nullopt;
   const std::size_t count = transfer_best(state, task);
   if (created >= count) return std::nullopt;
-  const std::shared_ptr<const surrogate::Feasibility> model = failures != nullptr ? failures->current(state) : nullptr;
+  const std::shared_ptr<const surrogate::FeasibilityModel> model = failures != nullptr ? failures->current(state) : nullptr;
   for (jobs::Config& c : earlier_bests(state, task, warm_start_, count)) {
     if (rows_) {
       // The task's own row nearest to it: an earlier task's best is another task's row.
@@ -69,14 +69,12 @@ std::optional<jobs::Config> InitialDesign::earlier_best(const RunState& state, i
     if (std::any_of(ids.begin(), ids.end(), [&](std::int64_t id) { return state.trial(id).config == c; })) continue;
     // An earlier best is not proposed where the failure model expects it to fail (it failed on
     // this task, or like configurations failed on the others).
-    if (model) {
-      const double p = failures->probability(model.get(), task, c);
-      if (p < kLikelyEnough) {
-        if (note != nullptr) {
-          *note += (note->empty() ? "" : "; ") + std::string("passed over an earlier best: ") + FailureModel::note(p);
-        }
-        continue;
+    if (model && failures->weight(model.get(), task, c) < kLikelyEnough) {
+      if (note != nullptr) {
+        *note += (note->empty() ? "" : "; ") + std::string("passed over an earlier best: ") +
+                 FailureModel::note(failures->probability(model.get(), task, c));
       }
+      continue;
     }
     return std::move(c);
   }
@@ -95,7 +93,7 @@ jobs::Config InitialDesign::point(const RunState& state, int task, std::int64_t 
   if (rows_) {
     if (std::optional<jobs::Config> row = rows_->draw(state, task, rng)) return std::move(*row);
   }
-  const std::shared_ptr<const surrogate::Feasibility> model = failures != nullptr ? failures->current(state) : nullptr;
+  const std::shared_ptr<const surrogate::FeasibilityModel> model = failures != nullptr ? failures->current(state) : nullptr;
   if (!model) return job_.space.sample_balanced(rng, design);
   // Rejection sampling: a draw is kept when the failure model expects it to succeed (at least
   // kLikelyEnough), so the design is spread as before over where trials succeed. Kept with its
@@ -103,24 +101,27 @@ jobs::Config InitialDesign::point(const RunState& state, int task, std::int64_t 
   // earlier task's trials had failed (their probabilities 0.15 to 0.35): too lenient.
   jobs::Config likeliest;
   double highest = -1;
+  // By the weight the proposals use: with a limit, its probability counts sharper (kLimitSharpness).
   for (int draw = 0; draw < kDesignDraws; ++draw) {
     jobs::Config c = job_.space.sample_balanced(rng, design);
-    const double p = failures->probability(model.get(), task, c);
-    if (p >= kLikelyEnough) {
+    const double w = failures->weight(model.get(), task, c);
+    if (w >= kLikelyEnough) {
       if (note != nullptr) {
-        *note = FailureModel::note(p) + (draw > 0 ? " (a random point the failure model expects to succeed; " +
-                                                        std::to_string(draw) + " draws before it were not)"
-                                                  : std::string());
+        *note = FailureModel::note(failures->probability(model.get(), task, c)) +
+                (draw > 0 ? " (a random point the failure model expects to succeed; " + std::to_string(draw) +
+                                " draws before it were not)"
+                          : std::string());
       }
       return c;
     }
-    if (p > highest) {
-      highest = p;
+    if (w > highest) {
+      highest = w;
       likeliest = std::move(c);
     }
   }
   if (note != nullptr) {
-    *note = FailureModel::note(highest) + " (the likeliest of " + std::to_string(kDesignDraws) + " random points)";
+    *note = FailureModel::note(failures->probability(model.get(), task, likeliest)) + " (the likeliest of " +
+            std::to_string(kDesignDraws) + " random points)";
   }
   return likeliest;
 }

@@ -138,7 +138,7 @@ std::optional<Nomination> Nominations::nominate(const RunState& state, int task,
                                job_.policy.xi, options_.sync, rows_ ? &rows : nullptr,
                                job_.objective.failures == jobs::FailureLearning::learn};
   batch.update(data_.trials_of(state, task, step, &warpings_[k]), *basis, settings, seed);
-  const std::shared_ptr<const surrogate::Feasibility> feasibility = failures_.current(state);
+  const std::shared_ptr<const surrogate::FeasibilityModel> feasibility = failures_.current(state);
   batch.proposer().weigh_feasibility(feasibility, task);
   note_unbelieved(state, task, step, batch);
   const std::vector<AcquisitionKind> arms = arms_for(*basis);

@@ -34,6 +34,17 @@ void join_best(const TaskTrials& trials, std::vector<std::pair<double, std::int6
   posterior = posterior->condition(surrogate::stack_rows(x, d), &y);
 }
 
+// EI's and PI's incumbent: the best feasible result (Gardner et al. 2014, Gelbart et al. 2014:
+// an infeasible trial's value is no best to improve on); with none feasible yet, the worst result,
+// so that the acquisition weighed by the probability of feasibility leads into the limits.
+// `observed`: (standardized result, trial), best first.
+double incumbent_of(const RunState& state, const std::vector<std::pair<double, std::int64_t>>& observed) {
+  for (const auto& [z, id] : observed) {
+    if (!state.trial(id).infeasible) return z;
+  }
+  return observed.empty() ? 0.0 : observed.back().first;
+}
+
 }  // namespace
 
 void TaskBatch::update(const TaskTrials& trials, const Basis& basis, const BatchSettings& settings, std::uint64_t seed) {
@@ -63,10 +74,15 @@ void TaskBatch::update(const TaskTrials& trials, const Basis& basis, const Batch
         } else if (batch_->points() < kExact) {
           batch_->observe(batch_->accept(trials.encode(t)), z);
         }
-        params_.incumbent = observed_ == 0 ? z : std::max(params_.incumbent, z);
+        if (!t.infeasible) {
+          params_.incumbent = feasible_ == 0 ? z : std::max(params_.incumbent, z);
+          ++feasible_;
+        } else if (feasible_ == 0) {
+          params_.incumbent = observed_ == 0 ? z : std::min(params_.incumbent, z);
+        }
         worst_ = observed_ == 0 ? z : std::min(worst_, z);
         ++observed_;
-      } else if (settings.believe_failed && at != index_.end() && observed_ > 0 && FailureModel::label(t) == 0) {
+      } else if (settings.believe_failed && at != index_.end() && observed_ > 0 && FailureModel::failed(t)) {
         batch_->observe(at->second, worst_);  // the liar's value, as at a rebuild
       }
       if (at != index_.end()) {
@@ -123,7 +139,7 @@ void TaskBatch::rebuild(const TaskTrials& trials, const Basis& basis, const Batc
   std::vector<Eigen::VectorXd> failed_x, pending_x, penalized_x;
   if (settings.believe_failed) {
     for (std::int64_t id : state.task_trials(trials.task)) {
-      if (FailureModel::label(state.trial(id)) == 0) failed_x.push_back(trials.encode(state.trial(id)));
+      if (FailureModel::failed(state.trial(id))) failed_x.push_back(trials.encode(state.trial(id)));
     }
     const std::size_t older = failed_x.size() > kBelieved ? failed_x.size() - kBelieved : 0;
     penalized_x.assign(failed_x.begin(), failed_x.begin() + static_cast<std::ptrdiff_t>(older));
@@ -172,7 +188,9 @@ void TaskBatch::rebuild(const TaskTrials& trials, const Basis& basis, const Batc
   pending_ = std::move(pending);
   observed_ = static_cast<int>(observed.size());
   params_ = surrogate::AcquisitionParams{};
-  params_.incumbent = basis.kind == Basis::Kind::prior ? basis.incumbent : (observed.empty() ? 0.0 : observed.front().first);
+  params_.incumbent = basis.kind == Basis::Kind::prior ? basis.incumbent : incumbent_of(state, observed);
+  feasible_ = static_cast<int>(std::count_if(observed.begin(), observed.end(),
+                                             [&](const auto& o) { return !state.trial(o.second).infeasible; }));
   params_.xi = settings.xi;
   // The older running trials are penalized at the posterior's belief. The unseen results left
   // out are not: the next fit takes them in (penalizing them too, variant D in bench/README.md,

@@ -143,6 +143,7 @@ class TaskBatch {
   int unbelieved_ = 0;                        // pending_ not in index_: penalized
   surrogate::AcquisitionParams params_;
   int observed_ = 0;
+  int feasible_ = 0;  // of the observed, those within the limits of [[constraints]]
   double worst_ = 0;  // the task's worst usable result, standardized (failed trials' believed value)
   // A newer basis of the same kind (a new fit) is taken up while rebuilding takes at most a
   // tenth of the master's time: the batch has every result already, exactly; a new fit brings

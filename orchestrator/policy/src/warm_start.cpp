@@ -44,6 +44,7 @@ std::vector<WarmTask> tasks_of_csv(const std::filesystem::path& file, const std:
   const int objective = column_of(csv, {"objective", "value"});
   const int status = csv.column("status");
   const int state = csv.column("state");
+  const int infeasible = csv.column("infeasible");
   std::vector<int> params;
   std::string missing;
   for (const jobs::ParamSpec& p : job.space.params()) {
@@ -89,6 +90,7 @@ std::vector<WarmTask> tasks_of_csv(const std::filesystem::path& file, const std:
     }
     at->configs.push_back(*config);
     at->objectives.push_back(*value);
+    at->infeasible.push_back(infeasible >= 0 && csv.field(r, infeasible) == "1" ? 1 : 0);
   }
   if (problems.count() > 0) {
     throw InputError(where + ": " + std::to_string(problems.count()) + " problem(s) in its rows:" + problems.lines());
@@ -149,6 +151,7 @@ std::vector<WarmTask> load_warm_start(const jobs::JobSpec& job, std::vector<std:
         if (!t.finished || t.outcome.status != workers::TrialStatus::ok) continue;
         w.configs.push_back(t.config);
         w.objectives.push_back(t.outcome.objective);
+        w.infeasible.push_back(t.infeasible ? 1 : 0);  // by that run's own limits
       }
       w.source = dir.string() + ":" + identity.name;
       w.direction = state.job().direction;

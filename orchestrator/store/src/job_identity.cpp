@@ -65,6 +65,7 @@ JobIdentity JobIdentity::of(const jobs::JobSpec& job) {
   }
   for (const jobs::TaskSpec& t : job.tasks) id.tasks.push_back(TaskIdentity::of(t));
   id.virtual_clock = job.workers.simulate > 0;
+  id.constraints = job.constraints;
   return id;
 }
 

@@ -53,7 +53,7 @@ RunState::RunState(JobIdentity job, std::vector<Trial> trials, std::vector<std::
       round_handed_out_(round_handed_out) {
   track_tasks();
   for (std::size_t i = 0; i < trials_.size(); ++i) {
-    const Trial& t = trials_[i];
+    Trial& t = trials_[i];
     if (t.id != static_cast<std::int64_t>(i) || t.task >= static_cast<int>(tasks_.size())) {
       throw std::invalid_argument("RunState: trial " + std::to_string(t.id) + " does not fit the job");
     }
@@ -87,10 +87,31 @@ void RunState::track_tasks() {
 
 void RunState::on(const RunStarted& r) {
   std::vector<TaskIdentity> known = std::move(job_.tasks);
+  const bool new_limits = r.job.constraints != job_.constraints;
   job_ = r.job;
   for (std::size_t i = job_.tasks.size(); i < known.size(); ++i) job_.tasks.push_back(std::move(known[i]));
   has_job_ = true;
   track_tasks();
+  // A resumed run whose job file changed its limits judges every trial by the new ones.
+  if (new_limits) rejudge();
+}
+
+void RunState::rejudge() {
+  for (TaskProgress& task : tasks_) {
+    task.infeasible = 0;
+    task.best_trial.reset();
+  }
+  for (Trial& t : trials_) {
+    t.infeasible = false;
+    if (t.lost() || !t.finished || t.outcome.status != workers::TrialStatus::ok) continue;
+    TaskProgress& task = tasks_[t.task];
+    t.infeasible = !jobs::check_constraints(job_.constraints, t.outcome.metrics_json).feasible;
+    if (t.infeasible) {
+      ++task.infeasible;
+    } else if (!task.best_trial || better(t.outcome.objective, trial(*task.best_trial).outcome.objective)) {
+      task.best_trial = t.id;
+    }
+  }
 }
 
 void RunState::on(const TaskAdded& r) {
@@ -261,13 +282,18 @@ void RunState::record_proposal(Trial& t, ProposalSource source, const std::strin
   t.proposal_note = note;
 }
 
-void RunState::count_final(const Trial& t) {
+void RunState::count_final(Trial& t) {
   if (t.lost()) return;
   TaskProgress& task = tasks_[t.task];
   ++task.finished;
   if (t.outcome.status == workers::TrialStatus::stopped) ++task.stopped;
   if (t.outcome.status != workers::TrialStatus::ok) return;
   ++task.ok;
+  t.infeasible = !jobs::check_constraints(job_.constraints, t.outcome.metrics_json).feasible;
+  if (t.infeasible) {
+    ++task.infeasible;
+    return;
+  }
   if (!task.best_trial || better(t.outcome.objective, trial(*task.best_trial).outcome.objective)) task.best_trial = t.id;
 }
 

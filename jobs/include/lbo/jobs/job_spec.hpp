@@ -301,6 +301,8 @@ struct JobSpec {
   std::vector<TaskSpec> tasks;
   /// `[early_stopping]`; none: every trial runs to its end.
   std::optional<EarlyStoppingSpec> early_stopping;
+  /// `[[constraints]]`: limits on values the result reports in "metrics", in the file's order.
+  std::vector<Constraint> constraints;
 
   int total_budget() const;
 };

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -71,5 +72,28 @@ class Objectives {
  private:
   std::vector<Objective> objectives_;
 };
+
+/// A limit on a value the result reports in its "metrics" object ([[constraints]] name, min
+/// and/or max, both inclusive): a trial whose value lies outside is infeasible. Its objective
+/// is still a result the models learn; it is never a best.
+struct Constraint {
+  std::string name;
+  std::optional<double> min, max;
+
+  /// Whether `value` meets the limit (a NaN meets none).
+  bool satisfied(double value) const { return value == value && (!min || value >= *min) && (!max || value <= *max); }
+  /// "memory_gb <= 16", "0.1 <= latency_ms <= 5".
+  std::string describe() const;
+  bool operator==(const Constraint&) const = default;
+};
+
+/// What `constraints` make of a result's metrics (the JSON object text a result carries).
+struct ConstraintCheck {
+  bool feasible = true;
+  /// Empty, or why the result cannot be judged: a value missing or not a finite number, for
+  /// people ("result.metrics lacks \"memory_gb\", which [[constraints]] limits: report it ...").
+  std::string problem;
+};
+ConstraintCheck check_constraints(const std::vector<Constraint>& constraints, const std::string& metrics_json);
 
 }  // namespace lbo::jobs

@@ -6,6 +6,7 @@
 #include <cereal/types/string.hpp>
 #include <cereal/types/vector.hpp>
 
+#include "lbo/jobs/objective.hpp"
 #include "lbo/jobs/space.hpp"
 
 namespace lbo::jobs {
@@ -20,8 +21,14 @@ void serialize(Archive& archive, ParamSpec& p, std::uint32_t /*version*/) {
   archive(p.name, p.type, p.low, p.high, p.log, p.choices, p.when);
 }
 
+template <class Archive>
+void serialize(Archive& archive, Constraint& c, std::uint32_t /*version*/) {
+  archive(c.name, c.min, c.max);
+}
+
 }  // namespace lbo::jobs
 
+CEREAL_CLASS_VERSION(lbo::jobs::Constraint, 1)
 CEREAL_CLASS_VERSION(lbo::jobs::Config, 1)
 CEREAL_CLASS_VERSION(lbo::jobs::Condition, 1)
 CEREAL_CLASS_VERSION(lbo::jobs::ParamSpec, 1)

@@ -80,12 +80,13 @@ class BatchProposer {
   void penalize(const Eigen::MatrixXd& X, double best);
   /// Points penalized so far.
   int penalized() const { return penalty_.size(); }
-  /// From now on the acquisition is weighed by the probability that a point succeeds for
-  /// `task` (Feasibility): a value v becomes v·p where v ≥ 0, v/p below (LocalPenalty::apply),
-  /// as constrained EI weighs EI by the probability of feasibility (Gardner et al. 2014). The
-  /// same model and task again: nothing to do; null: no weight.
-  void weigh_feasibility(std::shared_ptr<const Feasibility> feasibility, int task);
-  /// log P(success) at each candidate (zeros without a feasibility model).
+  /// From now on the acquisition is weighed by the model's weight for `task` (a FeasibilityModel:
+  /// failures, limits, or both; its log_weight, the probability of success unless it says
+  /// otherwise): a value v becomes v·p where v ≥ 0, v/p below (LocalPenalty::apply), as
+  /// constrained EI weighs EI by the probability of feasibility (Gardner et al. 2014). The same
+  /// model and task again: nothing to do; null: no weight.
+  void weigh_feasibility(std::shared_ptr<const FeasibilityModel> feasibility, int task);
+  /// The log weight at each candidate (zeros without a feasibility model).
   const Eigen::VectorXd& log_feasibility_at_candidates() const { return log_feasible_; }
   /// The Lipschitz constant of the posterior mean the penalties use: the largest ‖∇μ‖ at the
   /// first kLipschitzPoints candidates (quasi-random: spread over the box), as González et al.
@@ -118,7 +119,7 @@ class BatchProposer {
   int left_ = 0;
   int pending_ = 0;
   LocalPenalty penalty_;       // at candidates_
-  std::shared_ptr<const Feasibility> feasibility_;  // null: no weight
+  std::shared_ptr<const FeasibilityModel> feasibility_;  // null: no weight
   int feasibility_task_ = 0;
   Eigen::VectorXd log_feasible_;  // at candidates_
   // The log of what multiplies the acquisition at x: the penalty's and the feasibility's, with

@@ -45,7 +45,46 @@ struct FeasibilityHyper {
   double task_correlation = 1.0;  ///< ρ between two tasks' latents
 };
 
-class Feasibility {
+/// What a proposal weighs its acquisition by: log P(a configuration is feasible) for a task, and
+/// its gradient. Feasibility (trials that failed), LimitModel (a limit on a reported value) and
+/// JointFeasibility (several of them, independent) answer it.
+class FeasibilityModel {
+ public:
+  virtual ~FeasibilityModel() = default;
+  /// log P(feasible) at x (length d) for `task`, and its gradient w.r.t. x when asked.
+  virtual double log_probability(const Eigen::VectorXd& x, int task, Eigen::VectorXd* gradient = nullptr) const = 0;
+  /// log P(feasible) at each row of X for `task`.
+  virtual Eigen::VectorXd log_probabilities(const Eigen::MatrixXd& X, int task) const;
+  /// The log of what a proposal's acquisition is multiplied by (BatchProposer::weigh_feasibility):
+  /// log P unless the model says otherwise (JointFeasibility's weights).
+  virtual double log_weight(const Eigen::VectorXd& x, int task, Eigen::VectorXd* gradient = nullptr) const {
+    return log_probability(x, task, gradient);
+  }
+  virtual Eigen::VectorXd log_weights(const Eigen::MatrixXd& X, int task) const { return log_probabilities(X, task); }
+  /// For the log, one line.
+  virtual std::string describe() const = 0;
+};
+
+/// Several feasibility models at once, taken as independent: the log probabilities add, and the
+/// weight is Π P_i^{w_i} (a part may count more sharply than its probability: a limit).
+class JointFeasibility final : public FeasibilityModel {
+ public:
+  /// `weights`: one per part, each > 0; empty: all 1.
+  explicit JointFeasibility(std::vector<std::shared_ptr<const FeasibilityModel>> parts, std::vector<double> weights = {});
+  double log_probability(const Eigen::VectorXd& x, int task, Eigen::VectorXd* gradient = nullptr) const override;
+  Eigen::VectorXd log_probabilities(const Eigen::MatrixXd& X, int task) const override;
+  double log_weight(const Eigen::VectorXd& x, int task, Eigen::VectorXd* gradient = nullptr) const override;
+  Eigen::VectorXd log_weights(const Eigen::MatrixXd& X, int task) const override;
+  std::string describe() const override;  ///< the parts', joined by "; "
+  const std::vector<std::shared_ptr<const FeasibilityModel>>& parts() const { return parts_; }
+
+ private:
+  double weighted(const Eigen::VectorXd& x, int task, Eigen::VectorXd* gradient, bool with_weights) const;
+  std::vector<std::shared_ptr<const FeasibilityModel>> parts_;
+  std::vector<double> weights_;
+};
+
+class Feasibility final : public FeasibilityModel {
  public:
   /// The most trials a fit takes: every failure up to half of them (the newest), then the
   /// successes spread evenly over the others in their order.
@@ -58,9 +97,9 @@ class Feasibility {
   Feasibility(FeasibilityData data, const FeasibilityHyper& hyper);
 
   /// log P(success) at x (length d) for `task`, and its gradient w.r.t. x when asked.
-  double log_probability(const Eigen::VectorXd& x, int task, Eigen::VectorXd* gradient = nullptr) const;
+  double log_probability(const Eigen::VectorXd& x, int task, Eigen::VectorXd* gradient = nullptr) const override;
   /// log P(success) at each row of X for `task`.
-  Eigen::VectorXd log_probabilities(const Eigen::MatrixXd& X, int task) const;
+  Eigen::VectorXd log_probabilities(const Eigen::MatrixXd& X, int task) const override;
   /// The latent's posterior mean and variance at x for `task` (before the probit average).
   std::pair<double, double> latent(const Eigen::VectorXd& x, int task) const;
 
@@ -74,7 +113,7 @@ class Feasibility {
   int points() const { return static_cast<int>(data_.x.rows()); }
   int failures() const;
   /// "GP classifier on 40 trials (12 failed), ℓ 0.21, σ_f² 4, task correlation 0.9".
-  std::string describe() const;
+  std::string describe() const override;
 
  private:
   Eigen::MatrixXd kernel(const Eigen::MatrixXd& A, const std::vector<int>& tasks_a) const;  // A × data

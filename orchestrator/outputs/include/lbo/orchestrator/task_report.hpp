@@ -16,6 +16,7 @@ namespace lbo::orchestrator {
 /// One task's (or one step's) results so far.
 struct TaskSummary {
   int ok = 0;
+  int infeasible = 0;  ///< of `ok`, outside a limit of [[constraints]]; never the best
   int stopped = 0;  ///< stopped early ([early_stopping]); not among `ok`, never the best
   std::optional<double> best;
   std::int64_t best_trial = -1;

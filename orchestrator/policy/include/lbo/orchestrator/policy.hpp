@@ -93,6 +93,9 @@ struct WarmTask {
   std::vector<jobs::Config> configs;
   std::vector<double> objectives;  ///< as that run measured them
   jobs::Direction direction = jobs::Direction::maximize;
+  /// Per result, 1 where it broke a limit of that run's [[constraints]] (results.csv's
+  /// `infeasible`): a result the models learn, never an earlier best. Empty: none did.
+  std::vector<char> infeasible;
 };
 
 /// One draw of a Hedge for a new trial (hedge.csv): GP-Hedge over acquisition functions

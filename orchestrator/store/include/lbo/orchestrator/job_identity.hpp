@@ -37,6 +37,9 @@ struct JobIdentity {
   std::vector<TaskIdentity> tasks;
   /// A simulated run ([workers] simulate, --simulate): its times are virtual (format version 2).
   bool virtual_clock = false;
+  /// [[constraints]] (format version 3). A job file may change them on resume: every trial is
+  /// judged by the run's newest.
+  std::vector<jobs::Constraint> constraints;
 
   static JobIdentity of(const jobs::JobSpec& job);
 
@@ -60,6 +63,7 @@ struct JobIdentity {
   void serialize(Archive& archive, std::uint32_t version) {
     archive(space, direction, command, tasks);
     if (version >= 2) archive(virtual_clock);
+    if (version >= 3) archive(constraints);
   }
 };
 

@@ -50,6 +50,9 @@ struct Trial {
   double finished_unix = 0;
   /// Its intermediate reports, every attempt's, in the order they were accepted.
   std::vector<StepReport> reports;
+  /// Finished ok with a metric outside a limit of the job's [[constraints]]: its objective is
+  /// a result, never a best. Not saved: judged anew from its metrics by the run's constraints.
+  bool infeasible = false;
 
   /// The last step attempt `attempt` reported (0: none).
   std::int64_t last_step(int attempt) const;
@@ -87,10 +90,11 @@ struct TaskProgress {
   int finished = 0;  ///< trials with a committed final outcome
   int ok = 0;        ///< finished ok
   int stopped = 0;   ///< stopped early ([early_stopping]): neither ok nor failed
+  int infeasible = 0;  ///< of the ok ones, those outside a limit of [[constraints]]
   /// The resource spent: the steps its trials reported, an attempt's from where it resumed
   /// (promotion) or from the start (a retry), counted as the reports are applied.
   std::int64_t steps = 0;
-  std::optional<std::int64_t> best_trial;  ///< by the job's direction
+  std::optional<std::int64_t> best_trial;  ///< by the job's direction, of the feasible ok trials
   /// Trials created, by how they were proposed (index: ProposalSource).
   std::array<int, kProposalSources> proposed{};
 
@@ -179,7 +183,9 @@ class RunState {
   void track_tasks();
   /// Trial `id` with its task and configuration known: created, or a lost one filled in.
   Trial* place(std::int64_t id, int task, const jobs::Config& config);
-  void count_final(const Trial& t);
+  void count_final(Trial& t);
+  /// Every finished trial judged anew by the job's constraints, and the bests with them.
+  void rejudge();
   /// The first record that says how a trial was proposed decides it.
   void record_proposal(Trial& t, ProposalSource source, const std::string& note);
   void note(std::string anomaly) { anomalies_.push_back(std::move(anomaly)); }

@@ -1,0 +1,127 @@
+#include "lbo/surrogate/limit_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <numbers>
+#include <stdexcept>
+#include <utility>
+
+#include "lbo/surrogate/gp.hpp"
+
+namespace lbo::surrogate {
+
+namespace {
+
+// The largest log P a proposal can see: P underflows to 0 far outside the limit, and log 0
+// would make every candidate there equal.
+constexpr double kLogFloor = -700;
+
+double log_normal_pdf(double u) { return -0.5 * u * u - 0.5 * std::log(2 * std::numbers::pi); }
+
+}  // namespace
+
+double log_normal_cdf(double u, double* derivative) {
+  double log;
+  if (u > -30) {  // erfc keeps its relative accuracy in the tail until it underflows (about −37)
+    const double cdf = 0.5 * std::erfc(-u / std::numbers::sqrt2);
+    log = std::log(cdf);
+    if (derivative != nullptr) *derivative = std::exp(log_normal_pdf(u) - log);
+  } else {
+    // The asymptotic series of Mills' ratio (Abramowitz & Stegun 26.2.12): Φ(u) = φ(u)/(−u) ·
+    // (1 − 1/u² + 3/u⁴ − 15/u⁶ + ...), exact to 1e-13 here, where erfc would underflow.
+    const double w = 1 / (u * u);
+    const double series = 1 - w + 3 * w * w - 15 * w * w * w + 105 * w * w * w * w;
+    log = log_normal_pdf(u) - std::log(-u) + std::log(series);
+    if (derivative != nullptr) *derivative = -u / series;
+  }
+  return log;
+}
+
+LimitModel::LimitModel(std::shared_ptr<const TaskPosterior> posterior, Eigen::VectorXd theta, double low, double high,
+                       std::string label, int points, int outside)
+    : posterior_(std::move(posterior)), theta_(std::move(theta)), label_(std::move(label)), points_(points), outside_(outside) {
+  const Standardization& s = posterior_->standardization();
+  low_z_ = std::isfinite(low) ? s.apply(low) : -kNone;
+  high_z_ = std::isfinite(high) ? s.apply(high) : kNone;
+}
+
+std::shared_ptr<const LimitModel> LimitModel::fit(const LimitData& data, double low, double high, std::string label,
+                                                  const Eigen::VectorXd* theta) {
+  const Eigen::Index n = data.x.rows();
+  if (n == 0 || data.value.size() != n) throw std::invalid_argument("LimitModel::fit: no values, or not one per point");
+  if (!(low < high)) throw std::invalid_argument("LimitModel::fit: low must be < high");
+  const Eigen::Index m = std::min<Eigen::Index>(n, kMaxPoints);
+  Observations taken{Eigen::MatrixXd(m, data.x.cols()), Eigen::VectorXd(m)};
+  for (Eigen::Index i = 0; i < m; ++i) {
+    const Eigen::Index k = m == n ? i : (i * (n - 1)) / std::max<Eigen::Index>(m - 1, 1);  // spread over the order
+    taken.X.row(i) = data.x.row(k);
+    taken.y(i) = data.value(k);
+  }
+  int outside = 0;
+  for (Eigen::Index i = 0; i < n; ++i) outside += (data.value(i) < low || data.value(i) > high) ? 1 : 0;
+  GaussianProcess gp;
+  if (theta != nullptr) {
+    gp.set(taken, *theta);
+  } else {
+    gp.fit(taken, /*seed=*/static_cast<std::uint64_t>(m));
+  }
+  return std::shared_ptr<const LimitModel>(
+      new LimitModel(gp.posterior(), gp.theta(), low, high, std::move(label), static_cast<int>(m), outside));
+}
+
+std::pair<double, double> LimitModel::predict(const Eigen::VectorXd& x) const {
+  const Posterior p = posterior_->predict(x.transpose());
+  const Standardization& s = posterior_->standardization();
+  return {s.invert(p.mean(0)), std::sqrt(std::max(s.invert_variance(p.var(0)), 0.0))};
+}
+
+double LimitModel::log_probability(const Eigen::VectorXd& x, int /*task*/, Eigen::VectorXd* gradient) const {
+  const PointPosterior p = posterior_->predict_with_gradient(x);
+  const double var = std::max(p.var, 1e-12);
+  const double sd = std::sqrt(var);
+  const double a = (low_z_ - p.mean) / sd, b = (high_z_ - p.mean) / sd;
+  // d(bound − μ)/σ / dx = −dμ/σ − u dσ/σ, dσ = dv / (2σ).
+  const auto d_of = [&](double u) -> Eigen::VectorXd { return -p.d_mean / sd - u * p.d_var / (2 * var); };
+  double log, slope_a = 0, slope_b = 0;  // d log P / da and d log P / db
+  if (!std::isfinite(low_z_)) {
+    log = log_normal_cdf(b, &slope_b);
+  } else if (!std::isfinite(high_z_)) {
+    log = log_normal_cdf(-a, &slope_a);
+    slope_a = -slope_a;
+  } else {
+    // Φ(b) − Φ(a), each side where it is accurate: by the upper tail when the interval lies above 0.
+    const bool upper = a > 0;
+    const double hi = upper ? -a : b, lo = upper ? -b : a;  // P = Φ(hi) − Φ(lo), hi > lo
+    double d_hi = 0, d_lo = 0;
+    const double log_hi = log_normal_cdf(hi, &d_hi), log_lo = log_normal_cdf(lo, &d_lo);
+    const double ratio = std::exp(log_lo - log_hi);  // Φ(lo)/Φ(hi) < 1
+    if (ratio < 1 - 1e-12) {
+      log = log_hi + std::log1p(-ratio);
+      // d log P = (φ(hi) dhi − φ(lo) dlo) / P, with φ(u) = Φ(u) · d log Φ(u).
+      const double w_hi = d_hi / (1 - ratio), w_lo = d_lo * ratio / (1 - ratio);
+      slope_b = upper ? w_lo : w_hi;   // b enters as hi (or as −lo, upper)
+      slope_a = upper ? -w_hi : -w_lo;  // a enters as lo (or as −hi, upper)
+    } else {
+      log = kLogFloor;  // an interval too narrow to tell apart: nothing to follow
+    }
+  }
+  if (log < kLogFloor) {
+    log = kLogFloor;
+    slope_a = slope_b = 0;
+  }
+  if (gradient != nullptr) {
+    *gradient = Eigen::VectorXd::Zero(x.size());
+    if (slope_a != 0) *gradient += slope_a * d_of(a);
+    if (slope_b != 0) *gradient += slope_b * d_of(b);
+  }
+  return log;
+}
+
+std::string LimitModel::describe() const {
+  char text[160];
+  std::snprintf(text, sizeof text, "GP of %s on %d trials (%d outside the limit)", label_.c_str(), points_, outside_);
+  return text;
+}
+
+}  // namespace lbo::surrogate
