@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 
 #include <nlohmann/json.hpp>
 
@@ -107,13 +108,18 @@ std::shared_ptr<const surrogate::LimitModel> FailureModel::limit_model(const Run
   std::vector<std::int64_t> valued;  // the trials that reported the value, ascending ids
   std::vector<double> values;
   for (std::int64_t id : ids) {
-    const Trial& t = state.trial(id);
-    const nlohmann::json metrics = nlohmann::json::parse(t.outcome.metrics_json, nullptr, false);
-    const auto value = metrics.is_object() ? metrics.find(constraint.name) : metrics.end();
+    // A finished trial's metrics never change: each is read once (a proposal after every new
+    // result would parse every trial's again).
+    auto [at, added] = limit.reported.try_emplace(id, std::numeric_limits<double>::quiet_NaN());
+    if (added) {
+      const nlohmann::json metrics = nlohmann::json::parse(state.trial(id).outcome.metrics_json, nullptr, false);
+      const auto value = metrics.is_object() ? metrics.find(constraint.name) : metrics.end();
+      if (metrics.is_object() && value != metrics.end() && value->is_number()) at->second = value->get<double>();
+    }
     // A trial of the run before this limit was added may lack the value: it teaches the limit nothing.
-    if (!metrics.is_object() || value == metrics.end() || !value->is_number() || !std::isfinite(value->get<double>())) continue;
+    if (!std::isfinite(at->second)) continue;
     valued.push_back(id);
-    values.push_back(value->get<double>());
+    values.push_back(at->second);
   }
   limit.ids = std::move(ids);
   if (valued.empty()) {

@@ -15,6 +15,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -68,6 +69,7 @@ class FailureModel {
     std::shared_ptr<const surrogate::LimitModel> model;
     std::vector<std::int64_t> theta_ids;  // the trials theta was fitted on
     Eigen::VectorXd theta;
+    std::unordered_map<std::int64_t, double> reported;  // each finished ok trial's value (NaN: none)
     int logged_points = 0;
   };
 

@@ -1,6 +1,7 @@
 #include "task_batch.hpp"
 
 #include <algorithm>
+#include <tuple>
 #include <iterator>
 
 #include "failure_model.hpp"
@@ -36,13 +37,14 @@ void join_best(const TaskTrials& trials, std::vector<std::pair<double, std::int6
 
 // EI's and PI's incumbent: the best feasible result (Gardner et al. 2014, Gelbart et al. 2014:
 // an infeasible trial's value is no best to improve on); with none feasible yet, the worst result,
-// so that the acquisition weighed by the probability of feasibility leads into the limits.
-// `observed`: (standardized result, trial), best first.
-double incumbent_of(const RunState& state, const std::vector<std::pair<double, std::int64_t>>& observed) {
-  for (const auto& [z, id] : observed) {
-    if (!state.trial(id).infeasible) return z;
-  }
-  return observed.empty() ? 0.0 : observed.back().first;
+// so that the acquisition weighed by the probability of feasibility leads into the limits. With
+// the count of feasible results. `observed`: (standardized result, trial), best first.
+std::pair<double, int> incumbent_of(const RunState& state, const std::vector<std::pair<double, std::int64_t>>& observed) {
+  const auto feasible = [&](const auto& o) { return !state.trial(o.second).infeasible; };
+  const int count = static_cast<int>(std::count_if(observed.begin(), observed.end(), feasible));
+  const auto best = std::find_if(observed.begin(), observed.end(), feasible);
+  if (best != observed.end()) return {best->first, count};
+  return {observed.empty() ? 0.0 : observed.back().first, count};
 }
 
 }  // namespace
@@ -188,9 +190,8 @@ void TaskBatch::rebuild(const TaskTrials& trials, const Basis& basis, const Batc
   pending_ = std::move(pending);
   observed_ = static_cast<int>(observed.size());
   params_ = surrogate::AcquisitionParams{};
-  params_.incumbent = basis.kind == Basis::Kind::prior ? basis.incumbent : incumbent_of(state, observed);
-  feasible_ = static_cast<int>(std::count_if(observed.begin(), observed.end(),
-                                             [&](const auto& o) { return !state.trial(o.second).infeasible; }));
+  std::tie(params_.incumbent, feasible_) = incumbent_of(state, observed);
+  if (basis.kind == Basis::Kind::prior) params_.incumbent = basis.incumbent;
   params_.xi = settings.xi;
   // The older running trials are penalized at the posterior's belief. The unseen results left
   // out are not: the next fit takes them in (penalizing them too, variant D in bench/README.md,
