@@ -35,6 +35,12 @@ std::string_view to_string(AcquisitionKind kind) {
   return "?";
 }
 
+std::vector<std::string> ObjectiveSpec::result_names() const {
+  std::vector<std::string> names;
+  for (const Objective& o : several) names.push_back(o.name());
+  return names;
+}
+
 std::string_view to_string(FailureLearning learning) {
   return learning == FailureLearning::learn ? "learn" : "ignore";
 }

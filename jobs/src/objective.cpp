@@ -79,6 +79,69 @@ std::vector<std::size_t> Objectives::pareto_set(const std::vector<std::vector<do
   return set;
 }
 
+namespace {
+
+// The hypervolume of maximized points above the origin, by slicing along the last objective
+// (While et al. 2006, "HSO"): the points sorted by it, best first, each slab between two of
+// their values is the (m-1)-dimensional hypervolume of the points at least that good. By hand:
+// no library we use computes hypervolumes, and a task's few hundred results in 2-4 objectives
+// are what this exact sweep affords (WFG or the box decomposition pay at thousands).
+double hypervolume_above_origin(std::vector<std::vector<double>> points, std::size_t m) {
+  if (points.empty()) return 0.0;
+  if (m == 1) {
+    double best = 0.0;
+    for (const auto& p : points) best = std::max(best, p[0]);
+    return best;
+  }
+  std::sort(points.begin(), points.end(), [m](const auto& a, const auto& b) { return a[m - 1] > b[m - 1]; });
+  double volume = 0.0;
+  std::vector<std::vector<double>> slice;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    slice.push_back(points[i]);
+    const double next = i + 1 < points.size() ? points[i + 1][m - 1] : 0.0;
+    const double depth = points[i][m - 1] - next;
+    if (depth > 0) volume += depth * hypervolume_above_origin(slice, m - 1);
+  }
+  return volume;
+}
+
+}  // namespace
+
+double Objectives::hypervolume(const std::vector<std::vector<double>>& results, const std::vector<double>& reference) const {
+  if (reference.size() != size()) throw std::invalid_argument("Objectives::hypervolume: one reference value per objective");
+  std::vector<std::vector<double>> points;
+  for (std::size_t k : pareto_set(results)) {
+    const std::vector<double>& r = results[k];
+    std::vector<double> p(size());
+    bool above = true;
+    for (std::size_t i = 0; i < size() && above; ++i) {
+      p[i] = objectives_[i].oriented(r[i]) - objectives_[i].oriented(reference[i]);
+      above = p[i] > 0;  // false for a NaN too
+    }
+    if (above) points.push_back(std::move(p));
+  }
+  return hypervolume_above_origin(std::move(points), size());
+}
+
+std::vector<double> Objectives::derived_reference(const std::vector<std::vector<double>>& results) const {
+  std::vector<double> worst(size(), std::nan("")), best(size(), std::nan(""));
+  for (const auto& r : results) {
+    if (r.size() != size() || std::any_of(r.begin(), r.end(), [](double x) { return std::isnan(x); })) continue;
+    for (std::size_t i = 0; i < size(); ++i) {
+      if (std::isnan(worst[i]) || objectives_[i].better(worst[i], r[i])) worst[i] = r[i];
+      if (std::isnan(best[i]) || objectives_[i].better(r[i], best[i])) best[i] = r[i];
+    }
+  }
+  if (std::isnan(worst[0])) return {};
+  std::vector<double> reference(size());
+  for (std::size_t i = 0; i < size(); ++i) {
+    const double range = std::abs(best[i] - worst[i]);
+    const double margin = range > 0 ? 0.1 * range : 1.0;
+    reference[i] = objectives_[i].maximizes() ? worst[i] - margin : worst[i] + margin;
+  }
+  return reference;
+}
+
 std::string Constraint::describe() const {
   std::string text;
   if (min) text = Objective::format(*min) + " <= ";

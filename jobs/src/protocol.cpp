@@ -79,7 +79,50 @@ bool looks_like_json_object(std::string_view line) {
   return line.size() >= 2 && line.front() == '{' && line.back() == '}';
 }
 
-ParsedResult parse_objective_result(std::string_view text) {
+namespace {
+
+// The "objective" of a result (a stepwise one may report only its steps: the last one stands
+// for the trial); why not, or "".
+std::string read_objective(const nlohmann::json& doc, ObjectiveResult& result) {
+  const auto objective = doc.find("objective");
+  if (objective == doc.end()) {
+    if (result.steps.empty()) return "result has no \"objective\"";
+    result.objective = result.steps.back();
+    return "";
+  }
+  if (!objective->is_number()) return "result \"objective\" is not a number";
+  result.objective = objective->get<double>();
+  return std::isfinite(result.objective) ? "" : "result \"objective\" is not finite";
+}
+
+// The values of a result with several objectives, one per name in order; why not, or "".
+std::string read_named_values(const nlohmann::json& doc, const std::vector<std::string>& names, ObjectiveResult& result) {
+  std::vector<double>& values = result.values;
+  std::string all;
+  for (const std::string& name : names) all += (all.empty() ? "" : ", ") + name;
+  for (const auto& [key, value] : doc.items()) {
+    if (key == "steps" || key == "metrics" || std::find(names.begin(), names.end(), key) != names.end()) continue;
+    return "result \"" + key + "\" is none of the objectives (" + all + "); put other values in \"metrics\"";
+  }
+  for (const std::string& name : names) {
+    const auto it = doc.find(name);
+    if (it == doc.end()) {
+      std::string example;
+      for (const std::string& n : names) example += (example.empty() ? "{\"" : ", \"") + n + "\": 1.5";
+      return "result has no \"" + name + "\"; [objective] objectives names " + all + ": give each, e.g. " + example + "}";
+    }
+    if (!it->is_number()) return "result \"" + name + "\" is not a number";
+    const double v = it->get<double>();
+    if (!std::isfinite(v)) return "result \"" + name + "\" is not finite";
+    values.push_back(v);
+  }
+  result.objective = values.front();
+  return "";
+}
+
+}  // namespace
+
+ParsedResult parse_objective_result(std::string_view text, const std::vector<std::string>& names) {
   using nlohmann::json;
   ParsedResult parsed;
   json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
@@ -109,23 +152,10 @@ ParsedResult parse_objective_result(std::string_view text) {
       result.steps.push_back(step.get<double>());
     }
   }
-  const auto objective = doc.find("objective");
-  if (objective == doc.end()) {
-    // A stepwise objective may report only its steps: the last one stands for the trial.
-    if (result.steps.empty()) {
-      parsed.error = "result has no \"objective\"";
-      return parsed;
-    }
-    result.objective = result.steps.back();
-  } else if (!objective->is_number()) {
-    parsed.error = "result \"objective\" is not a number";
+  if (const std::string error = names.empty() ? read_objective(doc, result) : read_named_values(doc, names, result);
+      !error.empty()) {
+    parsed.error = error;
     return parsed;
-  } else {
-    result.objective = objective->get<double>();
-    if (!std::isfinite(result.objective)) {
-      parsed.error = "result \"objective\" is not finite";
-      return parsed;
-    }
   }
   result.metrics_json = "{}";
   if (const auto metrics = doc.find("metrics"); metrics != doc.end() && !metrics->is_null()) {

@@ -35,6 +35,28 @@ name = "a"
 budget = 28
 JOB
 
+# Two objectives by name (a trade-off of Branin against the parameters' size), two tasks: the
+# Pareto column and the scalarized proposals are functions of the journal too.
+cat > "$SCRATCH/pareto.toml" <<JOB
+name = "pareto"
+seed = 9
+[objective]
+command = [$(objective ', "--pareto", "on"')]
+objectives = [{ name = "value", direction = "minimize" }, { name = "cost", direction = "minimize" }]
+[policy]
+surrogate = "gp"
+[workers]
+local_slots = 3
+[space]
+$space
+[[tasks]]
+name = "a"
+budget = 14
+[[tasks]]
+name = "b"
+budget = 10
+JOB
+
 cat > "$SCRATCH/failing.toml" <<JOB
 name = "failing"
 seed = 5
@@ -174,7 +196,7 @@ compare() {  # compare REFERENCE ROOT NAME WHAT
 }
 
 kills=0
-for name in plain hedge asha hyperband simulated failing; do
+for name in plain hedge asha hyperband simulated failing pareto; do
   job=$SCRATCH/$name.toml
   extra=()
   [ "$name" == simulated ] && extra=(--simulate 8)
@@ -207,4 +229,4 @@ for name in plain hedge asha hyperband simulated failing; do
     kills=$((kills + 1))
   done
 done
-echo "$kills kill -9 resumes of 6 --sync jobs (plain, GP-Hedge, ASHA, Hyperband promotion, simulated, failing and limited): all exact"
+echo "$kills kill -9 resumes of 7 --sync jobs (plain, GP-Hedge, ASHA, Hyperband promotion, simulated, failing and limited, two objectives): all exact"

@@ -880,3 +880,51 @@ TEST_F(JobSpecTest, constraints_limit_metrics_and_each_mistake_names_its_place) 
   message = error_of("constraints = { name = \"t\", max = 1 }\n" + kValid);
   EXPECT_NE(message.find("constraints: must be an array of tables"), std::string::npos) << message;
 }
+
+TEST_F(JobSpecTest, several_objectives_are_named_with_directions_and_each_mistake_names_its_place) {
+  const std::string direction = "direction = \"maximize\"\n";
+  const auto with = [&](const std::string& objectives) {
+    std::string text = kValid;
+    text.replace(text.find(direction), direction.size(), objectives);
+    return text;
+  };
+  const std::string two =
+      "objectives = [{ name = \"auc\", direction = \"maximize\" }, { name = \"train_s\", direction = \"minimize\", reference = 3600 }]\n";
+  const lbo::jobs::JobSpec job = parse(with(two));
+  ASSERT_EQ(job.objective.several.size(), 2u);
+  EXPECT_EQ(job.objective.objective(), Objective(Direction::maximize, "auc"));
+  EXPECT_EQ(job.objective.objectives()[1], Objective(Direction::minimize, "train_s"));
+  EXPECT_EQ(job.objective.direction, Direction::maximize);  // the primary's
+  EXPECT_EQ(job.objective.result_names(), (std::vector<std::string>{"auc", "train_s"}));
+  ASSERT_EQ(job.objective.reference.size(), 2u);
+  EXPECT_TRUE(std::isnan(job.objective.reference[0]));
+  EXPECT_EQ(job.objective.reference[1], 3600.0);
+  EXPECT_TRUE(parse(kValid).objective.several.empty());
+  EXPECT_TRUE(parse(kValid).objective.result_names().empty());
+
+  std::string message = error_of(with(two + direction));
+  EXPECT_NE(message.find("objective.direction: and objective.objectives both given"), std::string::npos) << message;
+  message = error_of(with("objectives = [{ name = \"auc\", direction = \"maximize\" }]\n"));
+  EXPECT_NE(message.find("objective.objectives: names fewer than two objectives"), std::string::npos) << message;
+  message = error_of(with("objectives = [\"auc\", \"train_s\"]\n"));
+  EXPECT_NE(message.find("objective.objectives: must be an array of tables"), std::string::npos) << message;
+  message = error_of(with("objectives = [{ name = \"auc\", direction = \"maximize\" }, { name = \"auc\", direction = \"minimize\" }]\n"));
+  EXPECT_NE(message.find("objective.objectives[1].name: names \"auc\" again (first on line 6)"), std::string::npos) << message;
+  message = error_of(with("objectives = [{ name = \"auc\", direction = \"up\" }, { name = \"s\", direction = \"minimize\" }]\n"));
+  EXPECT_NE(message.find("objective.objectives[0].direction: \"up\" is neither"), std::string::npos) << message;
+  message = error_of(with("objectives = [{ name = \"auc\" }, { name = \"s\", direction = \"minimize\" }]\n"));
+  EXPECT_NE(message.find("objective.objectives[0].direction: missing"), std::string::npos) << message;
+  message = error_of(with("objectives = [{ name = \"metrics\", direction = \"maximize\" }, { name = \"s\", direction = \"minimize\" }]\n"));
+  EXPECT_NE(message.find("objective.objectives[0].name: \"metrics\" is a key of the result line"), std::string::npos) << message;
+  message = error_of(with("objectives = [{ name = \"a\", direction = \"maximize\", reference = nan }, { name = \"s\", direction = \"minimize\" }]\n"));
+  EXPECT_NE(message.find("objective.objectives[0].reference: must be a finite number"), std::string::npos) << message;
+  message = error_of(with("objectives = [{ name = \"a\", direction = \"maximize\", ref = 1 }, { name = \"s\", direction = \"minimize\" }]\n"));
+  EXPECT_NE(message.find("objective.objectives[0].ref"), std::string::npos) << message;
+  message = error_of(with(two + "stepwise = 3\n"));
+  EXPECT_NE(message.find("objective.objectives: and objective.stepwise exclude each other"), std::string::npos) << message;
+  message = error_of(with(two) + "\n[[constraints]]\nname = \"train_s\"\nmax = 10\n");
+  EXPECT_NE(message.find("constraints[0].name: \"train_s\" is what lbo optimizes"), std::string::npos) << message;
+  message = error_of(with(""));
+  EXPECT_NE(message.find("objective.direction: missing; add direction = \"maximize\" or \"minimize\" (or objectives"), std::string::npos)
+      << message;
+}

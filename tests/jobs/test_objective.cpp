@@ -115,3 +115,64 @@ TEST(ConstraintTest, limits_are_inclusive_and_a_missing_value_is_named) {
   check = lbo::jobs::check_constraints(both, "{}");
   EXPECT_NE(check.problem.find("lack \"memory_gb\""), std::string::npos) << check.problem;
 }
+
+TEST(ObjectivesTest, hypervolume_matches_closed_forms) {
+  const Objectives up({Objective(Direction::maximize, "a"), Objective(Direction::maximize, "b")});
+  // One point: its box above the reference.
+  EXPECT_DOUBLE_EQ(up.hypervolume({{3, 2}}, {1, 1}), 2.0 * 1.0);
+  // A staircase of (1,3), (2,2), (3,1) over the origin: 3 + 2 + 1 = 6 unit squares, whatever
+  // the order, with a dominated point and a duplicate adding nothing.
+  EXPECT_DOUBLE_EQ(up.hypervolume({{2, 2}, {1, 3}, {3, 1}}, {0, 0}), 6.0);
+  EXPECT_DOUBLE_EQ(up.hypervolume({{3, 1}, {1, 1}, {2, 2}, {1, 3}, {2, 2}}, {0, 0}), 6.0);
+  // A point not above the reference in one objective, or with a NaN, adds nothing.
+  EXPECT_DOUBLE_EQ(up.hypervolume({{3, 2}, {5, 0.5}, {kNaN, 9}}, {1, 1}), 2.0);
+  EXPECT_DOUBLE_EQ(up.hypervolume({}, {0, 0}), 0.0);
+  // Minimized objectives measure below the reference: (accuracy up, hours down).
+  const Objectives trade({Objective(Direction::maximize, "acc"), Objective(Direction::minimize, "hours")});
+  EXPECT_DOUBLE_EQ(trade.hypervolume({{0.9, 3.0}, {0.8, 1.0}}, {0.5, 5.0}), 0.4 * 2.0 + 0.3 * 2.0);
+  // Three objectives: two boxes [0,2]×[0,1]×[0,1] and [0,1]×[0,2]×[0,2] overlap in [0,1]³:
+  // 2 + 4 − 1 = 5.
+  const Objectives three({Objective(Direction::maximize, "a"), Objective(Direction::maximize, "b"), Objective(Direction::maximize, "c")});
+  EXPECT_DOUBLE_EQ(three.hypervolume({{2, 1, 1}, {1, 2, 2}}, {0, 0, 0}), 5.0);
+  // The front of x + y + z = 1 on a grid approaches the simplex's complement's volume: the
+  // points (i, j, k)/n with i + j + k = n dominate the union of their boxes, which a Monte
+  // Carlo count over the unit cube checks.
+  std::vector<std::vector<double>> front;
+  const int n = 6;
+  for (int i = 0; i <= n; ++i) {
+    for (int j = 0; i + j <= n; ++j) front.push_back({double(i) / n, double(j) / n, double(n - i - j) / n});
+  }
+  std::uint64_t state = 12345;
+  const auto uniform = [&] {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return double(state >> 11) / 9007199254740992.0;
+  };
+  int inside = 0;
+  const int draws = 200000;
+  for (int d = 0; d < draws; ++d) {
+    const double x = uniform(), y = uniform(), z = uniform();
+    for (const auto& p : front) {
+      if (x <= p[0] && y <= p[1] && z <= p[2]) {
+        ++inside;
+        break;
+      }
+    }
+  }
+  EXPECT_NEAR(three.hypervolume(front, {0, 0, 0}), double(inside) / draws, 0.005);
+  EXPECT_THROW(up.hypervolume({{1, 1}}, {0}), std::invalid_argument);
+}
+
+TEST(ObjectivesTest, a_derived_reference_lies_a_tenth_of_the_range_past_the_worst) {
+  const Objectives trade({Objective(Direction::maximize, "acc"), Objective(Direction::minimize, "hours")});
+  const std::vector<double> reference = trade.derived_reference({{0.9, 3.0}, {0.7, 1.0}, {kNaN, 9.0}});
+  ASSERT_EQ(reference.size(), 2u);
+  EXPECT_DOUBLE_EQ(reference[0], 0.7 - 0.02);
+  EXPECT_DOUBLE_EQ(reference[1], 3.0 + 0.2);
+  const std::vector<double> one = trade.derived_reference({{0.8, 2.0}});  // no range: 1 away
+  ASSERT_EQ(one.size(), 2u);
+  EXPECT_DOUBLE_EQ(one[0], 0.8 - 1.0);
+  EXPECT_DOUBLE_EQ(one[1], 3.0);
+  EXPECT_TRUE(trade.derived_reference({{kNaN, 1.0}}).empty());
+  // Every result then adds to the hypervolume: here both corners of the staircase.
+  EXPECT_GT(trade.hypervolume({{0.9, 3.0}, {0.7, 1.0}}, reference), trade.hypervolume({{0.9, 3.0}}, reference));
+}

@@ -102,3 +102,28 @@ TEST(ProtocolTest, a_bad_report_says_what_is_wrong_and_never_throws) {
     EXPECT_NE(parsed.error.find(why), std::string::npos) << text << ": " << parsed.error;
   }
 }
+
+TEST(ProtocolTest, several_objectives_are_given_by_name_and_every_mistake_says_which) {
+  const std::vector<std::string> names = {"auc", "train_s"};
+  const ParsedResult p = parse_objective_result(R"({"train_s": 12.5, "auc": 0.81, "metrics": {"mb": 3}})", names);
+  ASSERT_TRUE(p.result) << p.error;
+  EXPECT_EQ(p.result->values, (std::vector<double>{0.81, 12.5}));  // the job's order
+  EXPECT_DOUBLE_EQ(p.result->objective, 0.81);                      // the primary
+  EXPECT_EQ(nlohmann::json::parse(p.result->metrics_json)["mb"], 3);
+  EXPECT_TRUE(parse_objective_result(R"({"objective": 1})").result->values.empty());  // one objective: none
+  struct Case {
+    const char* text;
+    const char* reason;
+  };
+  for (const Case& c : std::initializer_list<Case>{
+           {R"({"auc": 0.8})", "result has no \"train_s\"; [objective] objectives names auc, train_s: give each, e.g. {\"auc\": 1.5, \"train_s\": 1.5}"},
+           {R"({"auc": 0.8, "train_s": "fast"})", "result \"train_s\" is not a number"},
+           {R"({"auc": NaN, "train_s": 1})", "NaN or Infinity"},
+           {R"({"auc": 0.8, "train_s": 1, "acc": 0.7})", "result \"acc\" is none of the objectives (auc, train_s); put other values in \"metrics\""},
+           {R"({"objective": 0.8, "train_s": 1})", "result \"objective\" is none of the objectives"},
+       }) {
+    const ParsedResult bad = parse_objective_result(c.text, names);
+    EXPECT_FALSE(bad.result) << c.text;
+    EXPECT_NE(bad.error.find(c.reason), std::string::npos) << c.text << " → " << bad.error;
+  }
+}

@@ -2,7 +2,7 @@
 //
 //   lbo-test-objective [--function zero|sum|branin|quadratic|steps] [--via stdout|file] [--context FILE]
 //                      [--sleep-ms MS] [--sleep-ms-per-value MS] [--metrics on] [--reports N]
-//                      [--report-ms MS] [--fail-corner R]
+//                      [--report-ms MS] [--fail-corner R] [--pareto on]
 //
 // Reads $LBO_PARAMS_FILE (JSON). The value is a known function of the numeric parameters;
 // `quadratic` takes its task's (a, b, c) from the JSON object in FILE (a task's dataset);
@@ -21,7 +21,9 @@
 // ((x1 + 5)/15, x2/15) lie within R of the corner (1, 1) fails (exit 3, "CUDA out of memory" on
 // stderr): a region where configurations always fail, as a network too wide for the GPU.
 // The result goes to stdout as the last line, or to $LBO_RESULT_FILE with --via file. With
-// --metrics on, an ok result also carries "metrics": {"twice": 2·value, "function": name}.
+// --metrics on, an ok result also carries "metrics": {"twice": 2·value, "function": name}. With
+// --pareto on, the result gives two objectives by name, {"value": v, "cost": c}, c the sum of
+// the squares of the numeric parameters (a trade-off against any minimum away from 0).
 // With --reports N, an ok trial first reports steps 1..N (`lbo:report` lines), step s with value
 // value·s/N and metrics {"s": s}, --report-ms apart; outcome "bad-reports" reports steps 2, 1
 // (backwards), 2 (again), a NaN, a line that is no JSON, then 3. Under [early_stopping] mode =
@@ -96,6 +98,7 @@ int main(int argc, char** argv) {
   }
   std::string function = "sum", via = "stdout";
   bool metrics = false;
+  bool pareto = false;
   double sleep_ms = -1, report_ms = 0, sleep_ms_per_value = 0, fail_corner = 0;
   int reports = 0;
   nlohmann::json context = nlohmann::json::object();
@@ -104,6 +107,7 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[i], "--via") == 0) via = argv[i + 1];
     if (std::strcmp(argv[i], "--sleep-ms") == 0) sleep_ms = std::atof(argv[i + 1]);
     if (std::strcmp(argv[i], "--metrics") == 0) metrics = std::strcmp(argv[i + 1], "on") == 0;
+    if (std::strcmp(argv[i], "--pareto") == 0) pareto = std::strcmp(argv[i + 1], "on") == 0;
     if (std::strcmp(argv[i], "--reports") == 0) reports = std::atoi(argv[i + 1]);
     if (std::strcmp(argv[i], "--report-ms") == 0) report_ms = std::atof(argv[i + 1]);
     if (std::strcmp(argv[i], "--fail-corner") == 0) fail_corner = std::atof(argv[i + 1]);
@@ -200,6 +204,10 @@ int main(int argc, char** argv) {
     std::snprintf(line, sizeof line, "{\"steps\": [%.17g, %.17g, %.17g]}", f(0.15), f(0.5), f(0.85));
   } else if (std::isnan(value)) {
     std::snprintf(line, sizeof line, "{\"objective\": NaN}");
+  } else if (pareto) {
+    double cost = 0;
+    for (const auto& [name, v] : params.items()) cost += v.is_number() ? v.get<double>() * v.get<double>() : 0.0;
+    std::snprintf(line, sizeof line, "{\"value\": %.17g, \"cost\": %.17g}", value, cost);
   } else if (metrics) {
     std::snprintf(line, sizeof line, "{\"objective\": %.17g, \"metrics\": {\"twice\": %.17g, \"function\": \"%s\"}}", value,
                   2 * value, function.c_str());

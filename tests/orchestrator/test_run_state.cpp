@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "test_support.hpp"
 
 using namespace lbo::orchestrator;
@@ -82,6 +84,50 @@ TEST(RunStateTest, an_infeasible_trial_is_never_the_best_and_new_limits_judge_an
   state.apply(lbo::orchestrator::RunStarted{"test", 2, 1, lbo::orchestrator::JobIdentity::of(job)});
   EXPECT_EQ(state.tasks()[0].infeasible, 0);
   EXPECT_EQ(*state.tasks()[0].best_trial, 0);
+}
+
+TEST(RunStateTest, several_objectives_keep_each_tasks_pareto_set_and_a_best_that_no_trial_dominates) {
+  lbo::testing::ScratchDir dir;
+  lbo::jobs::JobSpec job = lbo::testing::job_from(lbo::testing::test_job(), dir.path());
+  using lbo::jobs::Direction;
+  job.objective.several = {lbo::jobs::Objective(Direction::maximize, "auc"), lbo::jobs::Objective(Direction::minimize, "s")};
+  job.objective.reference = {std::nan(""), std::nan("")};
+  job.objective.direction = Direction::maximize;
+  job.constraints = {lbo::jobs::Constraint{"mem", std::nullopt, 16.0}};
+  RunState state = lbo::testing::started_state(job);
+  ASSERT_TRUE(state.several_objectives());
+  // (auc, s): 0 and 1 trade off; 2 is dominated by 1; 3 ties 1's auc at more seconds
+  // (dominated); 4 is infeasible; 5 ties 0's auc and dominates it; 6 fails.
+  const struct {
+    double auc, s;
+    const char* metrics;
+    TrialStatus status;
+  } results[] = {{0.9, 30, "{}", TrialStatus::ok}, {0.8, 10, "{}", TrialStatus::ok}, {0.7, 20, "{}", TrialStatus::ok},
+                 {0.8, 12, "{}", TrialStatus::ok}, {0.99, 1, R"({"mem": 20})", TrialStatus::ok},
+                 {0.9, 25, "{}", TrialStatus::ok}, {0, 0, "{}", TrialStatus::failed}};
+  for (const auto& r : results) {
+    const std::int64_t id = start_trial(state, 0, lbo::jobs::Config{{r.auc}});
+    lbo::workers::Outcome o = with(r.status, r.auc);
+    if (r.status == TrialStatus::ok) o.values = {r.auc, r.s};
+    o.metrics_json = r.metrics;
+    end_attempt(state, id, o);
+  }
+  EXPECT_EQ(state.tasks()[0].pareto, (std::vector<std::int64_t>{1, 5}));
+  EXPECT_FALSE(state.on_pareto_front(state.trial(0))) << "5 dominates it";
+  EXPECT_TRUE(state.on_pareto_front(state.trial(1)));
+  EXPECT_FALSE(state.on_pareto_front(state.trial(4))) << "infeasible";
+  EXPECT_EQ(*state.tasks()[0].best_trial, 5) << "of the equal best auc, the one not dominated";
+  EXPECT_EQ(state.values_of(state.trial(1)), (std::vector<double>{0.8, 10}));
+  EXPECT_TRUE(std::isnan(state.values_of(state.trial(6))[1]));
+  // A checkpoint's state says the same.
+  const RunState rebuilt(state.job(), state.trials(), {}, {}, true);
+  EXPECT_EQ(rebuilt.tasks()[0].pareto, (std::vector<std::int64_t>{1, 5}));
+  EXPECT_EQ(*rebuilt.tasks()[0].best_trial, 5);
+  // Without the limit, 4 dominates everything.
+  job.constraints.clear();
+  state.apply(lbo::orchestrator::RunStarted{"test", 1, 1, lbo::orchestrator::JobIdentity::of(job)});
+  EXPECT_EQ(state.tasks()[0].pareto, (std::vector<std::int64_t>{4}));
+  EXPECT_EQ(*state.tasks()[0].best_trial, 4);
 }
 
 TEST(RunStateTest, a_failure_queues_a_retry_and_only_the_final_attempt_counts) {

@@ -70,11 +70,12 @@ Outcome result_of(const AttemptEnd& end) {
     text = std::move(last);
     source = "stdout";
   }
-  const jobs::ParsedResult parsed = jobs::parse_objective_result(*text);
+  const jobs::ParsedResult parsed = jobs::parse_objective_result(*text, end.order.objective_names);
   if (!parsed.result) return failed(TrialStatus::failed, source + ": " + parsed.error);
   Outcome o;
   o.status = TrialStatus::ok;
   o.objective = parsed.result->objective;
+  o.values = parsed.result->values;
   o.steps = parsed.result->steps;
   o.metrics_json = parsed.result->metrics_json;
   return o;

@@ -18,9 +18,9 @@ std::optional<Constraint> read_constraint(Reader& r, const toml::table& t, const
     if (name->empty()) {
       r.error(*t.get("name"), prefix + ".name", "is empty; name the metric the result reports, e.g. \"memory_gb\"");
       ok = false;
-    } else if (*name == job.objective.objective().name()) {
+    } else if (job.objective.objectives().index_of(*name) >= 0) {
       r.error(*t.get("name"), prefix + ".name",
-              "\"objective\" is what lbo optimizes, not a metric; limit a value the result reports in \"metrics\"");
+              in_quotes(*name) + " is what lbo optimizes, not a metric; limit a value the result reports in \"metrics\"");
       ok = false;
     } else if (const auto [it, inserted] = first_line.emplace(*name, t.source().begin.line); !inserted) {
       r.error(*t.get("name"), prefix + ".name",

@@ -182,7 +182,7 @@ void read_objective(Reader& r, const toml::table& t, JobSpec& job) {
   const std::string prefix = "objective";
   r.check_keys(t, prefix, {"command", "table", "table_objective", "table_task", "table_time", "table_restrict", "direction",
                            "timeout_s",
-                           "kill_grace_s", "retries", "stepwise", "failures"});
+                           "kill_grace_s", "retries", "stepwise", "failures", "objectives"});
   ObjectiveSpec& o = job.objective;
   read_command(r, t, o);
   read_table_keys(r, t, o);
@@ -194,8 +194,9 @@ void read_objective(Reader& r, const toml::table& t, JobSpec& job) {
     } else {
       r.error(*t.get("direction"), "objective.direction", in_quotes(*direction) + " is neither \"maximize\" nor \"minimize\"");
     }
-  } else if (t.get("direction") == nullptr) {
-    r.error(t.source(), "objective.direction", "missing; add direction = \"maximize\" or \"minimize\"");
+  } else if (t.get("direction") == nullptr && t.get("objectives") == nullptr) {
+    r.error(t.source(), "objective.direction",
+            "missing; add direction = \"maximize\" or \"minimize\" (or objectives = [...] for several objectives)");
   }
   if (const auto timeout = r.get_seconds(t, "timeout_s", prefix, Bound::exclusive, "; leave it out for no limit")) {
     o.timeout_s = *timeout;
@@ -215,6 +216,7 @@ void read_objective(Reader& r, const toml::table& t, JobSpec& job) {
       r.error(*t.get("failures"), "objective.failures", in_quotes(*failures) + " is neither \"learn\" nor \"ignore\"");
     }
   }
+  read_objectives(r, t, o);
 }
 
 }  // namespace lbo::jobs::job_file

@@ -12,6 +12,9 @@ namespace lbo::jobs::job_file {
 void read_top(Reader& r, const toml::table& root, JobSpec& job);
 /// [objective]: the command (checked to run), direction, timeouts, retries, stepwise.
 void read_objective(Reader& r, const toml::table& t, JobSpec& job);
+/// [objective] objectives: several named objectives, each with its direction (read_objective
+/// calls it last).
+void read_objectives(Reader& r, const toml::table& t, ObjectiveSpec& o);
 /// [policy]: surrogate, acquisition and their settings, warm start.
 void read_policy(Reader& r, const toml::table& t, JobSpec& job);
 /// [workers]: slots, threads and GPUs per trial, rank timeout.

@@ -12,6 +12,7 @@ workers::WorkOrder work_order(const jobs::JobSpec& job, const jobs::TaskSpec& ta
   order.params_json = job.space.to_json(trial.config);
   order.timeout_s = job.objective.timeout_s.value_or(0);
   order.kill_grace_s = job.objective.kill_grace_s;
+  order.objective_names = job.objective.result_names();
   const std::string dataset = task.dataset ? task.dataset->string() : "";
   const jobs::PlaceholderValues values{dataset, task.name, std::to_string(trial.id),
                                        order.workdir + "/" + std::string(workers::kParamsFile), order.workdir};

@@ -114,6 +114,10 @@ std::string ResultsCsv::header(const jobs::JobSpec& job, const MetricNames& metr
   for (const jobs::ParamSpec& p : job.space.params()) line += "," + csv_field(p.name);
   line += ",proposed_by,proposal_note,started,finished,rank,slot,reason,cores,gpus,last_step,clock";
   if (!job.constraints.empty()) line += ",infeasible";  // only with [[constraints]]: other jobs' files stay as they were
+  // Only with several objectives: the others' values (`objective` holds the first's), then
+  // whether the trial is in its task's Pareto set now.
+  for (std::size_t i = 1; i < job.objective.several.size(); ++i) line += "," + csv_field("objective:" + job.objective.several[i].name());
+  if (!job.objective.several.empty()) line += ",pareto";
   for (const std::string& name : metrics) line += "," + csv_field("metric:" + name);
   return line + "\n";
 }
@@ -148,6 +152,11 @@ std::string ResultsCsv::row(const jobs::JobSpec& job, const RunState& state, con
   line += "," + csv_field(o.cores) + "," + csv_field(o.gpus) + "," + (steps > 0 ? std::to_string(steps) : "");
   line += state.job().virtual_clock ? ",virtual" : ",real";  // what started and finished are
   if (!job.constraints.empty()) line += o.status == workers::TrialStatus::ok ? (trial.infeasible ? ",1" : ",0") : ",";
+  if (!job.objective.several.empty()) {
+    const bool ok = o.status == workers::TrialStatus::ok && o.values.size() == job.objective.several.size();
+    for (std::size_t i = 1; i < job.objective.several.size(); ++i) line += "," + (ok ? shortest(o.values[i]) : std::string());
+    line += o.status == workers::TrialStatus::ok ? (state.on_pareto_front(trial) ? ",1" : ",0") : ",";
+  }
   if (!metrics.empty()) {
     const nlohmann::json values = metrics_of(trial);
     for (const std::string& name : metrics) {
@@ -170,7 +179,9 @@ ResultsCsv::~ResultsCsv() {
 void ResultsCsv::append(const RunState& state, const std::vector<const Trial*>& trials) {
   bool new_column = false;
   for (const Trial* t : trials) new_column |= add_metric_names(*t, metrics_);
-  if (new_column || file_ == nullptr) {
+  // With several objectives a result may take earlier rows off the Pareto set: their `pareto`
+  // changes, so the file is written whole (a task's few hundred rows).
+  if (new_column || file_ == nullptr || !job_.objective.several.empty()) {
     rewrite(state);
     return;
   }

@@ -12,6 +12,17 @@ namespace {
 
 std::string number(double v) { return std::isfinite(v) ? jobs::Objective::format(v) : std::string(); }
 
+// ",size,hypervolume,reference,reference_from" of tasks.csv.
+std::string pareto_fields(const ParetoSummary& pareto) {
+  std::string reference, from;
+  for (std::size_t i = 0; i < pareto.reference.size(); ++i) {
+    reference += (i ? ";" : "") + number(pareto.reference[i]);
+    from += (i ? ";" : "") + std::string(pareto.derived[i] ? "derived" : "job");
+  }
+  return "," + std::to_string(pareto.size) + "," + (pareto.reference.empty() ? "" : number(pareto.hypervolume)) + "," + reference +
+         "," + from;
+}
+
 }  // namespace
 
 TaskSummary summarize_task(const RunState& state, int task, int step) {
@@ -38,6 +49,13 @@ TaskSummary summarize_task(const RunState& state, int task, int step) {
     }
     results.emplace_back(created, objective.oriented(value));
   }
+  // With several objectives the run's best, which breaks a tie by dominance (never a dominated trial).
+  if (step < 0 && state.several_objectives()) {
+    if (const auto best = state.tasks()[static_cast<std::size_t>(task)].best_trial) {
+      summary.best_trial = *best;
+      summary.best = state.trial(*best).outcome.objective;
+    }
+  }
   if (results.empty()) return summary;
   const double first = results.front().second, best = objective.oriented(*summary.best);
   const double target = first + 0.95 * (best - first);
@@ -47,6 +65,30 @@ TaskSummary summarize_task(const RunState& state, int task, int step) {
       break;
     }
   }
+  return summary;
+}
+
+ParetoSummary summarize_pareto(const jobs::JobSpec& job, const RunState& state, int task) {
+  ParetoSummary summary;
+  const jobs::Objectives objectives = state.job().all_objectives();
+  std::vector<std::vector<double>> feasible, front;
+  for (const std::int64_t id : state.task_trials(task)) {
+    const Trial& t = state.trial(id);
+    if (!t.finished || t.outcome.status != workers::TrialStatus::ok || t.infeasible) continue;
+    feasible.push_back(state.values_of(t));
+  }
+  for (const std::int64_t id : state.tasks()[static_cast<std::size_t>(task)].pareto) front.push_back(state.values_of(state.trial(id)));
+  summary.size = front.size();
+  const std::vector<double> derived = objectives.derived_reference(feasible);
+  if (derived.empty()) return summary;
+  summary.reference = derived;
+  summary.derived.assign(objectives.size(), true);
+  for (std::size_t i = 0; i < objectives.size() && i < job.objective.reference.size(); ++i) {
+    if (std::isnan(job.objective.reference[i])) continue;
+    summary.reference[i] = job.objective.reference[i];
+    summary.derived[i] = false;
+  }
+  summary.hypervolume = objectives.hypervolume(front, summary.reference);
   return summary;
 }
 
@@ -75,6 +117,8 @@ std::string tasks_csv(const jobs::JobSpec& job, const RunState& state, const std
   if (kernels) text += ",kernels";
   const bool limits = !job.constraints.empty();
   if (limits) text += ",infeasible";
+  const bool several = state.several_objectives();
+  if (several) text += ",pareto_size,hypervolume,reference,reference_from";
   text += "\n";
   for (int task = 0; task < static_cast<int>(tasks.size()); ++task) {
     const TaskIdentity& spec = tasks[static_cast<std::size_t>(task)];
@@ -105,6 +149,7 @@ std::string tasks_csv(const jobs::JobSpec& job, const RunState& state, const std
       }
       if (kernels) text += "," + (report ? csv_field(report->kernels) : std::string());
       if (limits) text += "," + std::to_string(summary.infeasible);
+      if (several) text += pareto_fields(summarize_pareto(job, state, task));
       text += "\n";
     }
   }

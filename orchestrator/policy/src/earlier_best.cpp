@@ -27,6 +27,21 @@ std::vector<jobs::Config> earlier_bests(const RunState& state, int task, const s
   for (int k = std::min(task, static_cast<int>(state.tasks().size())); k-- > 0;) {
     if (const auto best = state.tasks()[static_cast<std::size_t>(k)].best_trial) add(state.trial(*best).config);
   }
+  // With several objectives, then the other ends of the earlier tasks' Pareto sets: for each
+  // objective past the first, the member best in it (the newest task's first).
+  if (state.several_objectives()) {
+    const jobs::Objectives objectives = state.job().all_objectives();
+    for (int k = std::min(task, static_cast<int>(state.tasks().size())); k-- > 0;) {
+      const std::vector<std::int64_t>& front = state.tasks()[static_cast<std::size_t>(k)].pareto;
+      for (std::size_t i = 1; i < objectives.size() && !front.empty(); ++i) {
+        std::vector<double> values;
+        for (const std::int64_t id : front) values.push_back(state.values_of(state.trial(id))[i]);
+        if (const std::ptrdiff_t best = objectives[i].best_of(values); best >= 0) {
+          add(state.trial(front[static_cast<std::size_t>(best)]).config);
+        }
+      }
+    }
+  }
   for (auto w = warm.rbegin(); w != warm.rend(); ++w) {
     if (const std::ptrdiff_t i = best_of(*w); i >= 0 && static_cast<std::size_t>(i) < w->configs.size()) {
       add(w->configs[static_cast<std::size_t>(i)]);

@@ -75,14 +75,32 @@ bool ModelData::usable(const Trial& t, int step) const {
   // A trial stopped early enters with its value at the step it was stopped on, as a searcher hears a
   // stopped trial's last result in Ray Tune or Optuna: below what it would have reached. A trial
   // paused at a rung enters with its value there until it is resumed.
+  if (!job_.objective.several.empty()) {
+    // Several objectives: a result gives each (a trial stopped or paused gave the first alone).
+    return ok && t.outcome.values.size() == job_.objective.several.size();
+  }
   if (t.paused()) return true;
   return (ok || stopped) && (job_.objective.stepwise == 0 || static_cast<int>(t.outcome.steps.size()) == job_.objective.stepwise);
 }
 
-double ModelData::value_of(const Trial& t, int step) const {
+std::optional<Scalarization> ModelData::scalarization(const RunState& state, int task, int step) const {
+  if (job_.objective.several.empty() || (!rungs_.empty() && step + 1 < steps_)) return std::nullopt;
+  std::vector<std::vector<double>> results;
+  for (const std::int64_t id : usable_trials(state, task, step)) results.push_back(state.trial(id).outcome.values);
+  // splitmix64's finalizer over (seed, task, trials created): neighbouring inputs, unrelated weights.
+  std::uint64_t z = job_.seed ^ (0x9E3779B97F4A7C15ULL * (static_cast<std::uint64_t>(task) + 1)) ^
+                    (static_cast<std::uint64_t>(state.task_trials(task).size()) << 32);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  z ^= z >> 31;
+  return Scalarization(job_.objective.objectives(), results, Scalarization::random_weights(job_.objective.several.size(), z));
+}
+
+double ModelData::value_of(const Trial& t, int step, const Scalarization* scalarized) const {
   if (!rungs_.empty() && step + 1 < steps_) {
     return oriented(t.report_at(rungs_[static_cast<std::size_t>(step)], promotes_)->value);
   }
+  if (scalarized != nullptr) return (*scalarized)(t.outcome.values);
   if (job_.objective.stepwise > 0) return oriented(t.outcome.steps[static_cast<std::size_t>(step)]);
   return oriented(t.outcome.objective);
 }
@@ -116,7 +134,10 @@ Eigen::MatrixXd ModelData::encoded(const RunState& state, const std::vector<std:
 
 Eigen::VectorXd ModelData::raw_values(const RunState& state, const std::vector<std::int64_t>& ids, int step) const {
   Eigen::VectorXd y(static_cast<Eigen::Index>(ids.size()));
-  for (std::size_t i = 0; i < ids.size(); ++i) y(static_cast<Eigen::Index>(i)) = value_of(state.trial(ids[i]), step);
+  const std::optional<Scalarization> scalarized = ids.empty() ? std::nullopt : scalarization(state, state.trial(ids[0]).task, step);
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    y(static_cast<Eigen::Index>(i)) = value_of(state.trial(ids[i]), step, scalarized ? &*scalarized : nullptr);
+  }
   return y;
 }
 
@@ -130,9 +151,10 @@ TaskTrials ModelData::trials_of(const RunState& state, int task, int step, Warpi
   // came (without --sync, until the next fit) had them warped by the warping of its own
   // results: the ranks of those it shares are the same, their warped values may differ a little.
   // Without one, nothing is read here: this runs at every proposal.
+  auto scalarized = std::make_shared<const std::optional<Scalarization>>(scalarization(state, task, step));
+  const auto value = [this, step, scalarized](const Trial& t) { return value_of(t, step, *scalarized ? &**scalarized : nullptr); };
   TaskTrials trials{state, task, [this](const Trial& t) { return encode(t.config); },
-                    [this, step](const Trial& t) { return usable(t, step); },
-                    [this, step](const Trial& t) { return value_of(t, step); }};
+                    [this, step](const Trial& t) { return usable(t, step); }, value};
   if (job_.policy.output_warping == jobs::OutputWarping::none) return trials;
   Eigen::VectorXd raw = raw_values(state, usable_trials(state, task, step), step);
   std::shared_ptr<const OutputWarping> warping;
@@ -142,7 +164,7 @@ TaskTrials ModelData::trials_of(const RunState& state, int task, int step, Warpi
     warping = std::make_shared<const OutputWarping>(job_.policy.output_warping, raw);
     if (memo != nullptr) *memo = WarpingMemo{std::move(raw), warping};
   }
-  trials.value = [this, step, warping](const Trial& t) { return (*warping)(value_of(t, step)); };
+  trials.value = [value, warping](const Trial& t) { return (*warping)(value(t)); };
   return trials;
 }
 

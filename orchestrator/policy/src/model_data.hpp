@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "fit_service.hpp"
+#include "scalarization.hpp"
 #include "task_batch.hpp"
 #include "lbo/jobs/encoding.hpp"
 #include "lbo/jobs/job_spec.hpp"
@@ -59,8 +60,15 @@ class ModelData {
   /// Whether a trial's result can enter `step`'s model task (a stepwise one must report every
   /// step; a rung's needs a report there, max_step's a trial that finished ok).
   bool usable(const Trial& t, int step) const;
-  /// What a trial usable at `step` says of it, larger is better (unwarped).
-  double value_of(const Trial& t, int step) const;
+  /// What a trial usable at `step` says of it, larger is better (unwarped). With several
+  /// objectives, at the objective's own model task, `scalarized` is its task's scalarization().
+  double value_of(const Trial& t, int step, const Scalarization* scalarized = nullptr) const;
+  /// With several objectives ([objective] objectives): how `task`'s results become the one
+  /// number each its models learn at `step` (ParEGO, scalarization.hpp), its range from the
+  /// task's usable results and its weights drawn anew for each trial the task creates (from the
+  /// job's seed, the task and its trials: a function of the journal). Empty with one objective,
+  /// and at a rung's model task, which learns the primary objective's reports.
+  std::optional<Scalarization> scalarization(const RunState& state, int task, int step) const;
   /// `task`'s results usable at `step`, ascending ids.
   std::vector<std::int64_t> usable_trials(const RunState& state, int task, int step) const;
   /// The observations of every model task, warm-start tasks' aside.
@@ -70,7 +78,7 @@ class ModelData {
   /// What the trials say of `step`, larger is better: a task's usable trials, as the models see
   /// them ([policy] output_warping, fitted to these values).
   Eigen::VectorXd values(const RunState& state, const std::vector<std::int64_t>& ids, int step) const;
-  /// value_of() each, unwarped.
+  /// value_of() each, unwarped; `ids` of one task.
   Eigen::VectorXd raw_values(const RunState& state, const std::vector<std::int64_t>& ids, int step) const;
   /// A model task's warping as trials_of() last fitted it, and the results it was fitted to.
   struct WarpingMemo {

@@ -66,6 +66,7 @@ JobIdentity JobIdentity::of(const jobs::JobSpec& job) {
   for (const jobs::TaskSpec& t : job.tasks) id.tasks.push_back(TaskIdentity::of(t));
   id.virtual_clock = job.workers.simulate > 0;
   id.constraints = job.constraints;
+  id.objectives = job.objective.several;
   return id;
 }
 
@@ -138,6 +139,17 @@ std::vector<std::string> JobIdentity::incompatibilities(const JobIdentity& newer
   if (direction != newer.direction) {
     why.push_back("objective.direction: " + std::string(jobs::to_string(direction)) + " → " +
                   std::string(jobs::to_string(newer.direction)));
+  }
+  if (objectives != newer.objectives) {
+    const auto names = [](const JobIdentity& id) {
+      const jobs::Objectives all = id.all_objectives();
+      std::string n;
+      for (std::size_t i = 0; i < all.size(); ++i) {
+        n += (i ? ", " : "") + all[i].name() + " (" + std::string(jobs::to_string(all[i].direction())) + ")";
+      }
+      return n;
+    };
+    why.push_back("objective.objectives: " + names(*this) + " → " + names(newer));
   }
   if (command != newer.command) why.push_back("objective.command: " + join(command) + " → " + join(newer.command));
   if (virtual_clock != newer.virtual_clock) {

@@ -1,6 +1,7 @@
 #include "lbo/orchestrator/run_state.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <string>
 #include <variant>
@@ -100,6 +101,7 @@ void RunState::rejudge() {
   for (TaskProgress& task : tasks_) {
     task.infeasible = 0;
     task.best_trial.reset();
+    task.pareto.clear();
   }
   for (Trial& t : trials_) {
     t.infeasible = false;
@@ -108,8 +110,8 @@ void RunState::rejudge() {
     t.infeasible = !jobs::check_constraints(job_.constraints, t.outcome.metrics_json).feasible;
     if (t.infeasible) {
       ++task.infeasible;
-    } else if (!task.best_trial || better(t.outcome.objective, trial(*task.best_trial).outcome.objective)) {
-      task.best_trial = t.id;
+    } else {
+      rank_result(t);
     }
   }
 }
@@ -294,7 +296,42 @@ void RunState::count_final(Trial& t) {
     ++task.infeasible;
     return;
   }
-  if (!task.best_trial || better(t.outcome.objective, trial(*task.best_trial).outcome.objective)) task.best_trial = t.id;
+  rank_result(t);
+}
+
+void RunState::rank_result(const Trial& t) {
+  TaskProgress& task = tasks_[t.task];
+  if (!several_objectives()) {
+    if (!task.best_trial || better(t.outcome.objective, trial(*task.best_trial).outcome.objective)) task.best_trial = t.id;
+    return;
+  }
+  const jobs::Objectives objectives = job_.all_objectives();
+  const std::vector<double> values = values_of(t);
+  const auto dominates = [&](std::int64_t a, const std::vector<double>& b) { return objectives.dominates(values_of(trial(a)), b); };
+  if (!task.best_trial) {
+    task.best_trial = t.id;
+  } else {
+    const Trial& best = trial(*task.best_trial);
+    const bool tie = !better(t.outcome.objective, best.outcome.objective) && !better(best.outcome.objective, t.outcome.objective);
+    if (better(t.outcome.objective, best.outcome.objective) || (tie && objectives.dominates(values, values_of(best)))) {
+      task.best_trial = t.id;
+    }
+  }
+  if (std::any_of(task.pareto.begin(), task.pareto.end(), [&](std::int64_t id) { return dominates(id, values); })) return;
+  std::erase_if(task.pareto, [&](std::int64_t id) { return objectives.dominates(values, values_of(trial(id))); });
+  task.pareto.insert(std::upper_bound(task.pareto.begin(), task.pareto.end(), t.id), t.id);
+}
+
+std::vector<double> RunState::values_of(const Trial& t) const {
+  if (!several_objectives()) return {t.outcome.objective};
+  if (t.outcome.values.size() == job_.objectives.size()) return t.outcome.values;
+  return std::vector<double>(job_.objectives.size(), std::nan(""));
+}
+
+bool RunState::on_pareto_front(const Trial& t) const {
+  if (t.lost() || !several_objectives()) return false;
+  const std::vector<std::int64_t>& set = tasks_[static_cast<std::size_t>(t.task)].pareto;
+  return std::binary_search(set.begin(), set.end(), t.id);
 }
 
 void RunState::stop_running() {

@@ -83,7 +83,7 @@ void CEREAL_SERIALIZE_FUNCTION_NAME(PortableBinaryInputArchive& archive, SizeTag
 }  // namespace cereal
 
 CEREAL_CLASS_VERSION(lbo::orchestrator::TaskIdentity, 3)
-CEREAL_CLASS_VERSION(lbo::orchestrator::JobIdentity, 3)
+CEREAL_CLASS_VERSION(lbo::orchestrator::JobIdentity, 4)
 CEREAL_CLASS_VERSION(lbo::orchestrator::RunStarted, 1)
 CEREAL_CLASS_VERSION(lbo::orchestrator::TrialStarted, 2)
 CEREAL_CLASS_VERSION(lbo::orchestrator::TrialFinished, 2)

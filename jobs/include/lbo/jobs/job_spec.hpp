@@ -37,9 +37,20 @@ struct ObjectiveSpec {
   /// (stepwise model selection); each step is modelled as its own task.
   int stepwise = 0;
   FailureLearning failures = FailureLearning::learn;
+  /// [objective] objectives: two or more named objectives, the result line giving each by its
+  /// name; the first is the primary one (`direction` is its direction, the one early stopping
+  /// and a task's single best go by). Empty: one objective, "objective", in `direction`.
+  std::vector<Objective> several;
+  /// Each objective's `reference` (the hypervolume's reference point), NaN where the job gives
+  /// none (derived from the task's results); one per objective of `several`.
+  std::vector<double> reference;
 
-  /// The objective the result line's "objective" is: which value is better, for everyone.
-  Objective objective() const { return Objective(direction); }
+  /// The primary objective: the result line's "objective", or the first of `several`.
+  Objective objective() const { return several.empty() ? Objective(direction) : several.front(); }
+  /// Every objective, in the job's order (one, "objective", without `several`).
+  Objectives objectives() const { return several.empty() ? Objectives({Objective(direction)}) : Objectives(several); }
+  /// The names the result line gives values by; empty for the single "objective".
+  std::vector<std::string> result_names() const;
 };
 
 enum class SurrogateKind : std::uint8_t { random, gp, ablr, lbo, libo, jumbo };

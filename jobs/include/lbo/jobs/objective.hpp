@@ -68,6 +68,15 @@ class Objectives {
   /// The indices of the results no other result dominates (the Pareto set), in order; of
   /// equal results, each is kept.
   std::vector<std::size_t> pareto_set(const std::vector<std::vector<double>>& results) const;
+  /// The hypervolume `results` dominate above `reference` (one value per objective each): the
+  /// measure of the points at least as good as the reference that some result is at least as
+  /// good as. Results with a NaN, or not better than the reference in every objective, add
+  /// nothing. Exact; O(n^(m-1) log n) for n results and m objectives.
+  double hypervolume(const std::vector<std::vector<double>>& results, const std::vector<double>& reference) const;
+  /// A reference point when the job gives none: per objective, the worst of `results` moved
+  /// away from the best by a tenth of their range (1 when the range is 0), so that every result
+  /// adds to the hypervolume. Empty when no result is without a NaN.
+  std::vector<double> derived_reference(const std::vector<std::vector<double>>& results) const;
 
  private:
   std::vector<Objective> objectives_;

@@ -27,9 +27,11 @@ struct PlaceholderValues {
 /// `arg` with every placeholder replaced by its value.
 std::string expand_placeholders(std::string_view arg, const PlaceholderValues& values);
 
-/// What an objective reported: `{"objective": x, "steps": [..], "metrics": {..}}`.
+/// What an objective reported: `{"objective": x, "steps": [..], "metrics": {..}}`, or with
+/// several objectives `{"auc": x, "train_s": y, "metrics": {..}}`.
 struct ObjectiveResult {
-  double objective = 0.0;
+  double objective = 0.0;     ///< the (primary) objective's value
+  std::vector<double> values;  ///< with several objectives, each one's, in the job's order
   std::vector<double> steps;  ///< optional per-step values (stepwise objectives)
   std::string metrics_json;   ///< the "metrics" object as JSON text, "{}" when absent
 };
@@ -40,8 +42,11 @@ struct ParsedResult {
   std::string error;
 };
 
-/// Parses one JSON object per the protocol. NaN or infinite values are errors.
-ParsedResult parse_objective_result(std::string_view text);
+/// Parses one JSON object per the protocol. NaN or infinite values are errors. `names`: the
+/// objectives of a job with several ([objective] objectives), each a key of the result whose
+/// value it must give; any other key but "steps" and "metrics" is then an error. Empty: the
+/// single "objective".
+ParsedResult parse_objective_result(std::string_view text, const std::vector<std::string>& names = {});
 
 /// An intermediate report: while it runs, an objective prints a line
 /// `lbo:report {"step": 3, "value": 0.81, "metrics": {...}}` on stdout (flushed). The prefix

@@ -9,6 +9,6 @@
 #include "lbo/workers/work_order.hpp"
 
 CEREAL_CLASS_VERSION(lbo::workers::EnvVar, 1)
-CEREAL_CLASS_VERSION(lbo::workers::WorkOrder, 1)
-CEREAL_CLASS_VERSION(lbo::workers::Outcome, 5)
+CEREAL_CLASS_VERSION(lbo::workers::WorkOrder, 2)
+CEREAL_CLASS_VERSION(lbo::workers::Outcome, 6)
 CEREAL_CLASS_VERSION(lbo::workers::TrialReport, 1)

@@ -61,10 +61,14 @@ struct WorkOrder {
   std::string params_json;        ///< written to <workdir>/params.json before the start
   double timeout_s = 0;           ///< 0: no limit
   double kill_grace_s = 5;        ///< SIGTERM → SIGKILL delay for timeouts and cancels
+  /// The objectives the result line gives by name ([objective] objectives); empty: the single
+  /// "objective" (version 2).
+  std::vector<std::string> objective_names;
 
   template <class Archive>
-  void serialize(Archive& archive, std::uint32_t /*version*/) {
+  void serialize(Archive& archive, std::uint32_t version) {
     archive(trial, attempt, argv, env, workdir, params_json, timeout_s, kill_grace_s);
+    if (version >= 2) archive(objective_names);
   }
 };
 
@@ -85,6 +89,9 @@ struct Outcome {
   /// The last step its attempt reported (intermediate reports; 0: none), for a stopped trial
   /// the step it was stopped on.
   std::int64_t last_step = 0;
+  /// With several objectives, each one's value in the job's order (`objective` the first's);
+  /// empty with one (version 6).
+  std::vector<double> values;
 
   template <class Archive>
   void serialize(Archive& archive, std::uint32_t version) {
@@ -93,6 +100,7 @@ struct Outcome {
     if (version >= 3) archive(cores, gpus);
     if (version >= 4) archive(path);
     if (version >= 5) archive(last_step);
+    if (version >= 6) archive(values);
   }
 };
 

@@ -28,6 +28,17 @@ struct TaskSummary {
 /// `step` < 0: the trials' objective; otherwise their step `step` value (stepwise objectives).
 TaskSummary summarize_task(const RunState& state, int task, int step = -1);
 
+/// A task's Pareto set with several objectives: its size, the hypervolume it dominates and the
+/// reference point that was measured from, each value the job's `reference` or, where it gives
+/// none, derived from the task's feasible results (jobs::Objectives::derived_reference).
+struct ParetoSummary {
+  std::size_t size = 0;
+  double hypervolume = 0.0;
+  std::vector<double> reference;  ///< empty while the task has no feasible result
+  std::vector<bool> derived;      ///< per objective: whether its reference value was derived
+};
+ParetoSummary summarize_pareto(const jobs::JobSpec& job, const RunState& state, int task);
+
 /// Latent networks with q(z = 1) > ½, as "0 3 7" (empty when none or not an lbo model).
 std::string used_networks(const std::vector<double>& usage);
 
@@ -35,7 +46,10 @@ std::string used_networks(const std::vector<double>& usage);
 /// budget, ok, best, best_trial, trials_to_95, networks, then one similarity column per row
 /// ("similarity:<task>"), then the best configuration's parameters, then for an lbo model
 /// q(z_m = 1) of each latent network m ("usage:<m>", LBO's z), then for a libo model the kernel
-/// k̂ each task's GP was last fitted with ("kernels"). `reports` come from
+/// k̂ each task's GP was last fitted with ("kernels"), then with [[constraints]] the count of
+/// infeasible results ("infeasible"), then with several objectives the Pareto set's size
+/// ("pareto_size"), its hypervolume ("hypervolume") and reference point ("reference", the
+/// values joined by ';'; "reference_from": "job" or "derived" for each). `reports` come from
 /// Policy::model_report(state) (may be empty: a model-free policy).
 std::string tasks_csv(const jobs::JobSpec& job, const RunState& state, const std::vector<TaskModelReport>& reports);
 

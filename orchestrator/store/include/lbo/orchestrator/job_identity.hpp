@@ -40,6 +40,13 @@ struct JobIdentity {
   /// [[constraints]] (format version 3). A job file may change them on resume: every trial is
   /// judged by the run's newest.
   std::vector<jobs::Constraint> constraints;
+  /// [objective] objectives (format version 4); empty: the single "objective" in `direction`.
+  std::vector<jobs::Objective> objectives;
+
+  /// Every objective of the run (the single "objective" when `objectives` is empty).
+  jobs::Objectives all_objectives() const {
+    return objectives.empty() ? jobs::Objectives({jobs::Objective(direction)}) : jobs::Objectives(objectives);
+  }
 
   static JobIdentity of(const jobs::JobSpec& job);
 
@@ -64,6 +71,7 @@ struct JobIdentity {
     archive(space, direction, command, tasks);
     if (version >= 2) archive(virtual_clock);
     if (version >= 3) archive(constraints);
+    if (version >= 4) archive(objectives);
   }
 };
 

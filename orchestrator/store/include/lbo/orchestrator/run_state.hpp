@@ -94,7 +94,12 @@ struct TaskProgress {
   /// The resource spent: the steps its trials reported, an attempt's from where it resumed
   /// (promotion) or from the start (a retry), counted as the reports are applied.
   std::int64_t steps = 0;
-  std::optional<std::int64_t> best_trial;  ///< by the job's direction, of the feasible ok trials
+  /// By the primary objective's direction, of the feasible ok trials (of equal ones, the first
+  /// not dominated: with several objectives a best is never a dominated trial).
+  std::optional<std::int64_t> best_trial;
+  /// With several objectives ([objective] objectives): the feasible ok trials no other one of
+  /// the task dominates (its Pareto set), ascending ids. Empty with one objective.
+  std::vector<std::int64_t> pareto;
   /// Trials created, by how they were proposed (index: ProposalSource).
   std::array<int, kProposalSources> proposed{};
 
@@ -160,6 +165,13 @@ class RunState {
 
   /// Whether objective value `a` beats `b` in the job's direction.
   bool better(double a, double b) const;
+  /// Whether the run has several objectives ([objective] objectives).
+  bool several_objectives() const { return !job_.objectives.empty(); }
+  /// A trial's values, one per objective of the run (its objective alone with one; NaNs when its
+  /// result lacks them).
+  std::vector<double> values_of(const Trial& t) const;
+  /// Whether `t` is in its task's Pareto set (several objectives only).
+  bool on_pareto_front(const Trial& t) const;
   std::optional<double> best_objective(int task) const;
   /// Whether `task` has steps left in its budget_steps (always without one).
   bool steps_left(int task) const;
@@ -184,6 +196,8 @@ class RunState {
   /// Trial `id` with its task and configuration known: created, or a lost one filled in.
   Trial* place(std::int64_t id, int task, const jobs::Config& config);
   void count_final(Trial& t);
+  /// `t` (feasible, ok) enters its task's best and Pareto set where it belongs.
+  void rank_result(const Trial& t);
   /// Every finished trial judged anew by the job's constraints, and the bests with them.
   void rejudge();
   /// The first record that says how a trial was proposed decides it.

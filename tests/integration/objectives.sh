@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# [objective] objectives: two objectives the result line gives by name. results.csv holds the
+# second's value (objective:cost) and each row's pareto flag, which this script recomputes from
+# the rows (no ok row of a task dominates a flagged one; every unflagged one is dominated);
+# tasks.csv's pareto_size and hypervolume match the rows, with the job's reference for cost and
+# a derived one for value (stated in reference_from). A result lacking an objective, or giving
+# one the job does not name, is a failed trial whose reason says which.
+source "$(dirname "$0")/common.sh"
+
+job() {  # job NAME ARGS: ARGS after the objective's command
+  cat > "$SCRATCH/$1.toml" <<JOB
+name = "$1"
+seed = 4
+[objective]
+command = ["$LBO_TEST_OBJECTIVE", "--function", "branin"$2]
+objectives = [{ name = "value", direction = "minimize" }, { name = "cost", direction = "minimize", reference = 450 }]
+[policy]
+surrogate = "gp"
+[workers]
+local_slots = 2
+[space]
+x1 = { type = "float", low = -5, high = 10 }
+x2 = { type = "float", low = 0, high = 15 }
+[[tasks]]
+name = "a"
+budget = 16
+[[tasks]]
+name = "b"
+budget = 8
+JOB
+}
+
+job two ', "--pareto", "on"'
+"$LBO_BIN" run "$SCRATCH/two.toml" --run-root "$SCRATCH/runs" > "$SCRATCH/two.log" 2>&1 || { cat "$SCRATCH/two.log"; fail "the run failed"; }
+python3 - "$SCRATCH/runs/two" <<'PY' || fail "the outputs of two objectives"
+import csv, sys
+run = sys.argv[1]
+header = next(csv.reader(open(run + "/results.csv")))
+assert header[header.index("clock") + 1:header.index("clock") + 3] == ["objective:cost", "pareto"], header
+rows = list(csv.DictReader(open(run + "/results.csv")))
+tasks = {t["task"]: t for t in csv.DictReader(open(run + "/tasks.csv"))}
+assert len(rows) == 24 and all(r["status"] == "ok" for r in rows), [r["status"] for r in rows]
+def dominates(p, q):
+    return p[0] <= q[0] and p[1] <= q[1] and p != q
+for name in ("a", "b"):
+    mine = [r for r in rows if r["task"] == name]
+    points = {r["trial"]: (float(r["objective"]), float(r["objective:cost"])) for r in mine}
+    front = sorted((p for t, p in points.items() if not any(dominates(q, p) for q in points.values())))
+    for r in mine:
+        on = not any(dominates(q, points[r["trial"]]) for q in points.values())
+        assert r["pareto"] == ("1" if on else "0"), (name, r["trial"], r["pareto"])
+    t = tasks[name]
+    assert int(t["pareto_size"]) == len(front), (t["pareto_size"], front)
+    assert t["reference_from"] == "derived;job", t["reference_from"]
+    worst, best = max(p[0] for p in points.values()), min(p[0] for p in points.values())
+    ref = (worst + 0.1 * (worst - best), 450.0)
+    assert abs(float(t["reference"].split(";")[0]) - ref[0]) <= 1e-5 * abs(ref[0]), (t["reference"], ref)
+    # The staircase's area below the reference, front sorted by value ascending.
+    area, last_cost = 0.0, ref[1]
+    for value, cost in front:
+        if value < ref[0] and cost < last_cost:
+            area += (ref[0] - value) * (last_cost - cost)
+            last_cost = cost
+    assert abs(float(t["hypervolume"]) - area) <= 1e-5 * area, (t["hypervolume"], area)
+    best_row = min(mine, key=lambda r: (float(r["objective"]), float(r["objective:cost"])))
+    assert t["best_trial"] == best_row["trial"], (t["best_trial"], best_row["trial"])
+print("two objectives: pareto flags, sizes and hypervolumes agree with the rows")
+PY
+
+# A result line that still gives "objective": every trial fails, naming what the job expects.
+job old ''
+"$LBO_BIN" run "$SCRATCH/old.toml" --run-root "$SCRATCH/runs" > "$SCRATCH/old.log" 2>&1 || true
+python3 - "$SCRATCH/runs/old/results.csv" <<'PY' || fail "a result without the named objectives"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert rows and all(r["status"] == "failed" for r in rows), [r["status"] for r in rows]
+assert all('result "objective" is none of the objectives (value, cost)' in r["reason"] for r in rows), rows[0]["reason"]
+print(len(rows), "trials failed with:", rows[0]["reason"])
+PY
+
+# A run of one objective resumed with two: refused, saying why, and nothing written.
+"$LBO_BIN" run "$SCRATCH/two.toml" --run-root "$SCRATCH/runs" > /dev/null 2>&1
+sed -i 's/name = "cost", direction = "minimize"/name = "cost", direction = "maximize"/' "$SCRATCH/two.toml"
+status=0
+"$LBO_BIN" run "$SCRATCH/two.toml" --run-root "$SCRATCH/runs" > "$SCRATCH/changed.log" 2>&1 || status=$?
+[ "$status" -eq 2 ] || { cat "$SCRATCH/changed.log"; fail "a changed objective was not refused (status $status)"; }
+grep -q "objective.objectives: value (minimize), cost (minimize) → value (minimize), cost (maximize)" "$SCRATCH/changed.log" \
+  || { cat "$SCRATCH/changed.log"; fail "the refusal does not name the change"; }
+echo "a changed objective is refused: $(grep -m1 "objective.objectives" "$SCRATCH/changed.log")"
