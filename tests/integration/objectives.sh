@@ -66,6 +66,8 @@ for name in ("a", "b"):
     assert t["best_trial"] == best_row["trial"], (t["best_trial"], best_row["trial"])
 print("two objectives: pareto flags, sizes and hypervolumes agree with the rows")
 PY
+grep -Eq "task a done: 16/16 ok, best [0-9.e+-]+ \(trial [0-9]+\); Pareto set of [0-9]+, hypervolume [0-9.e+-]+ from \(value [0-9.e+-]+ derived, cost 450\)" "$SCRATCH/two.log" \
+  || { grep "done:" "$SCRATCH/two.log"; fail "the log's task line does not give the Pareto set and its reference"; }
 
 # A result line that still gives "objective": every trial fails, naming what the job expects.
 job old ''

@@ -87,13 +87,19 @@ void RunOutputs::report_attempt(const RunState& state, const Trial& t, int attem
       if (!text.empty()) saved = "; ran " + text;
     }
     const bool limits = !job_.constraints.empty();
+    std::string front;
+    if (state.several_objectives()) {
+      const ParetoSummary pareto = summarize_pareto(job_, state, t.task);
+      front = "; Pareto set of " + std::to_string(pareto.size) + ", hypervolume " + format_objective(pareto.hypervolume);
+      if (!pareto.reference.empty()) front += pareto_reference(state.job().all_objectives(), pareto);
+    }
     console_.log("task " + task.name + " done: " + std::to_string(progress.ok) + "/" + of + " ok" + steps +
                  (progress.stopped > 0 ? ", " + std::to_string(progress.stopped) + " stopped early" : std::string()) +
                  (limits ? " (" + std::to_string(progress.infeasible) + " of them infeasible)" : std::string()) +
                  (best ? std::string(limits ? ", best feasible " : ", best ") + format_objective(*best) + " (trial " +
                              std::to_string(*progress.best_trial) + ")"
                        : std::string(limits ? ", no feasible trial" : ", no successful trial")) +
-                 saved);
+                 front + saved);
     // A task whose proposals never came from the job's model fitted on it says so: what it
     // learned from earlier tasks came through their posteriors, or not at all.
     const int interim = progress.proposed_by(ProposalSource::interim_gp);

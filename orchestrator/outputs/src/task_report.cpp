@@ -92,6 +92,14 @@ ParetoSummary summarize_pareto(const jobs::JobSpec& job, const RunState& state, 
   return summary;
 }
 
+std::string pareto_reference(const jobs::Objectives& objectives, const ParetoSummary& pareto) {
+  std::string text = " from (";
+  for (std::size_t i = 0; i < pareto.reference.size(); ++i) {
+    text += (i ? ", " : "") + objectives[i].name() + " " + number(pareto.reference[i]) + (pareto.derived[i] ? " derived" : "");
+  }
+  return text + ")";
+}
+
 std::string used_networks(const std::vector<double>& usage) {
   std::string text;
   for (std::size_t m = 0; m < usage.size(); ++m) {

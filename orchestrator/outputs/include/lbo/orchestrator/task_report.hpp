@@ -38,6 +38,8 @@ struct ParetoSummary {
   std::vector<bool> derived;      ///< per objective: whether its reference value was derived
 };
 ParetoSummary summarize_pareto(const jobs::JobSpec& job, const RunState& state, int task);
+/// " from (auc 0.5, train_s 3960 derived)": the reference a hypervolume was measured from.
+std::string pareto_reference(const jobs::Objectives& objectives, const ParetoSummary& pareto);
 
 /// Latent networks with q(z = 1) > ½, as "0 3 7" (empty when none or not an lbo model).
 std::string used_networks(const std::vector<double>& usage);
