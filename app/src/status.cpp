@@ -156,6 +156,14 @@ void write_task_table(std::ostream& out, const RecoveredRun& run, const LockHold
     table[0].back() = "best feasible (" + std::string(jobs::to_string(job.direction)) + ")";
   }
   const auto shifted = [&](std::ptrdiff_t column) { return column + (limits ? 1 : 0); };
+  // Several objectives: the size of each task's Pareto set, after its best by the first.
+  const bool several = state.several_objectives();
+  if (several) {
+    table[0].back() = std::string(limits ? "best feasible " : "best ") + state.job().all_objectives().primary().name() + " (" +
+                      std::string(jobs::to_string(job.direction)) + ")";
+    table[0].push_back("pareto set");
+    widths.push_back(0);
+  }
   for (std::size_t i = 0; i < state.tasks().size(); ++i) {
     const TaskProgress& p = state.tasks()[i];
     const TaskSummary summary = summarize_task(state, static_cast<int>(i));
@@ -167,6 +175,7 @@ void write_task_table(std::ostream& out, const RecoveredRun& run, const LockHold
     if (limits) table.back().insert(table.back().begin() + 4, std::to_string(p.infeasible));
     if (any_stopped) table.back().insert(table.back().begin() + shifted(5), std::to_string(p.stopped));
     if (!state.paused().empty()) table.back().insert(table.back().begin() + shifted(paused_column), std::to_string(paused[i]));
+    if (several) table.back().push_back(std::to_string(p.pareto.size()) + (p.pareto.size() == 1 ? " trial" : " trials"));
   }
   for (const std::vector<std::string>& row : table) {
     for (std::size_t c = 0; c + 1 < row.size(); ++c) widths[c] = std::max(widths[c], row[c].size() + 2);

@@ -69,6 +69,11 @@ PY
 grep -Eq "task a done: 16/16 ok, best [0-9.e+-]+ \(trial [0-9]+\); Pareto set of [0-9]+, hypervolume [0-9.e+-]+ from \(value [0-9.e+-]+ derived, cost 450\)" "$SCRATCH/two.log" \
   || { grep "done:" "$SCRATCH/two.log"; fail "the log's task line does not give the Pareto set and its reference"; }
 
+"$LBO_BIN" status "$SCRATCH/runs/two" > "$SCRATCH/status.txt" 2>&1 || { cat "$SCRATCH/status.txt"; fail "status failed"; }
+size=$(python3 -c "import csv; print(next(csv.DictReader(open('$SCRATCH/runs/two/tasks.csv')))['pareto_size'])")
+grep -Eq "best value \(minimize\) +pareto set$" "$SCRATCH/status.txt" || { cat "$SCRATCH/status.txt"; fail "status has no pareto column"; }
+grep -Eq "^a +job file +16/16 .* $size trials?$" "$SCRATCH/status.txt" || { cat "$SCRATCH/status.txt"; fail "status's Pareto set of a is not $size"; }
+
 # A result line that still gives "objective": every trial fails, naming what the job expects.
 job old ''
 "$LBO_BIN" run "$SCRATCH/old.toml" --run-root "$SCRATCH/runs" > "$SCRATCH/old.log" 2>&1 || true
