@@ -72,13 +72,11 @@ bool ModelData::usable(const Trial& t, int step) const {
     if (step + 1 == steps_) return ok;
     return (ok || stopped || t.paused()) && t.report_at(rungs_[static_cast<std::size_t>(step)], promotes_).has_value();
   }
+  // Several objectives: a result gives each (a trial stopped or paused gave the first alone).
+  if (!job_.objective.several.empty()) return ok && t.outcome.values.size() == job_.objective.several.size();
   // A trial stopped early enters with its value at the step it was stopped on, as a searcher hears a
   // stopped trial's last result in Ray Tune or Optuna: below what it would have reached. A trial
   // paused at a rung enters with its value there until it is resumed.
-  if (!job_.objective.several.empty()) {
-    // Several objectives: a result gives each (a trial stopped or paused gave the first alone).
-    return ok && t.outcome.values.size() == job_.objective.several.size();
-  }
   if (t.paused()) return true;
   return (ok || stopped) && (job_.objective.stepwise == 0 || static_cast<int>(t.outcome.steps.size()) == job_.objective.stepwise);
 }
@@ -133,11 +131,14 @@ Eigen::MatrixXd ModelData::encoded(const RunState& state, const std::vector<std:
 }
 
 Eigen::VectorXd ModelData::raw_values(const RunState& state, const std::vector<std::int64_t>& ids, int step) const {
-  Eigen::VectorXd y(static_cast<Eigen::Index>(ids.size()));
   const std::optional<Scalarization> scalarized = ids.empty() ? std::nullopt : scalarization(state, state.trial(ids[0]).task, step);
-  for (std::size_t i = 0; i < ids.size(); ++i) {
-    y(static_cast<Eigen::Index>(i)) = value_of(state.trial(ids[i]), step, scalarized ? &*scalarized : nullptr);
-  }
+  return raw_values(state, ids, step, scalarized ? &*scalarized : nullptr);
+}
+
+Eigen::VectorXd ModelData::raw_values(const RunState& state, const std::vector<std::int64_t>& ids, int step,
+                                      const Scalarization* scalarized) const {
+  Eigen::VectorXd y(static_cast<Eigen::Index>(ids.size()));
+  for (std::size_t i = 0; i < ids.size(); ++i) y(static_cast<Eigen::Index>(i)) = value_of(state.trial(ids[i]), step, scalarized);
   return y;
 }
 
@@ -156,7 +157,7 @@ TaskTrials ModelData::trials_of(const RunState& state, int task, int step, Warpi
   TaskTrials trials{state, task, [this](const Trial& t) { return encode(t.config); },
                     [this, step](const Trial& t) { return usable(t, step); }, value};
   if (job_.policy.output_warping == jobs::OutputWarping::none) return trials;
-  Eigen::VectorXd raw = raw_values(state, usable_trials(state, task, step), step);
+  Eigen::VectorXd raw = raw_values(state, usable_trials(state, task, step), step, *scalarized ? &**scalarized : nullptr);
   std::shared_ptr<const OutputWarping> warping;
   if (memo != nullptr && memo->warping && memo->raw.size() == raw.size() && memo->raw == raw) {
     warping = memo->warping;

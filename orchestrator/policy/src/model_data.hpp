@@ -104,6 +104,9 @@ class ModelData {
   FitRequest training_data(const RunState& state) const;
 
  private:
+  // raw_values() with the task's scalarization already made (trials_of makes it once).
+  Eigen::VectorXd raw_values(const RunState& state, const std::vector<std::int64_t>& ids, int step,
+                             const Scalarization* scalarized) const;
   // Larger is better inside the models: a minimize job negates its objective.
   double oriented(double objective) const;
 
