@@ -775,6 +775,53 @@ TEST(ModelPolicyTest, a_sync_policy_restored_after_a_fit_proposes_the_rest_of_th
   }
 }
 
+// With two objectives the model learns each task's scalarized results (ParEGO). A checkpoint
+// written after the round's first two trials were created (so the master can die on the third)
+// rebuilds the posterior on the same scalarized values as the fit: its weights follow the
+// task's results, not the trials created. The resumed policy proposes the rest of the round,
+// and every round after, as the original does.
+TEST(ModelPolicyTest, a_sync_policy_with_two_objectives_restored_mid_round_proposes_as_the_original) {
+  lbo::testing::ScratchDir dir;
+  std::string text = branin_job("surrogate = \"gp\"\ninitial_random = 4\ncandidates = 200\nrefine = 2", 9, 24);
+  const std::string single = "direction = \"minimize\"\n";
+  text.replace(text.find(single), single.size(),
+               "objectives = [{ name = \"value\", direction = \"minimize\" }, { name = \"cost\", direction = \"minimize\" }]\n");
+  const lbo::jobs::JobSpec job = lbo::testing::job_from(text, dir.path());
+  ASSERT_EQ(job.objective.several.size(), 2u);
+  RunState state = lbo::testing::started_state(job);
+  ModelPolicy original(job, PolicyOptions{true, nullptr});
+  std::optional<ModelPolicy> resumed;
+  constexpr int kSlots = 3;
+  int compared = 0;
+  for (int round = 0; round < 5; ++round) {
+    std::vector<std::int64_t> ids;
+    for (int slot = 0; slot < kSlots; ++slot) {
+      if (round == 2 && slot == 2) {  // the checkpoint, with two of the round's trials created
+        resumed.emplace(job, PolicyOptions{true, nullptr});
+        resumed->restore(original.state(state), state);
+      }
+      const std::int64_t id = state.next_trial_id();
+      const lbo::jobs::Config config = original.propose(state, 0, id);
+      if (resumed) {
+        EXPECT_EQ(resumed->propose(state, 0, id), config) << "trial " << id;
+        ++compared;
+      }
+      lbo::testing::start_trial(state, 0, config);
+      ids.push_back(id);
+    }
+    for (std::int64_t id : ids) {
+      const lbo::jobs::Config& c = state.trial(id).config;
+      lbo::workers::Outcome o = ok_with(branin_of(state, id));
+      o.values = {o.objective, *c.values[0] * *c.values[0] + *c.values[1] * *c.values[1]};
+      lbo::testing::end_attempt(state, id, o);
+    }
+    lbo::testing::commit_and_fit(original, state);
+    if (resumed) lbo::testing::commit_and_fit(*resumed, state);
+  }
+  EXPECT_EQ(compared, 7);
+  EXPECT_EQ(state.tasks()[0].pareto.empty(), false);
+}
+
 // A proposal is labelled with what made it. While the job's model (lbo, whose fit on large
 // earlier tasks takes seconds) has no fit that covers a task, the task's proposals come from an
 // interim GP on its own results and say so (interim-gp, with the reason in the note, and once in

@@ -85,9 +85,14 @@ std::optional<Scalarization> ModelData::scalarization(const RunState& state, int
   if (job_.objective.several.empty() || (!rungs_.empty() && step + 1 < steps_)) return std::nullopt;
   std::vector<std::vector<double>> results;
   for (const std::int64_t id : usable_trials(state, task, step)) results.push_back(state.trial(id).outcome.values);
-  // splitmix64's finalizer over (seed, task, trials created): neighbouring inputs, unrelated weights.
+  // splitmix64's finalizer over (seed, task, results): neighbouring inputs, unrelated weights.
+  // Drawn from the results the scalarization is made of, not from the trials created: a fit's
+  // values, the proposals made from its posterior (their incumbent) and the posterior a
+  // checkpoint rebuilds on the same results must all be the same numbers. Drawn from the trials
+  // created, a checkpoint taken after a proposal rebuilt the fit on values of other weights,
+  // and a --sync resume proposed otherwise (CI's integration_kill_resume).
   std::uint64_t z = job_.seed ^ (0x9E3779B97F4A7C15ULL * (static_cast<std::uint64_t>(task) + 1)) ^
-                    (static_cast<std::uint64_t>(state.task_trials(task).size()) << 32);
+                    (static_cast<std::uint64_t>(results.size()) << 32);
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
   z ^= z >> 31;

@@ -65,8 +65,9 @@ class ModelData {
   double value_of(const Trial& t, int step, const Scalarization* scalarized = nullptr) const;
   /// With several objectives ([objective] objectives): how `task`'s results become the one
   /// number each its models learn at `step` (ParEGO, scalarization.hpp), its range from the
-  /// task's usable results and its weights drawn anew for each trial the task creates (from the
-  /// job's seed, the task and its trials: a function of the journal). Empty with one objective,
+  /// task's usable results and its weights drawn anew with each result (from the job's seed,
+  /// the task and its count of results: the same for a fit, the proposals made from it and its
+  /// rebuild from a checkpoint; a function of the journal). Empty with one objective,
   /// and at a rung's model task, which learns the primary objective's reports.
   std::optional<Scalarization> scalarization(const RunState& state, int task, int step) const;
   /// `task`'s results usable at `step`, ascending ids.
