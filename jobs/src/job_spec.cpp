@@ -69,6 +69,11 @@ int JobSpec::total_budget() const {
   return total;
 }
 
+Objective JobSpec::stopping_objective() const {
+  if (!early_stopping || objective.several.empty()) return objective.objective();
+  return objective.several.at(early_stopping->objective);
+}
+
 bool is_valid_name(std::string_view name) {
   if (name.empty() || name.front() == '.' || name.size() > 200) return false;
   return std::all_of(name.begin(), name.end(), [](char c) {

@@ -854,8 +854,9 @@
         const data = list.filter(t => isOk(t) && t.metrics && isNum(t.metrics[k])).map(t => [t.metrics[k], t.objective, t.id]);
         if (data.length) series.push({ type: 'scatter', name: P.names[ti], data: data, symbolSize: 5, large: data.length > MANY });
       });
-      // Stopped trials: the metric of their last report that had one, against the value they were stopped at.
-      const stopped = P.trials.filter(t => t.status === 'stopped' && isNum(t.stopped_value) && t.metrics && isNum(t.metrics[k]))
+      // Stopped trials: the metric of their last report that had one, against the value they were stopped at
+      // (none when the reports give another objective than the one on this axis: [early_stopping] objective).
+      const stopped = P.trials.filter(t => t.status === 'stopped' && !P.job.reports_objective && isNum(t.stopped_value) && t.metrics && isNum(t.metrics[k]))
         .map(t => [t.metrics[k], t.stopped_value, t.id, P.names[t.task], t.metrics_step]);
       if (stopped.length) {
         series.push({ type: 'scatter', name: 'stopped', data: stopped, symbol: 'emptyCircle', symbolSize: 6,
@@ -903,7 +904,7 @@
       legend: legend(), grid: { left: 70, right: 30, top: 40, bottom: 50 },
       tooltip: { trigger: 'item', confine: true, formatter: q => 'trial ' + q.data[2] + ' (' + esc(q.seriesName) + ')<br>step ' + q.data[0] + ': ' + fmt(q.data[1]) },
       xAxis: Object.assign(axisName('step', { nameGap: 28 }), { type: 'value', min: 0 }),
-      yAxis: Object.assign(axisName('reported value', { nameGap: 50 }), { type: 'value', scale: true }),
+      yAxis: Object.assign(axisName(P.job.reports_objective ? 'reported ' + P.job.reports_objective : 'reported value', { nameGap: 50 }), { type: 'value', scale: true }),
       series: series,
     };
   }

@@ -128,6 +128,11 @@ void add_job_settings(json& job, const fs::path& job_file, std::vector<std::stri
       job["early_stopping"] = text("rule", jobs::to_string(d.rule)) + " (" + text("mode", jobs::to_string(d.mode)) + "), " +
                               text("step_name", d.step_name) + " " + integer("min_step", d.min_step) + " to " +
                               integer("max_step", d.max_step) + ", eta " + integer("eta", d.eta);
+      // Several objectives: the one the reports (and a stopped trial's value) give.
+      if (const auto of = (*es)["objective"].value<std::string>()) {
+        job["early_stopping"] = job["early_stopping"].get<std::string>() + ", reports of " + *of;
+        job["reports_objective"] = *of;
+      }
     }
   } catch (const std::exception& e) {
     notes.push_back(job_file.filename().string() + " cannot be read (" + e.what() +
@@ -288,6 +293,10 @@ json job_json(const orchestrator::JobIdentity& identity, const History& history,
     job["tasks"].push_back({{"name", t.name}, {"budget", t.budget}, {"origin", std::string(jobs::to_string(t.origin))}});
   }
   add_job_settings(job, job_file, notes);
+  // Reports of the primary objective are what a job of one objective has: nothing to mark.
+  if (!identity.objectives.empty() && job.value("reports_objective", "") == identity.objectives.front().name()) {
+    job.erase("reports_objective");
+  }
   if (!history.allocations.empty()) job["slots"] = history.allocations.back().slots;
   return job;
 }

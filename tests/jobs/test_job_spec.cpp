@@ -928,3 +928,27 @@ TEST_F(JobSpecTest, several_objectives_are_named_with_directions_and_each_mistak
   EXPECT_NE(message.find("objective.direction: missing; add direction = \"maximize\" or \"minimize\" (or objectives"), std::string::npos)
       << message;
 }
+
+// [early_stopping] objective: the objective the reports give, with several; the primary by default.
+TEST_F(JobSpecTest, early_stopping_goes_by_the_objective_it_names) {
+  const std::string direction = "direction = \"maximize\"\n";
+  const std::string two = "objectives = [{ name = \"auc\", direction = \"maximize\" }, { name = \"train_s\", direction = \"minimize\" }]\n";
+  const auto with = [&](const std::string& objectives, const std::string& stopping) {
+    std::string text = kValid;
+    text.replace(text.find(direction), direction.size(), objectives);
+    return text + "\n[early_stopping]\nmax_step = 9\n" + stopping;
+  };
+  const lbo::jobs::JobSpec by_default = parse(with(two, ""));
+  EXPECT_EQ(by_default.early_stopping->objective, 0u);
+  EXPECT_EQ(by_default.stopping_objective(), Objective(Direction::maximize, "auc"));
+  const lbo::jobs::JobSpec named = parse(with(two, "objective = \"train_s\"\n"));
+  EXPECT_EQ(named.early_stopping->objective, 1u);
+  EXPECT_EQ(named.stopping_objective(), Objective(Direction::minimize, "train_s"));
+  EXPECT_EQ(parse(with(direction, "")).stopping_objective(), Objective(Direction::maximize));
+
+  std::string message = error_of(with(two, "objective = \"loss\"\n"));
+  EXPECT_NE(message.find("early_stopping.objective: \"loss\" is none of [objective] objectives (\"auc\", \"train_s\")"), std::string::npos)
+      << message;
+  message = error_of(with(direction, "objective = \"objective\"\n"));
+  EXPECT_NE(message.find("early_stopping.objective: is for a job of several objectives"), std::string::npos) << message;
+}

@@ -578,6 +578,50 @@ TEST(EarlyStoppingRunTest, asha_stops_trials_at_their_rungs_and_counts_them_apar
   EXPECT_GT(model, 0) << "stopped trials feed the model as other results do";
 }
 
+// Two objectives (the test objective's "value", maximized, and "cost", minimized), its reports
+// value·s/9: early stopping goes by the objective [early_stopping] objective names, the first by
+// default. Stopped by "value", a trial's report was below the cutoff and its value stands in
+// the objective column; stopped by "cost", above it, in the objective:cost column.
+TEST(EarlyStoppingRunTest, with_two_objectives_the_rungs_rank_by_the_objective_early_stopping_names) {
+  for (const std::string by : {"", "cost"}) {
+    SCOPED_TRACE("early_stopping.objective = " + by);
+    lbo::testing::ScratchDir dir;
+    std::string job = asha_job(14, 20);
+    const std::string single = "direction = \"maximize\"\n", command = "\"--reports\"";
+    job.replace(job.find(single), single.size(),
+                "objectives = [{ name = \"value\", direction = \"maximize\" }, { name = \"cost\", direction = \"minimize\" }]\n");
+    job.replace(job.find(command), command.size(), "\"--pareto\", \"on\", \"--reports\"");
+    if (!by.empty()) job.replace(job.find("[early_stopping]\n"), 17, "[early_stopping]\nobjective = \"" + by + "\"\n");
+    const RunOutput out = run_job(job, dir, 2);
+    ASSERT_EQ(out.exit_code, kExitDone) << out.log;
+    const auto values = reported_values(out.run_dir);
+    int stopped = 0;
+    for (const Row& row : out.rows) {
+      if (row.at("status") != "stopped") continue;
+      ++stopped;
+      // "asha at epoch 1 (rung 1 of 2): 0.31 is worse than 0.52, the cutoff ..."
+      const std::string& reason = row.at("reason");
+      const std::size_t colon = reason.find("): "), worse = reason.find(" is worse than ");
+      ASSERT_NE(worse, std::string::npos) << reason;
+      const double mine = std::stod(reason.substr(colon + 3, worse - colon - 3));
+      const double cutoff = std::stod(reason.substr(worse + 15));
+      const std::string judged = reason.substr(std::string("stopped early: asha at epoch ").size(), 1);
+      const double reported = values.at(row.at("trial")).at(judged);  // the reason gives 6 digits
+      EXPECT_NEAR(mine, reported, 1e-5 * std::abs(reported)) << reason;
+      if (by.empty()) {
+        EXPECT_LT(mine, cutoff) << reason;
+        EXPECT_EQ(std::stod(row.at("objective")), reported);
+        EXPECT_EQ(row.at("objective:cost"), "");
+      } else {
+        EXPECT_GT(mine, cutoff) << reason;
+        EXPECT_EQ(row.at("objective"), "") << "a report of cost is no value";
+        EXPECT_EQ(std::stod(row.at("objective:cost")), reported);
+      }
+    }
+    EXPECT_GT(stopped, 0);
+  }
+}
+
 namespace {
 
 void expect_same_trials(const RunOutput& a, const RunOutput& b, const std::string& what) {

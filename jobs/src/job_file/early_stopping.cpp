@@ -51,12 +51,32 @@ void read_mode_and_model(Reader& r, const toml::table& t, EarlyStoppingSpec& e) 
   }
 }
 
+// `objective`: with several objectives, the one the reports give (read after [objective]).
+void read_stopping_objective(Reader& r, const toml::table& t, const ObjectiveSpec& o, EarlyStoppingSpec& e) {
+  const auto name = r.get_string(t, "objective", "early_stopping", false);
+  if (!name) return;
+  if (o.several.empty()) {
+    r.error(*t.get("objective"), "early_stopping.objective",
+            "is for a job of several objectives ([objective] objectives); with one, its reports give that one");
+    return;
+  }
+  std::string names;
+  for (std::size_t i = 0; i < o.several.size(); ++i) {
+    if (o.several[i].name() == *name) {
+      e.objective = i;
+      return;
+    }
+    names += (i ? ", " : "") + in_quotes(o.several[i].name());
+  }
+  r.error(*t.get("objective"), "early_stopping.objective", in_quotes(*name) + " is none of [objective] objectives (" + names + ")");
+}
+
 }  // namespace
 
 void read_early_stopping(Reader& r, const toml::table& t, JobSpec& job) {
   const std::string prefix = "early_stopping";
   r.check_keys(t, prefix, {"rule", "step_name", "min_step", "max_step", "eta", "brackets", "min_trials", "mode",
-                           "transfer", "model", "keep_checkpoints"});
+                           "transfer", "model", "keep_checkpoints", "objective"});
   EarlyStoppingSpec e;
   bool valid = true;
   if (const auto rule = r.get_string(t, "rule", prefix, false)) {
@@ -126,6 +146,7 @@ void read_early_stopping(Reader& r, const toml::table& t, JobSpec& job) {
               "must be \"best\", \"all\" or \"none\", not " + in_quotes(*keep));
     }
   }
+  read_stopping_objective(r, t, job.objective, e);
   if (job.objective.stepwise > 0) {
     r.error(t.source(), "early_stopping", "cannot be combined with [objective] stepwise (a stepwise result has no "
                                           "intermediate steps to stop on); remove one");

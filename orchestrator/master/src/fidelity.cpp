@@ -12,7 +12,7 @@ Fidelity::Fidelity(const jobs::JobSpec& job, bool sync, RunState& state, Hooks h
               [this](const Trial& t) { return table_ && table_->promotes() ? table_->target_step(t) : std::int64_t{0}; }),
       sync_(sync) {
   if (!job.early_stopping) return;
-  table_.emplace(*job.early_stopping, job.objective.direction, job.seed);
+  table_.emplace(*job.early_stopping, job.stopping_objective().direction(), job.seed);
   if (table_->promotes()) {
     promoting_.emplace(*table_);
   } else {

@@ -124,12 +124,14 @@ std::string ResultsCsv::header(const jobs::JobSpec& job, const MetricNames& metr
 
 std::string ResultsCsv::row(const jobs::JobSpec& job, const RunState& state, const Trial& trial, const MetricNames& metrics) {
   const workers::Outcome& o = trial.outcome;
+  // A stopped trial's value is its last report's: of [early_stopping] objective, in its column.
+  const bool stopped = o.status == workers::TrialStatus::stopped;
+  const std::size_t reported = stopped && job.early_stopping && !job.objective.several.empty() ? job.early_stopping->objective : 0;
   char duration[32];
   std::snprintf(duration, sizeof duration, "%.3f", o.duration_s);
   std::string line = std::to_string(trial.id) + "," + csv_field(state.job().tasks[static_cast<std::size_t>(trial.task)].name) + "," +
                      std::string(workers::to_string(o.status)) + "," +
-                     (o.status == workers::TrialStatus::ok || o.status == workers::TrialStatus::stopped ? shortest(o.objective)
-                                                                                                        : "") +
+                     (o.status == workers::TrialStatus::ok || (stopped && reported == 0) ? shortest(o.objective) : "") +
                      "," +
                      std::to_string(trial.attempts) + "," + duration + "," + csv_field(trial.worker);
   for (int s = 0; s < job.objective.stepwise; ++s) {
@@ -154,7 +156,9 @@ std::string ResultsCsv::row(const jobs::JobSpec& job, const RunState& state, con
   if (!job.constraints.empty()) line += o.status == workers::TrialStatus::ok ? (trial.infeasible ? ",1" : ",0") : ",";
   if (!job.objective.several.empty()) {
     const bool ok = o.status == workers::TrialStatus::ok && o.values.size() == job.objective.several.size();
-    for (std::size_t i = 1; i < job.objective.several.size(); ++i) line += "," + (ok ? shortest(o.values[i]) : std::string());
+    for (std::size_t i = 1; i < job.objective.several.size(); ++i) {
+      line += "," + (ok ? shortest(o.values[i]) : stopped && reported == i ? shortest(o.objective) : std::string());
+    }
     line += o.status == workers::TrialStatus::ok ? (state.on_pareto_front(trial) ? ",1" : ",0") : ",";
   }
   if (!metrics.empty()) {

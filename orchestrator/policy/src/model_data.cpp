@@ -100,8 +100,8 @@ std::optional<Scalarization> ModelData::scalarization(const RunState& state, int
 }
 
 double ModelData::value_of(const Trial& t, int step, const Scalarization* scalarized) const {
-  if (!rungs_.empty() && step + 1 < steps_) {
-    return oriented(t.report_at(rungs_[static_cast<std::size_t>(step)], promotes_)->value);
+  if (!rungs_.empty() && step + 1 < steps_) {  // a report: of [early_stopping] objective
+    return job_.stopping_objective().oriented(t.report_at(rungs_[static_cast<std::size_t>(step)], promotes_)->value);
   }
   if (scalarized != nullptr) return (*scalarized)(t.outcome.values);
   if (job_.objective.stepwise > 0) return oriented(t.outcome.steps[static_cast<std::size_t>(step)]);

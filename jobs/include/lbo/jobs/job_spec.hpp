@@ -257,6 +257,10 @@ struct EarlyStoppingSpec {
   /// none of its trials can resume. `best`: only the task's best trial's (the model a user may
   /// want); `all`; `none`. A paused trial of 300 MB each left gigabytes behind when all stayed.
   enum class KeepCheckpoints : std::uint8_t { best, all, none } keep_checkpoints = KeepCheckpoints::best;
+  /// With several objectives: the index in [objective] objectives of the one the reports give
+  /// (`objective = "name"`; the primary, 0, by default). A stopped or paused trial's value is
+  /// this objective's.
+  std::size_t objective = 0;
 
   /// The rung steps of `bracket`: r·η^(bracket+k) for k = 0, 1, ... while below max_step.
   std::vector<std::int64_t> rungs(int bracket) const;
@@ -316,6 +320,9 @@ struct JobSpec {
   std::vector<Constraint> constraints;
 
   int total_budget() const;
+  /// The objective intermediate reports give and early stopping ranks by: with several
+  /// objectives the one [early_stopping] objective names (the primary by default), else the one.
+  Objective stopping_objective() const;
 };
 
 /// Reads and validates a job file. Throws InputError listing every problem found, each as
