@@ -1,4 +1,4 @@
-"""What bench/failures and bench/constraints share: a job of tasks in sequence, run by lbo once per
+"""What bench/failures, bench/constraints and bench/objectives share: a job of tasks in sequence, run by lbo once per
 method and seed, read back from its results.csv, and the command line of both. Standard library."""
 import argparse
 import csv
@@ -26,9 +26,12 @@ def task_tables(tasks, trials):
     return "".join(f'[[tasks]]\nname = "{t}"\nbudget = {trials}\n' for t in tasks)
 
 
-def arguments(description, methods):
-    """The command line both benchmarks take; `methods` is the default list."""
+def arguments(description, methods, extra=None):
+    """The command line the benchmarks take; `methods` is the default list; `extra(parser)` adds
+    a benchmark's own options."""
     p = argparse.ArgumentParser(description=description)
+    if extra:
+        extra(p)
     p.add_argument("--lbo", default=os.path.join(HERE, "..", "build", "lbo"))
     p.add_argument("--seeds", type=int, default=3)
     p.add_argument("--trials", type=int, default=40)

@@ -1,14 +1,15 @@
 #!/usr/bin/python3
-"""bench/objectives: two objectives (objective.py: Branin against the distance from a corner), in
-sequence. Every method in one invocation, on the same tasks and seeds: lbo's models with
-[objective] objectives (ParEGO's scalarization), random search, and Optuna 3.1's NSGA-II and
-multi-objective TPE (Debian's python3-optuna, run with /usr/bin/python3; each task one study, as
-Optuna carries nothing across tasks). Per task: the hypervolume of the trials so far at 10, 20
-and all trials, from objective.REFERENCE, exact (2-d staircase), and as a share of the
-hypervolume of the front on a 400 × 400 grid.
+"""bench/objectives: two objectives on tasks in sequence (objective.py: Branin against the distance
+from a corner; ZDT1, ZDT2 and DTLZ2 over four parameters, the optimum of g moved by task). Every
+method in one invocation, on the same tasks and seeds: lbo's models with [objective] objectives
+(ParEGO's scalarization), random search, and Optuna 3.1's NSGA-II and multi-objective TPE
+(Debian's python3-optuna, run with /usr/bin/python3; each task one study, as Optuna carries
+nothing across tasks). Per task: the hypervolume of the trials so far at 10, 20 and all trials,
+from objective.REFERENCE, exact (2-d staircase), as a share of the front's hypervolume (closed
+form; Branin's from a 400 × 400 grid).
 
   /usr/bin/python3 bench/objectives/run.py [--lbo build/lbo] [--seeds 3] [--trials 40] [--tasks 2]
-         [--methods lbo,gp,random,optuna-nsga2,optuna-tpe] [--out DIR]
+         [--problems branin,zdt1,zdt2,dtlz2] [--methods lbo,gp,random,optuna-nsga2,optuna-tpe] [--out DIR]
 """
 import os
 import statistics
@@ -23,19 +24,18 @@ import sequence  # noqa: E402
 JOB = """name = "objectives"
 seed = {seed}
 [objective]
-command = ["python3", "{objective}", "--params", "{{params_file}}", "--task", "{{task}}"]
+command = ["python3", "{objective}", "--params", "{{params_file}}", "--task", "{{task}}", "--problem", "{problem}"]
 objectives = [{{ name = "value", direction = "minimize" }}, {{ name = "size", direction = "minimize" }}]
 [policy]
 surrogate = "{surrogate}"
 [workers]
 local_slots = {slots}
 [space]
-u = {{ type = "float", low = 0.0, high = 1.0 }}
-v = {{ type = "float", low = 0.0, high = 1.0 }}
+{space}
 {tasks}"""
 
 
-def hypervolume(points, reference=objective.REFERENCE):
+def hypervolume(points, reference):
     """Of minimized 2-d points below the reference: the staircase's area."""
     area, last = 0.0, reference[1]
     for value, size in sorted(p for p in points if p[0] < reference[0] and p[1] < reference[1]):
@@ -45,21 +45,24 @@ def hypervolume(points, reference=objective.REFERENCE):
     return area
 
 
-def grid_front(task, n=400):
-    return hypervolume([(objective.branin(i / n, j / n, task), objective.size(i / n, j / n))
-                        for i in range(n + 1) for j in range(n + 1)])
+def front(problem, task, n=400):
+    if objective.FRONT[problem] is not None:
+        return objective.FRONT[problem]
+    return hypervolume([objective.evaluate(problem, [i / n, j / n], task) for i in range(n + 1) for j in range(n + 1)],
+                       objective.REFERENCE[problem])
 
 
-def run_lbo(lbo, method, seed, trials, tasks, out, slots):
-    job = JOB.format(seed=seed, objective=os.path.join(HERE, "objective.py"), surrogate=method, slots=slots,
-                     tasks=sequence.task_tables(tasks, trials))
+def run_lbo(lbo, problem, method, seed, trials, tasks, out, slots):
+    space = "\n".join(f"{p} = {{ type = \"float\", low = 0.0, high = 1.0 }}" for p in objective.parameters(problem))
+    job = JOB.format(seed=seed, objective=os.path.join(HERE, "objective.py"), problem=problem, surrogate=method, slots=slots,
+                     space=space, tasks=sequence.task_tables(tasks, trials))
     rows = {t: [] for t in tasks}
-    for r in sequence.run_lbo(lbo, os.path.join(out, f"{method}-{seed}"), job, "objectives", False):
+    for r in sequence.run_lbo(lbo, os.path.join(out, f"{problem}-{method}-{seed}"), job, "objectives", False):
         rows[r["task"]].append((float(r["objective"]), float(r["objective:size"])) if r["status"] == "ok" else None)
     return rows
 
 
-def run_optuna(sampler_name, seed, trials, tasks):
+def run_optuna(problem, sampler_name, seed, trials, tasks):
     import optuna
     optuna.logging.set_verbosity(optuna.logging.ERROR)
     rows = {}
@@ -67,8 +70,8 @@ def run_optuna(sampler_name, seed, trials, tasks):
         values = []
 
         def f(trial):
-            u, v = trial.suggest_float("u", 0, 1), trial.suggest_float("v", 0, 1)
-            values.append((objective.branin(u, v, task), objective.size(u, v)))
+            x = [trial.suggest_float(p, 0, 1) for p in objective.parameters(problem)]
+            values.append(objective.evaluate(problem, x, task))
             return values[-1]
 
         sampler = (optuna.samplers.NSGAIISampler(seed=seed * 100 + k) if sampler_name == "nsga2"
@@ -80,24 +83,26 @@ def run_optuna(sampler_name, seed, trials, tasks):
 
 
 def main():
-    a = sequence.arguments(__doc__, "lbo,gp,random,optuna-nsga2,optuna-tpe")
+    a = sequence.arguments(__doc__, "lbo,gp,random,optuna-nsga2,optuna-tpe",
+                           lambda p: p.add_argument("--problems", default="branin"))
     out = sequence.out_folder(a, "lbo-bench-objectives-")
     tasks = list(objective.TASKS)[:a.tasks]
-    best = {t: grid_front(t) for t in tasks}
     marks = [10, 20, a.trials]
-    print(f"# {a.tasks} tasks x {a.trials} trials, {a.seeds} seeds; hypervolume share of the grid front's at {marks}")
-    for method in a.methods.split(","):
-        shares = {(t, m): [] for t in tasks for m in marks}
-        for seed in range(1, a.seeds + 1):
-            if method.startswith("optuna-"):
-                rows = run_optuna(method.split("-")[1], seed, a.trials, tasks)
-            else:
-                rows = run_lbo(a.lbo, method, seed, a.trials, tasks, out, a.slots)
-            for t in tasks:
-                for m in marks:
-                    shares[(t, m)].append(hypervolume([p for p in rows[t][:m] if p]) / best[t])
-        cells = "  ".join(f"{t}: " + "/".join(f"{statistics.mean(shares[(t, m)]):.4f}" for m in marks) for t in tasks)
-        print(f"{method:14s} {cells}", flush=True)
+    for problem in a.problems.split(","):
+        best = {t: front(problem, t) for t in tasks}
+        print(f"# {problem}: {a.tasks} tasks x {a.trials} trials, {a.seeds} seeds; hypervolume share of the front's at {marks}")
+        for method in a.methods.split(","):
+            shares = {(t, m): [] for t in tasks for m in marks}
+            for seed in range(1, a.seeds + 1):
+                if method.startswith("optuna-"):
+                    rows = run_optuna(problem, method.split("-")[1], seed, a.trials, tasks)
+                else:
+                    rows = run_lbo(a.lbo, problem, method, seed, a.trials, tasks, out, a.slots)
+                for t in tasks:
+                    for m in marks:
+                        shares[(t, m)].append(hypervolume([p for p in rows[t][:m] if p], objective.REFERENCE[problem]) / best[t])
+            cells = "  ".join(f"{t}: " + "/".join(f"{statistics.mean(shares[(t, m)]):.4f}" for m in marks) for t in tasks)
+            print(f"{method:14s} {cells}", flush=True)
 
 
 if __name__ == "__main__":

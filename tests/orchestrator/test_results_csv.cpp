@@ -1,6 +1,10 @@
 #include "lbo/orchestrator/results_csv.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <cmath>
+#include <filesystem>
 
 #include "lbo/jobs/error.hpp"
 #include "test_support.hpp"
@@ -166,6 +170,43 @@ TEST(ResultsCsvTest, a_new_column_in_a_commit_of_several_trials_writes_each_row_
   const std::string common = "1,0.000,local:0,0.5,model,,,,0,0,,,,,real";
   EXPECT_EQ(text, ResultsCsv::header(job, {"auc"}) + "0,a,ok,1," + common + ",0.9\n1,a,ok,1," + common + ",0.8\n" +
                       "2,a,ok,1," + common + ",\n");
+}
+
+// With several objectives each row says whether its trial is in its task's Pareto set now. A
+// result that joins no front, or joins it without taking a member off, is appended; one that
+// dominates a member rewrites the file (that member's row changes). Either way the file is what
+// a rewrite from the state writes.
+TEST(ResultsCsvTest, with_several_objectives_the_file_is_rewritten_only_when_a_member_leaves_the_pareto_set) {
+  lbo::testing::ScratchDir dir;
+  lbo::jobs::JobSpec job = lbo::testing::job_from(lbo::testing::test_job(), dir.path());
+  using lbo::jobs::Direction;
+  job.objective.several = {lbo::jobs::Objective(Direction::maximize, "auc"), lbo::jobs::Objective(Direction::minimize, "s")};
+  job.objective.reference = {std::nan(""), std::nan("")};
+  RunState state = lbo::testing::started_state(job);
+  const auto path = dir.path() / "results.csv";
+  ResultsCsv csv(path, job);
+  const auto inode = [&]() -> ino_t {  // a rewrite renames a new file into place
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0 ? st.st_ino : 0;
+  };
+  const auto finish = [&](double auc, double s) {
+    const std::int64_t id = lbo::testing::start_trial(state, 0, lbo::jobs::Config{{auc}});
+    lbo::workers::Outcome o = ok(auc, 0);
+    o.values = {auc, s};
+    lbo::testing::end_attempt(state, id, o);
+    const auto before = inode();
+    csv.append(state, state.trial(id));
+    csv.flush();
+    std::string whole = ResultsCsv::header(job);
+    for (const Trial& t : state.trials()) whole += ResultsCsv::row(job, state, t);
+    EXPECT_EQ(lbo::testing::read_text(path), whole) << "after trial " << id;
+    return before != inode();
+  };
+  EXPECT_TRUE(finish(0.8, 10)) << "the first write";
+  EXPECT_FALSE(finish(0.7, 20)) << "dominated: appended";
+  EXPECT_FALSE(finish(0.6, 5)) << "joins the set beside 0: appended";
+  EXPECT_TRUE(finish(0.9, 4)) << "dominates 0 and 2: rewritten";
+  EXPECT_EQ(state.tasks()[0].pareto, (std::vector<std::int64_t>{3}));
 }
 
 // A resumed master is killed at any moment: until its first rewrite the file it found stays as

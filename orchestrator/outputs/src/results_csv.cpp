@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -183,9 +184,10 @@ ResultsCsv::~ResultsCsv() {
 void ResultsCsv::append(const RunState& state, const std::vector<const Trial*>& trials) {
   bool new_column = false;
   for (const Trial* t : trials) new_column |= add_metric_names(*t, metrics_);
-  // With several objectives a result may take earlier rows off the Pareto set: their `pareto`
-  // changes, so the file is written whole (a task's few hundred rows).
-  if (new_column || file_ == nullptr || !job_.objective.several.empty()) {
+  // With several objectives a result that dominates earlier members takes them off the Pareto
+  // set: their rows' `pareto` changes, so the file is written whole. A result on no front, or
+  // one that only joins it, leaves every written row true.
+  if (new_column || file_ == nullptr || pareto_shrank(state)) {
     rewrite(state);
     return;
   }
@@ -193,6 +195,22 @@ void ResultsCsv::append(const RunState& state, const std::vector<const Trial*>& 
     const std::string line = row(job_, state, *t, metrics_);
     std::fputs(line.c_str(), file_);
   }
+  note_pareto(state);
+}
+
+bool ResultsCsv::pareto_shrank(const RunState& state) const {
+  if (job_.objective.several.empty()) return false;
+  for (std::size_t task = 0; task < pareto_written_.size(); ++task) {
+    const std::vector<std::int64_t>& now = state.tasks()[task].pareto;  // ascending, as written
+    if (!std::includes(now.begin(), now.end(), pareto_written_[task].begin(), pareto_written_[task].end())) return true;
+  }
+  return false;
+}
+
+void ResultsCsv::note_pareto(const RunState& state) {
+  if (job_.objective.several.empty()) return;
+  pareto_written_.resize(state.tasks().size());
+  for (std::size_t task = 0; task < state.tasks().size(); ++task) pareto_written_[task] = state.tasks()[task].pareto;
 }
 
 void ResultsCsv::flush() {
@@ -214,6 +232,7 @@ void ResultsCsv::rewrite(const RunState& state) {
     throw IoError(path_.string() + ": cannot write: " + system_reason(ELOOP), ELOOP);
   }
   write_file_atomically(path_, text, Durability::cached);
+  note_pareto(state);
   // The rename replaced the file: append to the new one (the old handle keeps the old one).
   std::FILE* appended = open_or_throw(path_, "a");
   if (file_ != nullptr) std::fclose(file_);

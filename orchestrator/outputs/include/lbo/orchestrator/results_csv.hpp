@@ -11,6 +11,7 @@
 // without intermediate reports), then metric:<name> for every key of the objectives' "metrics" objects seen so far, in name order
 // (a new name rewrites the file with the new column). RFC 4180 quoting.
 
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <set>
@@ -34,9 +35,9 @@ class ResultsCsv {
   ResultsCsv& operator=(const ResultsCsv&) = delete;
 
   /// Appends the rows of the finished trials of one commit (buffered until flush()), all of
-  /// them already in `state`; rewrites the file instead when their metrics bring a new column
-  /// or nothing was written yet (the rewrite holds them: appending them too would write them
-  /// twice).
+  /// them already in `state`; rewrites the file instead when their metrics bring a new column,
+  /// nothing was written yet (the rewrite holds them: appending them too would write them
+  /// twice), or, with several objectives, a written row left its task's Pareto set.
   void append(const RunState& state, const std::vector<const Trial*>& trials);
   void append(const RunState& state, const Trial& trial) { append(state, std::vector<const Trial*>{&trial}); }
   void flush();
@@ -54,6 +55,12 @@ class ResultsCsv {
   const jobs::JobSpec& job_;
   std::FILE* file_ = nullptr;
   MetricNames metrics_;
+  /// With several objectives: each task's Pareto set as the file says it.
+  std::vector<std::vector<std::int64_t>> pareto_written_;
+
+  // Whether a row written says a trial is in its task's Pareto set that is no longer.
+  bool pareto_shrank(const RunState& state) const;
+  void note_pareto(const RunState& state);
 };
 
 /// "2026-11-24T07:01:02.345Z"; empty for 0 (unknown).
