@@ -4,7 +4,7 @@ Protocol
 --------
 Invocation::
 
-    train.py --data PATH --params PATH
+    train.py --data PATH --params PATH [--result tradeoff]
 
 ``--data`` is a CSV file with a header row and numeric columns only; an empty
 field is a missing value. The column ``death`` (0/1) is the target, every
@@ -22,9 +22,15 @@ followed by the result as a single JSON line (always the last line)::
 
     {"objective": <mean AUC>, "metrics": {"auc_std": ..., "fit_time_s": ..., "n_rows": ...}}
 
-``fit_time_s`` is the wall time spent fitting, summed over the folds. If the
-environment variable ``LBO_RESULT_FILE`` is set, the same JSON is also written
-to that file.
+``fit_time_s`` is the wall time spent fitting, summed over the folds. With
+``--result tradeoff`` (jobs/examples/tradeoff.toml: two objectives and a
+limit) the result names two objectives and the fitted model's size::
+
+    {"auc": <mean AUC>, "fit_s": <fit seconds>, "metrics": {"auc_std": ..., "model_kb": ..., "n_rows": ...}}
+
+``model_kb`` is the size of the model fitted on the last fold, pickled, in KiB
+(what a deployment stores). If the environment variable ``LBO_RESULT_FILE`` is
+set, the same JSON is also written to that file.
 
 Exit status: 0 on success, 2 on invalid parameters (message on stderr), 1 on
 any other failure. Everything runs single-threaded, since lbo runs several
@@ -40,6 +46,7 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 import argparse  # noqa: E402
 import json  # noqa: E402
 import math  # noqa: E402
+import pickle  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 
@@ -73,6 +80,8 @@ def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data", required=True, help="CSV file with a 'death' column")
     parser.add_argument("--params", required=True, help="JSON file with hyperparameters")
+    parser.add_argument("--result", choices=["auc", "tradeoff"], default="auc",
+                        help="auc: {\"objective\": AUC}; tradeoff: {\"auc\", \"fit_s\"} and metrics.model_kb")
     return parser.parse_args()
 
 
@@ -199,6 +208,17 @@ def main():
     print(f"data: {args.data} ({len(y)} rows, {x.shape[1]} features, "
           f"{y.mean():.1%} positive); params: {json.dumps(params)}", flush=True)
     aucs, fit_time = cross_validate(model, x, y)
+    if args.result == "tradeoff":
+        report({
+            "auc": float(aucs.mean()),
+            "fit_s": round(fit_time, 4),
+            "metrics": {
+                "auc_std": float(aucs.std()),
+                "model_kb": round(len(pickle.dumps(model)) / 1024, 1),
+                "n_rows": int(len(y)),
+            },
+        })
+        return 0
     report({
         "objective": float(aucs.mean()),
         "metrics": {
