@@ -13,6 +13,9 @@
 #   --sleep-ms 1000         objective duration
 #   --mpi RANKSxSLOTS       also run under mpirun with RANKS worker ranks of SLOTS slots (e.g. 8x8)
 #   --repeat 1              runs per configuration (different seeds)
+#   --pareto                two objectives (the test objective's --pareto on: Branin against the
+#                           parameters' size) and a limit on a metric it reports (twice <= 200):
+#                           what several objectives and constraints cost the master at scale
 #   --early-stopping N      the objective reports N steps over its duration (lbo:report lines,
 #                           SLEEP_MS/N apart) under [early_stopping] asha (max_step N, r = 1,
 #                           eta = 3); adds the utilization until the last trial started (util_open:
@@ -32,6 +35,7 @@ sleep_ms=1000
 mpi=""
 repeat=1
 early=""
+pareto=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --slots) slots_list=$2; shift 2 ;;
@@ -42,7 +46,8 @@ while [ $# -gt 0 ]; do
     --mpi) mpi=$2; shift 2 ;;
     --repeat) repeat=$2; shift 2 ;;
     --early-stopping) early=$2; shift 2 ;;
-    *) echo "usage: $0 [--slots LIST] [--methods LIST] [--budget N] [--tasks N] [--sleep-ms MS] [--mpi RxS] [--repeat N] [--early-stopping N]" >&2; exit 2 ;;
+    --pareto) pareto=1; shift ;;
+    *) echo "usage: $0 [--slots LIST] [--methods LIST] [--budget N] [--tasks N] [--sleep-ms MS] [--mpi RxS] [--repeat N] [--early-stopping N] [--pareto]" >&2; exit 2 ;;
   esac
 done
 
@@ -78,12 +83,21 @@ write_job() {  # write_job FILE METHOD SEED LOCAL_SLOTS SLOTS_PER_RANK BUDGET
     echo "name = \"scale\""
     echo "seed = $3"
     echo "[objective]"
+    local two=""
+    [ -n "$pareto" ] && two=', "--pareto", "on", "--metrics", "on"'
     if [ -n "$early" ]; then
-      echo "command = [\"$objective\", \"--function\", \"branin\", \"--context\", \"{dataset}\", \"--reports\", \"$early\", \"--report-ms\", \"$((sleep_ms / early))\"]"
+      echo "command = [\"$objective\", \"--function\", \"branin\", \"--context\", \"{dataset}\", \"--reports\", \"$early\", \"--report-ms\", \"$((sleep_ms / early))\"$two]"
     else
-      echo "command = [\"$objective\", \"--function\", \"branin\", \"--context\", \"{dataset}\", \"--sleep-ms\", \"$sleep_ms\"]"
+      echo "command = [\"$objective\", \"--function\", \"branin\", \"--context\", \"{dataset}\", \"--sleep-ms\", \"$sleep_ms\"$two]"
     fi
-    echo "direction = \"minimize\""
+    if [ -n "$pareto" ]; then
+      echo 'objectives = [{ name = "value", direction = "minimize" }, { name = "cost", direction = "minimize" }]'
+      echo "[[constraints]]"
+      echo "name = \"twice\""
+      echo "max = 200"
+    else
+      echo "direction = \"minimize\""
+    fi
     echo "[policy]"
     echo "surrogate = \"$2\""
     echo "acquisition = \"ei\""

@@ -102,7 +102,7 @@ int compare_command(const CompareOptions& options, cluster::MpiSession* mpi) {
       return exit_code;
     }
   }
-  const nlohmann::json data = report::comparison_data(runs);
+  const nlohmann::json data = report::comparison_data(runs, job.objective.reference);
   const fs::path csv = fs::path(run.run_root) / "compare.csv", html = fs::path(run.run_root) / "compare.html";
   report::write_comparison_csv(data, csv);
   report::write_comparison_html(data, html);

@@ -108,6 +108,14 @@ std::size_t name_width(const JobIdentity& job) {
   return width;
 }
 
+// "3 trials: 2 5 9": a task's Pareto set, its first kShown members by id.
+std::string pareto_members(const std::vector<std::int64_t>& pareto) {
+  constexpr std::size_t kShown = 10;
+  std::string text = std::to_string(pareto.size()) + (pareto.size() == 1 ? " trial" : " trials");
+  for (std::size_t i = 0; i < pareto.size() && i < kShown; ++i) text += (i == 0 ? ": " : " ") + std::to_string(pareto[i]);
+  return pareto.size() > kShown ? text + " …" : text;
+}
+
 // One row per task: progress, failures, unfinished trials, trials to 95%, the latent networks
 // it uses (lbo), how its trials were proposed, its best.
 void write_task_table(std::ostream& out, const RecoveredRun& run, const LockHolder& lock) {
@@ -156,7 +164,7 @@ void write_task_table(std::ostream& out, const RecoveredRun& run, const LockHold
     table[0].back() = "best feasible (" + std::string(jobs::to_string(job.direction)) + ")";
   }
   const auto shifted = [&](std::ptrdiff_t column) { return column + (limits ? 1 : 0); };
-  // Several objectives: the size of each task's Pareto set, after its best by the first.
+  // Several objectives: each task's Pareto set (its size and members), after its best by the first.
   const bool several = state.several_objectives();
   if (several) {
     table[0].back() = std::string(limits ? "best feasible " : "best ") + state.job().all_objectives().primary().name() + " (" +
@@ -175,7 +183,7 @@ void write_task_table(std::ostream& out, const RecoveredRun& run, const LockHold
     if (limits) table.back().insert(table.back().begin() + 4, std::to_string(p.infeasible));
     if (any_stopped) table.back().insert(table.back().begin() + shifted(5), std::to_string(p.stopped));
     if (!state.paused().empty()) table.back().insert(table.back().begin() + shifted(paused_column), std::to_string(paused[i]));
-    if (several) table.back().push_back(std::to_string(p.pareto.size()) + (p.pareto.size() == 1 ? " trial" : " trials"));
+    if (several) table.back().push_back(pareto_members(p.pareto));
   }
   for (const std::vector<std::string>& row : table) {
     for (std::size_t c = 0; c + 1 < row.size(); ++c) widths[c] = std::max(widths[c], row[c].size() + 2);

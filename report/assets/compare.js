@@ -13,9 +13,17 @@
     if (text !== undefined) e.textContent = text;
     return e;
   };
+  // With several objectives ([objective] objectives) the figure is each task's hypervolume so far.
+  const hv = data.measure === "hypervolume";
+  const figure = hv ? "hypervolume so far" : "best so far";
+  const what = hv
+    ? "objectives " + data.objectives.map((o) => o.name + " (" + o.direction + ")").join(", ") +
+      ". Lines: the mean over seeds of the hypervolume the feasible results dominate after each number of trials, " +
+      "from one reference point per task for every run (under each chart); bands: ± one standard error. "
+    : "objective to " + data.direction + ". Lines: the mean over seeds of the best result after each number of trials; " +
+      "bands: ± one standard error. ";
   document.getElementById("sub").textContent =
-    data.methods.join(", ") + "; " + data.seeds + " seed(s) each; objective to " + data.direction +
-    ". Lines: the mean over seeds of the best result after each number of trials; bands: ± one standard error. " +
+    data.methods.join(", ") + "; " + data.seeds + " seed(s) each; " + what +
     "In the tables, " + first + "'s paired advantage over each other method (> 0: " + first + " better), " +
     "seed by seed, with how many seeds it was better and worse. Made by lbo " + data.generator + " with " +
     data.chart_library + ".";
@@ -25,7 +33,7 @@
     const section = el("section");
     section.appendChild(el("h2", {}, "Verdict"));
     section.appendChild(el("p", { className: "caption" },
-      "The mean over every task and seed of " + first + "'s best so far less each other method's (> 0: " + first +
+      "The mean over every task and seed of " + first + "'s " + figure + " less each other method's (> 0: " + first +
       " better), ± its standard error over those task runs; distinguishable when more than two standard errors."));
     Object.keys(data.verdict).forEach((method) => {
       const list = el("ul");
@@ -55,7 +63,9 @@
     const section = el("section");
     section.appendChild(el("h2", {}, "Task " + task.name));
     section.appendChild(el("p", { className: "caption" },
-      "Best so far against trials, " + task.trials + " trials per run: every method on the same axes."));
+      (hv ? "Hypervolume so far" : "Best so far") + " against trials, " + task.trials + " trials per run: every method on the same axes." +
+      (hv && task.reference ? " Reference point: " + task.reference.map((r, i) => data.objectives[i].name + " " + fmt(r) +
+        " (" + task.reference_from[i] + ")").join(", ") + "." : "")));
     const chart = el("div", { className: "chart" });
     chart.dataset.figure = "best-" + task.name;
     section.appendChild(chart);
@@ -82,7 +92,7 @@
       legend: { data: data.methods, top: 0 },
       tooltip: { trigger: "axis", valueFormatter: fmt },
       xAxis: { type: "category", data: x, name: "trials", nameLocation: "middle", nameGap: 26 },
-      yAxis: { type: "value", scale: true, name: "best so far", axisLabel: { formatter: fmt } },
+      yAxis: { type: "value", scale: true, name: figure, axisLabel: { formatter: fmt } },
       series: series,
     });
     window.addEventListener("resize", () => plot.resize());

@@ -243,6 +243,10 @@
   }
 
   const isOk = t => t.status === 'ok' && isNum(t.objective);
+  // Several objectives ([objective] objectives): their names and directions; the first is the
+  // primary one, which "best" and "objective" go by.
+  const objectivesOf = P => (Array.isArray(P.job.objectives) ? P.job.objectives : []);
+  const bestName = P => (objectivesOf(P).length > 1 ? 'best ' + objectivesOf(P)[0].name + ' so far' : 'best objective so far');
   // A best is a feasible ok result: an infeasible trial (outside a limit of [[constraints]]) is none.
   const canBeBest = t => isOk(t) && !t.infeasible;
   // A simulated run's times are those of its virtual clock: every time axis and caption says so.
@@ -284,6 +288,12 @@
     box.append(el('div', { class: 'facts' }, facts.map(f => el('div', null, el('span', { text: f[0] }), pick(f[1], MISSING)))));
     const jobRows = ['surrogate', 'acquisition', 'direction', 'initial_random', 'stepwise', 'early_stopping', 'slots', 'seed']
       .filter(k => j[k] !== undefined).map(k => [k, String(j[k])]);
+    // Several objectives: their names and directions in place of the one direction (the primary's).
+    if (objectivesOf(P).length > 1) {
+      const at = jobRows.findIndex(r => r[0] === 'direction');
+      const row = ['objectives', objectivesOf(P).map(o => o.name + ' (' + o.direction + ')').join(', ')];
+      if (at >= 0) jobRows[at] = row; else jobRows.push(row);
+    }
     const spaceRows = P.space.map(p => [el('code', { text: p.name }), p.categorical ? 'categorical' : p.type || 'float',
       p.categorical ? p.choices.join(', ') : fmt(p.low) + ' \u2026 ' + fmt(p.high), p.log ? 'yes' : '', p.when || '']);
     const taskRows = P.names.map((n, i) => {
@@ -358,7 +368,7 @@
       tooltip: { trigger: 'axis', confine: true, formatter: bestTooltip },
       xAxis: Object.assign(axisName(mode === 'time' ? sinceStart(P, 'minutes since run start') : 'trial number in the task', { nameGap: 28 }),
         { type: 'value', min: mode === 'time' ? 0 : 1, minInterval: mode === 'time' ? 0 : 1 }),
-      yAxis: Object.assign(axisName('best objective so far', { nameGap: 50 }), { type: 'value', scale: true }),
+      yAxis: Object.assign(axisName(bestName(P), { nameGap: 50 }), { type: 'value', scale: true }),
       series: series,
     };
   }
@@ -436,7 +446,7 @@
       legend: legend(), grid: { left: 70, right: 30, top: 40, bottom: 50 },
       tooltip: { trigger: 'axis', confine: true, formatter: bestTooltip },
       xAxis: Object.assign(axisName('trial number in the task', { nameGap: 28 }), { type: 'value', min: 1, minInterval: 1 }),
-      yAxis: Object.assign(axisName('best objective so far', { nameGap: 50 }), { type: 'value', scale: true }),
+      yAxis: Object.assign(axisName(bestName(preps[0]), { nameGap: 50 }), { type: 'value', scale: true }),
       series: series,
     };
   }
@@ -949,11 +959,94 @@
     }
   }
 
+  // ---------------------------------------------------------------- Pareto sets (several objectives)
+
+
+  const hasValues = t => isOk(t) && Array.isArray(t.values) && t.values.every(isNum);
+
+  // One task's results in the plane of objectives `ax` and `ay`: its Pareto set (solid, joined in
+  // the order of the first axis when there are only two objectives), the feasible results it
+  // dominates (faded) and the infeasible ones (hollow red: outside a limit of [[constraints]]).
+  function paretoOption(P, ti, ax, ay) {
+    const objectives = objectivesOf(P), trials = P.byTask[ti].filter(hasValues);
+    const point = t => [t.values[ax], t.values[ay], t.id];
+    const members = trials.filter(t => t.pareto && !t.infeasible).map(point);
+    const dominated = trials.filter(t => !t.pareto && !t.infeasible).map(point);
+    const infeasible = trials.filter(t => t.infeasible).map(point);
+    const series = [
+      { type: 'scatter', name: 'Pareto set', data: members, symbolSize: 8, itemStyle: { color: '#2b5fad' }, z: 4 },
+      { type: 'scatter', name: 'dominated', data: dominated, symbolSize: 6, itemStyle: { color: '#2b5fad', opacity: 0.25 } },
+      { type: 'scatter', name: 'infeasible', data: infeasible, symbol: 'emptyTriangle', symbolSize: 8, itemStyle: { color: '#d62728' } },
+    ];
+    if (objectives.length === 2 && members.length > 1) {
+      series.push({ type: 'line', name: 'Pareto set', data: members.slice().sort((a, b) => a[0] - b[0]), showSymbol: false,
+        lineStyle: { color: '#2b5fad', width: 1, type: 'dashed' }, silent: true, tooltip: { show: false }, z: 3 });
+    }
+    const label = i => objectives[i].name + ' (' + objectives[i].direction + ')';
+    return {
+      legend: legend({ data: ['Pareto set', 'dominated', 'infeasible'] }), grid: { left: 70, right: 30, top: 40, bottom: 50 },
+      tooltip: { trigger: 'item', confine: true, formatter: q => 'trial ' + q.data[2] + ' (' + esc(q.seriesName) + ')<br>' +
+        esc(objectives[ax].name) + ' ' + fmt(q.data[0]) + ', ' + esc(objectives[ay].name) + ' ' + fmt(q.data[1]) },
+      xAxis: Object.assign(axisName(label(ax), { nameGap: 28 }), { type: 'value', scale: true, axisLabel: { formatter: fmt } }),
+      yAxis: Object.assign(axisName(label(ay), { nameGap: 50 }), { type: 'value', scale: true, axisLabel: { formatter: fmt } }),
+      series: series,
+    };
+  }
+
+  // The hypervolume the task's feasible results dominate after each finished trial, from the
+  // reference tasks.csv gives (run_data.cpp: pareto_json).
+  function hypervolumeOption(P, ti) {
+    const p = (P.summaries[ti] || {}).pareto || {}, curve = Array.isArray(p.curve) ? p.curve : [];
+    return {
+      grid: { left: 70, right: 30, top: 20, bottom: 50 },
+      tooltip: { trigger: 'axis', valueFormatter: fmt },
+      xAxis: Object.assign(axisName('trials finished', { nameGap: 28 }), { type: 'category', data: curve.map((_, i) => i + 1) }),
+      yAxis: Object.assign(axisName('hypervolume', { nameGap: 50 }), { type: 'value', scale: true, axisLabel: { formatter: fmt } }),
+      series: [{ type: 'line', name: 'hypervolume', data: curve, showSymbol: false, step: 'end', lineStyle: { width: 2 } }],
+    };
+  }
+
+  function referenceText(P, ti) {
+    const p = (P.summaries[ti] || {}).pareto || {}, objectives = objectivesOf(P);
+    if (!Array.isArray(p.reference) || !p.reference.length) return 'no feasible result yet';
+    return p.reference.map((r, i) => objectives[i].name + ' ' + fmt(r) + ' (' + ((p.reference_from || [])[i] || '?') + ')').join(', ');
+  }
+
+  function figPareto(P, box) {
+    const objectives = objectivesOf(P);
+    if (objectives.length < 2) return note(box, 'The job has one objective: [objective] objectives names several.');
+    const tasks = range(P.names.length).filter(i => P.byTask[i].some(hasValues));
+    if (!tasks.length) return note(box, 'No successful trials yet.');
+    let task = tasks[tasks.length - 1], ax = 0, ay = 1;
+    const controls = el('div', { class: 'controls' });
+    box.append(controls);
+    const front = chart(box, 'pareto', P, 400, paretoOption(P, task, ax, ay));
+    const said = caption(box, '');
+    const volume = chart(box, 'hypervolume', P, 240, hypervolumeOption(P, task));
+    const redraw = () => {
+      front(paretoOption(P, task, ax, ay), 'pareto');
+      volume(hypervolumeOption(P, task), 'hypervolume');
+      said.textContent = 'The ' + P.byTask[task].filter(hasValues).length + ' successful trials of task ' + P.names[task] + ': ' +
+        'its Pareto set (' + P.byTask[task].filter(t => hasValues(t) && t.pareto && !t.infeasible).length + ' trials, no other feasible ' +
+        'result of the task is at least as good in every objective and better in one) in solid blue, the feasible results it ' +
+        'dominates faded, those outside a limit of [[constraints]] as red triangles (never members). Below, the hypervolume its ' +
+        'feasible results dominate after each finished trial, from the reference ' + referenceText(P, task) + ' (tasks.csv: the job\'s ' +
+        'reference where it gives one, else derived from the task\'s results).';
+    };
+    const names = objectives.map((o, i) => [i, o.name]);
+    controls.append(select('task', tasks.map(i => [i, P.names[i]]), task, v => { task = +v; redraw(); }));
+    if (objectives.length > 2) {
+      controls.append(select('x', names, ax, v => { ax = +v; redraw(); }), select('y', names, ay, v => { ay = +v; redraw(); }));
+    }
+    redraw();
+  }
+
   // ---------------------------------------------------------------- the page
 
   const SECTIONS = [
     { id: 'overview', title: 'Runs', lead: 'What ran, how it was set up, and what this report leaves out.', build: overview },
     { id: 'best-so-far', title: 'Best so far', lead: 'How fast each task improved.', build: figBestSoFar },
+    { id: 'pareto', title: 'Pareto sets', lead: 'With several objectives: each task\'s trade-off, and how its hypervolume grew.', build: figPareto, when: P => objectivesOf(P).length > 1 },
     { id: 'transfer', title: 'Transfer across tasks', lead: 'Did transfer help: every run on the same axes per task, and measured against one target per task.', all: figTransfer },
     { id: 'similarity', title: 'Similarity and network usage', lead: 'What the lbo model learned about the tasks: how alike they are, and which latent networks each one uses.', build: figSimilarity },
     { id: 'parallel', title: 'Parallel coordinates', lead: 'Where the search went in the space, and where the good configurations lie.', build: figParallel },
@@ -977,6 +1070,7 @@
     if (!preps.length) root.append(el('section', { class: 'card' }, el('p', { class: 'note', text: 'This report holds no runs.' })));
     SECTIONS.forEach(s => {
       if (!preps.length) return;
+      if (s.when && !preps.some(s.when)) return;  // a section for runs of a kind none of these is
       const card = el('section', { class: 'card', id: 'sec-' + s.id }, el('h2', { text: s.title }), el('p', { class: 'lead', text: s.lead }));
       root.append(card);
       nav.append(el('a', { href: '#sec-' + s.id, text: s.title }));

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "assets.hpp"
+#include "curves.hpp"
 #include "lbo/orchestrator/files.hpp"
 #include "lbo/orchestrator/recovery.hpp"
 #include "lbo/orchestrator/version.hpp"
@@ -42,26 +43,6 @@ Stats stats_of(const std::vector<double>& xs) {
 }
 
 json number(double x) { return std::isfinite(x) ? json(x) : json(nullptr); }
-
-// Each task's best so far after 1, 2, ... trials (NaN until its first feasible ok result), by task name.
-std::map<std::string, std::vector<double>> best_so_far(const orchestrator::RunState& state, const jobs::Objective& objective) {
-  std::map<std::string, std::vector<double>> out;
-  const auto& tasks = state.job().tasks;
-  for (int task = 0; task < static_cast<int>(tasks.size()); ++task) {
-    std::vector<double>& curve = out[tasks[static_cast<std::size_t>(task)].name];
-    double best = kNone;
-    for (const std::int64_t id : state.task_trials(task)) {
-      const orchestrator::Trial& t = state.trial(id);
-      if (!t.finished) continue;
-      if (t.outcome.status == workers::TrialStatus::ok && !t.infeasible) {
-        const double y = t.outcome.objective;
-        if (objective.better(y, best)) best = y;
-      }
-      curve.push_back(best);
-    }
-  }
-  return out;
-}
 
 // What a run spent: its trials, the steps they reported (early stopping), their time.
 struct Spent {
@@ -134,30 +115,75 @@ json verdict_of(const json& tasks, const std::string& first, const std::string& 
   return out;
 }
 
+// With several objectives, per task: the reference point every run's hypervolume is measured
+// from, the job's where it gives one, else derived from the feasible results of all the runs
+// (a tenth of their range past the worst), so that the runs' figures compare.
+std::map<std::string, std::vector<double>> common_references(const std::vector<orchestrator::RecoveredRun>& recovered,
+                                                             const std::vector<double>& given, json& said) {
+  std::map<std::string, std::vector<std::vector<double>>> pooled;
+  for (const orchestrator::RecoveredRun& r : recovered) {
+    for (auto& [task, values] : feasible_values(r.state)) pooled[task].insert(pooled[task].end(), values.begin(), values.end());
+  }
+  const jobs::Objectives objectives = recovered.front().state.job().all_objectives();
+  std::map<std::string, std::vector<double>> out;
+  for (const auto& [task, values] : pooled) {
+    std::vector<double> reference = objectives.derived_reference(values);
+    if (reference.empty()) continue;  // no feasible result in any run: nothing dominates
+    json from = json::array();
+    for (std::size_t i = 0; i < reference.size(); ++i) {
+      const bool job = i < given.size() && std::isfinite(given[i]);
+      if (job) reference[i] = given[i];
+      from.push_back(job ? "job" : "derived");
+    }
+    said[task] = {{"reference", reference}, {"reference_from", from}};
+    out[task] = std::move(reference);
+  }
+  return out;
+}
+
 }  // namespace
 
-json comparison_data(const std::vector<ComparedRun>& runs) {
+json comparison_data(const std::vector<ComparedRun>& runs, const std::vector<double>& reference) {
   if (runs.empty()) throw std::invalid_argument("comparison_data: no runs");
+  std::vector<orchestrator::RecoveredRun> recovered;
+  for (const ComparedRun& run : runs) {
+    recovered.push_back(orchestrator::recover_run(run.dir));
+    if (recovered.back().state.job().objectives != recovered.front().state.job().objectives) {
+      throw std::invalid_argument("lbo compare: " + run.dir.string() + " names other objectives than " + runs.front().dir.string());
+    }
+  }
+  const orchestrator::JobIdentity& first_job = recovered.front().state.job();
+  const bool several = !first_job.objectives.empty();
+  // Several objectives: each run's hypervolume so far, larger is better; else its best so far.
+  json references = json::object();
+  const std::map<std::string, std::vector<double>> common =
+      several ? common_references(recovered, reference, references) : std::map<std::string, std::vector<double>>{};
+  const jobs::Objective objective = several ? jobs::Objective(jobs::Direction::maximize) : jobs::Objective(first_job.direction);
   std::vector<std::string> methods;
   std::vector<std::string> task_names;
   std::map<std::string, std::map<int, std::map<std::string, std::vector<double>>>> curves;  // method → seed → task
   std::map<std::string, std::vector<Spent>> spent;  // method → per run
-  jobs::Objective objective;
   int seeds = 0;
-  for (const ComparedRun& run : runs) {
-    const orchestrator::RecoveredRun recovered = orchestrator::recover_run(run.dir);
-    const orchestrator::JobIdentity& identity = recovered.state.job();
-    objective = jobs::Objective(identity.direction);
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const ComparedRun& run = runs[i];
+    const orchestrator::RunState& state = recovered[i].state;
     if (std::find(methods.begin(), methods.end(), run.method) == methods.end()) methods.push_back(run.method);
-    for (const auto& task : identity.tasks) {
+    for (const auto& task : state.job().tasks) {
       if (std::find(task_names.begin(), task_names.end(), task.name) == task_names.end()) task_names.push_back(task.name);
     }
-    curves[run.method][run.seed] = best_so_far(recovered.state, objective);
-    spent[run.method].push_back(spent_by(recovered.state));
+    curves[run.method][run.seed] = several ? hypervolume_so_far(state, common) : best_so_far(state, objective);
+    spent[run.method].push_back(spent_by(state));
     seeds = std::max(seeds, run.seed);
   }
   json data;
   data["direction"] = std::string(jobs::to_string(objective.direction()));
+  data["measure"] = several ? "hypervolume" : "best";
+  if (several) {
+    data["objectives"] = json::array();
+    for (const jobs::Objective& o : first_job.objectives) {
+      data["objectives"].push_back({{"name", o.name()}, {"direction", std::string(jobs::to_string(o.direction()))}});
+    }
+  }
   data["methods"] = methods;
   data["seeds"] = seeds;
   data["generator"] = std::string(orchestrator::lbo_version());
@@ -170,6 +196,7 @@ json comparison_data(const std::vector<ComparedRun>& runs) {
       }
     }
     json task{{"name", name}, {"trials", trials}, {"series", json::object()}, {"paired", json::object()}};
+    if (references.contains(name)) task.update(references[name]);
     const auto at = [&](const std::string& method, int seed, std::size_t k) {
       const auto& tasks = curves[method][seed];
       const auto it = tasks.find(name);
@@ -234,8 +261,9 @@ std::string cell(const json& x) {
 
 void write_comparison_csv(const json& data, const std::filesystem::path& file) {
   std::ostringstream out;
-  out << "task,trials,method,runs,mean_best,stderr,paired_advantage,paired_stderr,first_better,first_worse\n";
+  out << "task,trials,method,runs,mean_best,stderr,paired_advantage,paired_stderr,first_better,first_worse,measure\n";
   const std::string first = data["methods"].front().get<std::string>();
+  const std::string measure = data.value("measure", "best");
   for (const json& task : data["tasks"]) {
     const std::size_t trials = task["trials"].get<std::size_t>();
     for (std::size_t k = 0; k < trials; ++k) {
@@ -246,17 +274,36 @@ void write_comparison_csv(const json& data, const std::filesystem::path& file) {
         out << task["name"].get<std::string>() << ',' << k + 1 << ',' << method << ',' << cell(s["runs"][k]) << ','
             << cell(s["mean"][k]) << ',' << cell(s["se"][k]);
         if (method == first) {
-          out << ",,,,\n";
+          out << ",,,," << ',' << measure << '\n';
           continue;
         }
         const json& p = task["paired"][method];
         out << ',' << cell(p["mean"][k]) << ',' << cell(p["se"][k]) << ',' << cell(p["better"][k]) << ','
-            << cell(p["worse"][k]) << '\n';
+            << cell(p["worse"][k]) << ',' << measure << '\n';
       }
     }
   }
   orchestrator::write_file_atomically(file, out.str(), orchestrator::Durability::cached);
 }
+
+namespace {
+
+// "minimize; mean best ± standard error over seeds", or with several objectives "hypervolume
+// from auc 0.78 (derived), fit_s 10 (job), larger is better; mean ± standard error over seeds".
+std::string measure_said(const json& data, const json& task) {
+  if (data.value("measure", "best") != "hypervolume") return data["direction"].get<std::string>() + "; mean best ± standard error over seeds";
+  std::string text = "hypervolume of the feasible results so far";
+  if (task.contains("reference")) {
+    text += " from ";
+    for (std::size_t i = 0; i < task["reference"].size(); ++i) {
+      text += (i ? ", " : "") + data["objectives"][i]["name"].get<std::string>() + " " + format_number(task["reference"][i].get<double>()) +
+              " (" + task["reference_from"][i].get<std::string>() + ")";
+    }
+  }
+  return text + ", larger is better; mean ± standard error over seeds";
+}
+
+}  // namespace
 
 std::string comparison_summary(const json& data) {
   std::ostringstream out;
@@ -264,9 +311,8 @@ std::string comparison_summary(const json& data) {
   char line[256];
   for (const json& task : data["tasks"]) {
     const auto trials = task["trials"].get<std::size_t>();
-    out << "task " << task["name"].get<std::string>() << " (" << data["direction"].get<std::string>()
-        << "; mean best ± standard error over seeds; in brackets " << first << "'s paired advantage, > 0: " << first
-        << " better)\n";
+    out << "task " << task["name"].get<std::string>() << " (" << measure_said(data, task)
+        << "; in brackets " << first << "'s paired advantage, > 0: " << first << " better)\n";
     std::vector<std::size_t> ks;
     for (std::size_t k : {1, 5, 10, 25, 50, 100}) {
       if (k < trials) ks.push_back(k);
@@ -312,7 +358,8 @@ std::string comparison_summary(const json& data) {
   // The verdict over every task and seed, and what each method spent per run.
   if (data.contains("verdict")) {
     for (const auto& [method, rows] : data["verdict"].items()) {
-      out << "verdict, " << first << " against " << method << " (the mean paired difference of the best so far over every "
+      out << "verdict, " << first << " against " << method << " (the mean paired difference of the "
+          << (data.value("measure", "best") == "hypervolume" ? "hypervolume" : "best") << " so far over every "
           << "task and seed, ± its standard error; > 0: " << first << " better):\n";
       for (const json& row : rows) out << "  " << row["sentence"].get<std::string>() << "\n";
     }

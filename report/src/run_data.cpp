@@ -16,6 +16,7 @@
 #include <toml++/toml.h>
 
 #include "csv_table.hpp"
+#include "curves.hpp"
 #include "history.hpp"
 #include "lbo/cluster/transport.hpp"
 #include "lbo/jobs/error.hpp"
@@ -292,6 +293,12 @@ json job_json(const orchestrator::JobIdentity& identity, const History& history,
   for (const orchestrator::TaskIdentity& t : identity.tasks) {
     job["tasks"].push_back({{"name", t.name}, {"budget", t.budget}, {"origin", std::string(jobs::to_string(t.origin))}});
   }
+  if (!identity.objectives.empty()) {
+    job["objectives"] = json::array();
+    for (const jobs::Objective& o : identity.objectives) {
+      job["objectives"].push_back({{"name", o.name()}, {"direction", std::string(jobs::to_string(o.direction()))}});
+    }
+  }
   add_job_settings(job, job_file, notes);
   // Reports of the primary objective are what a job of one objective has: nothing to mark.
   if (!identity.objectives.empty() && job.value("reports_objective", "") == identity.objectives.front().name()) {
@@ -381,6 +388,10 @@ json trials_json(const RunState& state, bool running, const AttemptIndex& index,
         item["objective"] = t.outcome.objective;
         if (!t.outcome.steps.empty()) item["steps"] = t.outcome.steps;
         if (t.infeasible) item["infeasible"] = true;  // outside a limit of [[constraints]]: never a best
+        if (state.several_objectives()) {  // every objective's value, and whether it is in its task's Pareto set
+          item["values"] = state.values_of(t);
+          item["pareto"] = state.on_pareto_front(t);
+        }
       } else {
         item["reason"] = t.outcome.reason;
         if (!t.outcome.path.empty()) item["path"] = t.outcome.path;
@@ -418,14 +429,45 @@ json trials_json(const RunState& state, bool running, const AttemptIndex& index,
   return trials;
 }
 
-json tasks_json(const RunState& state, int stepwise) {
+// With several objectives: each objective's `reference` as job.toml gives it (NaN where it gives
+// none, or it cannot be read: derived, as tasks.csv's).
+std::vector<double> job_references(const fs::path& job_file, std::size_t objectives) {
+  std::vector<double> reference(objectives, std::nan(""));
+  try {
+    const toml::table table = toml::parse_file(job_file.string());
+    if (const toml::array* list = table["objective"]["objectives"].as_array()) {
+      for (std::size_t i = 0; i < objectives && i < list->size(); ++i) {
+        if (const auto v = (*list)[i].as_table() ? (*(*list)[i].as_table())["reference"].value<double>() : std::nullopt) reference[i] = *v;
+      }
+    }
+  } catch (const std::exception&) {
+    // job_json's note already says the file cannot be read
+  }
+  return reference;
+}
+
+// A task's Pareto set as tasks.csv gives it, and its hypervolume after each finished trial.
+json pareto_json(const RunState& state, int task, const jobs::JobSpec& references) {
+  const orchestrator::ParetoSummary p = orchestrator::summarize_pareto(references, state, task);
+  json out{{"size", p.size}, {"hypervolume", p.hypervolume}, {"reference", p.reference}, {"reference_from", json::array()}};
+  for (const bool derived : p.derived) out["reference_from"].push_back(derived ? "derived" : "job");
+  if (p.reference.empty()) return out;
+  const std::string& name = state.job().tasks[static_cast<std::size_t>(task)].name;
+  out["curve"] = hypervolume_so_far(state, {{name, p.reference}})[name];
+  return out;
+}
+
+json tasks_json(const RunState& state, int stepwise, const fs::path& job_file) {
   json tasks = json::array();
+  jobs::JobSpec references;  // what summarize_pareto reads of the job: the references it gives
+  if (state.several_objectives()) references.objective.reference = job_references(job_file, state.job().objectives.size());
   for (int i = 0; i < static_cast<int>(state.tasks().size()); ++i) {
     const orchestrator::TaskSummary s = orchestrator::summarize_task(state, i, stepwise > 0 ? stepwise - 1 : -1);
     json item{{"name", state.job().tasks[static_cast<std::size_t>(i)].name}, {"ok", s.ok}, {"stopped", s.stopped}};
     if (s.best) item["best"] = *s.best;
     if (s.best_trial >= 0) item["best_trial"] = s.best_trial;
     if (s.trials_to_95) item["trials_to_95"] = *s.trials_to_95;
+    if (state.several_objectives()) item["pareto"] = pareto_json(state, i, references);
     tasks.push_back(std::move(item));
   }
   return tasks;
@@ -466,7 +508,7 @@ json run_data(const fs::path& dir, std::optional<int> ended_with) {
   AttemptIndex attempts;
   out["attempts"] = attempts_json(history, running, attempts);
   out["trials"] = trials_json(state, running, attempts, history);
-  json tasks = tasks_json(state, stepwise);
+  json tasks = tasks_json(state, stepwise, paths.job_file());
   add_savings(out, tasks, state, paths.job_file());
   add_model_report(tasks, state, stepwise, paths.tasks_csv(), job["surrogate"] == "lbo", notes);
   out["tasks"] = std::move(tasks);

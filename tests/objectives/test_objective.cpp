@@ -23,7 +23,8 @@
 // The result goes to stdout as the last line, or to $LBO_RESULT_FILE with --via file. With
 // --metrics on, an ok result also carries "metrics": {"twice": 2·value, "function": name}. With
 // --pareto on, the result gives two objectives by name, {"value": v, "cost": c}, c the sum of
-// the squares of the numeric parameters (a trade-off against any minimum away from 0).
+// the squares of the numeric parameters (a trade-off against any minimum away from 0); with
+// --metrics on too, and "metrics": {"twice": 2·value}.
 // With --reports N, an ok trial first reports steps 1..N (`lbo:report` lines), step s with value
 // value·s/N and metrics {"s": s}, --report-ms apart; outcome "bad-reports" reports steps 2, 1
 // (backwards), 2 (again), a NaN, a line that is no JSON, then 3. Under [early_stopping] mode =
@@ -207,7 +208,11 @@ int main(int argc, char** argv) {
   } else if (pareto) {
     double cost = 0;
     for (const auto& [name, v] : params.items()) cost += v.is_number() ? v.get<double>() * v.get<double>() : 0.0;
-    std::snprintf(line, sizeof line, "{\"value\": %.17g, \"cost\": %.17g}", value, cost);
+    if (metrics) {
+      std::snprintf(line, sizeof line, "{\"value\": %.17g, \"cost\": %.17g, \"metrics\": {\"twice\": %.17g}}", value, cost, 2 * value);
+    } else {
+      std::snprintf(line, sizeof line, "{\"value\": %.17g, \"cost\": %.17g}", value, cost);
+    }
   } else if (metrics) {
     std::snprintf(line, sizeof line, "{\"objective\": %.17g, \"metrics\": {\"twice\": %.17g, \"function\": \"%s\"}}", value,
                   2 * value, function.c_str());

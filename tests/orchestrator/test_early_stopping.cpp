@@ -595,7 +595,7 @@ TEST(EarlyStoppingRunTest, with_two_objectives_the_rungs_rank_by_the_objective_e
     const RunOutput out = run_job(job, dir, 2);
     ASSERT_EQ(out.exit_code, kExitDone) << out.log;
     const auto values = reported_values(out.run_dir);
-    int stopped = 0;
+    int stopped = 0, strict = 0;
     for (const Row& row : out.rows) {
       if (row.at("status") != "stopped") continue;
       ++stopped;
@@ -608,17 +608,20 @@ TEST(EarlyStoppingRunTest, with_two_objectives_the_rungs_rank_by_the_objective_e
       const std::string judged = reason.substr(std::string("stopped early: asha at epoch ").size(), 1);
       const double reported = values.at(row.at("trial")).at(judged);  // the reason gives 6 digits
       EXPECT_NEAR(mine, reported, 1e-5 * std::abs(reported)) << reason;
+      // Both as the reason rounds them (6 digits; rounding keeps their order, not a strict one):
+      // a trial equal to the cutoff's trial is stopped too.
+      strict += mine != cutoff ? 1 : 0;
       if (by.empty()) {
-        EXPECT_LT(mine, cutoff) << reason;
+        EXPECT_LE(mine, cutoff) << reason;
         EXPECT_EQ(std::stod(row.at("objective")), reported);
         EXPECT_EQ(row.at("objective:cost"), "");
       } else {
-        EXPECT_GT(mine, cutoff) << reason;
+        EXPECT_GE(mine, cutoff) << reason;
         EXPECT_EQ(row.at("objective"), "") << "a report of cost is no value";
         EXPECT_EQ(std::stod(row.at("objective:cost")), reported);
       }
     }
-    EXPECT_GT(stopped, 0);
+    EXPECT_GT(strict, 0) << "no stop that tells the direction";
   }
 }
 

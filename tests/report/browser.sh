@@ -160,6 +160,41 @@ check "$SCRATCH/runs/browser-gp-compare/compare.html" compare-methods
 for task in first second third; do
   grep -q "data-figure=\"best-$task\"" "$SCRATCH/compare-methods.dom" || fail "compare-methods: no chart of task $task"
 done
+# Two objectives under a limit: the report draws each task's Pareto set and its hypervolume,
+# and lbo compare's page compares hypervolumes.
+cat > "$SCRATCH/pareto.toml" <<JOB
+name = "browser-pareto"
+seed = 4
+[objective]
+command = ["$LBO_TEST_OBJECTIVE", "--function", "branin", "--pareto", "on", "--metrics", "on"]
+objectives = [{ name = "value", direction = "minimize" }, { name = "cost", direction = "minimize" }]
+[[constraints]]
+name = "twice"
+max = 100
+[policy]
+surrogate = "gp"
+[space]
+x1 = { type = "float", low = -5, high = 10 }
+x2 = { type = "float", low = 0, high = 15 }
+[[tasks]]
+name = "a"
+budget = 14
+[[tasks]]
+name = "b"
+budget = 8
+JOB
+"$LBO_BIN" run "$SCRATCH/pareto.toml" --run-root "$SCRATCH/runs" 2> "$SCRATCH/pareto.log" \
+  || { tail -20 "$SCRATCH/pareto.log"; fail "the two-objective run failed"; }
+grep -Eq ',real,1,[^,]+,0,' "$SCRATCH/runs/browser-pareto/results.csv" || fail "no trial of the two-objective run broke the limit"
+check "$SCRATCH/runs/browser-pareto/report.html" pareto
+for figure in pareto hypervolume; do
+  grep -q "data-figure=\"$figure\"" "$SCRATCH/pareto.dom" || fail "pareto: no $figure figure"
+done
+grep -q 'data-figure="pareto"' "$SCRATCH/report.dom" && fail "report: a Pareto figure in a run of one objective"
+"$LBO_BIN" compare "$SCRATCH/pareto.toml" --surrogates gp,random --seeds 2 --run-root "$SCRATCH/runs" > /dev/null \
+  2> "$SCRATCH/compare-pareto.log" || { tail -20 "$SCRATCH/compare-pareto.log"; fail "lbo compare of two objectives failed"; }
+check "$SCRATCH/runs/browser-pareto-compare/compare.html" compare-pareto
+grep -q "hypervolume so far" "$SCRATCH/compare-pareto.dom" || fail "compare-pareto: the page does not say it compares hypervolumes"
 # Strings that once made the page draw nothing: a categorical choice "<!--" and another
 # "<script>" (the HTML parser then looked for a second "</script>" past the data), and metrics
 # strings of the objective with the same.
