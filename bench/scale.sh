@@ -14,8 +14,8 @@
 #   --mpi RANKSxSLOTS       also run under mpirun with RANKS worker ranks of SLOTS slots (e.g. 8x8)
 #   --repeat 1              runs per configuration (different seeds)
 #   --pareto                two objectives (the test objective's --pareto on: Branin against the
-#                           parameters' size) and a limit on a metric it reports (twice <= 200):
-#                           what several objectives and constraints cost the master at scale
+#                           parameters' size): what several objectives cost the master at scale
+#   --limit                 a limit on a metric the objective reports (twice <= 200, [[constraints]])
 #   --early-stopping N      the objective reports N steps over its duration (lbo:report lines,
 #                           SLEEP_MS/N apart) under [early_stopping] asha (max_step N, r = 1,
 #                           eta = 3); adds the utilization until the last trial started (util_open:
@@ -36,6 +36,7 @@ mpi=""
 repeat=1
 early=""
 pareto=""
+limit=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --slots) slots_list=$2; shift 2 ;;
@@ -47,7 +48,8 @@ while [ $# -gt 0 ]; do
     --repeat) repeat=$2; shift 2 ;;
     --early-stopping) early=$2; shift 2 ;;
     --pareto) pareto=1; shift ;;
-    *) echo "usage: $0 [--slots LIST] [--methods LIST] [--budget N] [--tasks N] [--sleep-ms MS] [--mpi RxS] [--repeat N] [--early-stopping N] [--pareto]" >&2; exit 2 ;;
+    --limit) limit=1; shift ;;
+    *) echo "usage: $0 [--slots LIST] [--methods LIST] [--budget N] [--tasks N] [--sleep-ms MS] [--mpi RxS] [--repeat N] [--early-stopping N] [--pareto] [--limit]" >&2; exit 2 ;;
   esac
 done
 
@@ -84,7 +86,8 @@ write_job() {  # write_job FILE METHOD SEED LOCAL_SLOTS SLOTS_PER_RANK BUDGET
     echo "seed = $3"
     echo "[objective]"
     local two=""
-    [ -n "$pareto" ] && two=', "--pareto", "on", "--metrics", "on"'
+    [ -n "$pareto" ] && two=', "--pareto", "on"'
+    [ -n "$limit" ] && two="$two"', "--metrics", "on"'
     if [ -n "$early" ]; then
       echo "command = [\"$objective\", \"--function\", \"branin\", \"--context\", \"{dataset}\", \"--reports\", \"$early\", \"--report-ms\", \"$((sleep_ms / early))\"$two]"
     else
@@ -92,11 +95,13 @@ write_job() {  # write_job FILE METHOD SEED LOCAL_SLOTS SLOTS_PER_RANK BUDGET
     fi
     if [ -n "$pareto" ]; then
       echo 'objectives = [{ name = "value", direction = "minimize" }, { name = "cost", direction = "minimize" }]'
+    else
+      echo "direction = \"minimize\""
+    fi
+    if [ -n "$limit" ]; then
       echo "[[constraints]]"
       echo "name = \"twice\""
       echo "max = 200"
-    else
-      echo "direction = \"minimize\""
     fi
     echo "[policy]"
     echo "surrogate = \"$2\""

@@ -76,46 +76,64 @@ std::pair<double, double> LimitModel::predict(const Eigen::VectorXd& x) const {
   return {s.invert(p.mean(0)), std::sqrt(std::max(s.invert_variance(p.var(0)), 0.0))};
 }
 
-double LimitModel::log_probability(const Eigen::VectorXd& x, int /*task*/, Eigen::VectorXd* gradient) const {
-  const PointPosterior p = posterior_->predict_with_gradient(x);
-  const double var = std::max(p.var, 1e-12);
+LimitModel::Interval LimitModel::interval(double mean, double var) const {
+  Interval out;
   const double sd = std::sqrt(var);
-  const double a = (low_z_ - p.mean) / sd, b = (high_z_ - p.mean) / sd;
-  // d(bound − μ)/σ / dx = −dμ/σ − u dσ/σ, dσ = dv / (2σ).
-  const auto d_of = [&](double u) -> Eigen::VectorXd { return -p.d_mean / sd - u * p.d_var / (2 * var); };
-  double log, slope_a = 0, slope_b = 0;  // d log P / da and d log P / db
+  out.a = (low_z_ - mean) / sd;
+  out.b = (high_z_ - mean) / sd;
   if (!std::isfinite(low_z_)) {
-    log = log_normal_cdf(b, &slope_b);
+    out.log = log_normal_cdf(out.b, &out.slope_b);
   } else if (!std::isfinite(high_z_)) {
-    log = log_normal_cdf(-a, &slope_a);
-    slope_a = -slope_a;
+    out.log = log_normal_cdf(-out.a, &out.slope_a);
+    out.slope_a = -out.slope_a;
   } else {
     // Φ(b) − Φ(a), each side where it is accurate: by the upper tail when the interval lies above 0.
-    const bool upper = a > 0;
-    const double hi = upper ? -a : b, lo = upper ? -b : a;  // P = Φ(hi) − Φ(lo), hi > lo
+    const bool upper = out.a > 0;
+    const double hi = upper ? -out.a : out.b, lo = upper ? -out.b : out.a;  // P = Φ(hi) − Φ(lo), hi > lo
     double d_hi = 0, d_lo = 0;
     const double log_hi = log_normal_cdf(hi, &d_hi), log_lo = log_normal_cdf(lo, &d_lo);
     const double ratio = std::exp(log_lo - log_hi);  // Φ(lo)/Φ(hi) < 1
     if (ratio < 1 - 1e-12) {
-      log = log_hi + std::log1p(-ratio);
+      out.log = log_hi + std::log1p(-ratio);
       // d log P = (φ(hi) dhi − φ(lo) dlo) / P, with φ(u) = Φ(u) · d log Φ(u).
       const double w_hi = d_hi / (1 - ratio), w_lo = d_lo * ratio / (1 - ratio);
-      slope_b = upper ? w_lo : w_hi;   // b enters as hi (or as −lo, upper)
-      slope_a = upper ? -w_hi : -w_lo;  // a enters as lo (or as −hi, upper)
+      out.slope_b = upper ? w_lo : w_hi;   // b enters as hi (or as −lo, upper)
+      out.slope_a = upper ? -w_hi : -w_lo;  // a enters as lo (or as −hi, upper)
     } else {
-      log = kLogFloor;  // an interval too narrow to tell apart: nothing to follow
+      out.log = kLogFloor;  // an interval too narrow to tell apart: nothing to follow
     }
   }
-  if (log < kLogFloor) {
-    log = kLogFloor;
-    slope_a = slope_b = 0;
+  if (out.log < kLogFloor) {
+    out.log = kLogFloor;
+    out.slope_a = out.slope_b = 0;
   }
+  return out;
+}
+
+double LimitModel::log_probability(const Eigen::VectorXd& x, int /*task*/, Eigen::VectorXd* gradient) const {
+  const PointPosterior p = posterior_->predict_with_gradient(x);
+  const double var = std::max(p.var, 1e-12);
+  const Interval in = interval(p.mean, var);
   if (gradient != nullptr) {
+    // d(bound − μ)/σ / dx = −dμ/σ − u dσ/σ, dσ = dv / (2σ).
+    const double sd = std::sqrt(var);
+    const auto d_of = [&](double u) -> Eigen::VectorXd { return -p.d_mean / sd - u * p.d_var / (2 * var); };
     *gradient = Eigen::VectorXd::Zero(x.size());
-    if (slope_a != 0) *gradient += slope_a * d_of(a);
-    if (slope_b != 0) *gradient += slope_b * d_of(b);
+    if (in.slope_a != 0) *gradient += in.slope_a * d_of(in.a);
+    if (in.slope_b != 0) *gradient += in.slope_b * d_of(in.b);
   }
-  return log;
+  return in.log;
+}
+
+// A proposal weighs every candidate at once (BatchProposer::weigh_feasibility): one batched
+// posterior, without the gradients a point-by-point evaluation computes. At 64 slots a new
+// result came with every proposal, and the limit's weights of its candidates one at a time cost
+// the master more than the objective's own proposal (bench/README.md, "Several objectives").
+Eigen::VectorXd LimitModel::log_probabilities(const Eigen::MatrixXd& X, int /*task*/) const {
+  const Posterior p = posterior_->predict(X);
+  Eigen::VectorXd out(X.rows());
+  for (Eigen::Index i = 0; i < X.rows(); ++i) out(i) = interval(p.mean(i), std::max(p.var(i), 1e-12)).log;
+  return out;
 }
 
 std::string LimitModel::describe() const {

@@ -93,6 +93,26 @@ TEST(LimitModelTest, the_gradient_matches_finite_differences) {
   }
 }
 
+// A proposal weighs all its candidates at once: the batched probabilities are the point-by-point
+// ones, on each side of the limit and in its far tail (the floor).
+TEST(LimitModelTest, the_probabilities_of_many_points_at_once_are_each_points) {
+  const LimitData d = radius_grid(5);
+  const auto upper = LimitModel::fit(d, -LimitModel::kNone, 0.25, "r");
+  const auto lower = LimitModel::fit(d, 0.25, LimitModel::kNone, "r");
+  const auto both = LimitModel::fit(d, 0.3, 0.45, "r");
+  const auto far = LimitModel::fit(d, -LimitModel::kNone, -5.0, "r");  // nowhere within: log P at its floor
+  Eigen::MatrixXd X(40, 2);
+  for (Eigen::Index i = 0; i < X.rows(); ++i) X.row(i) << 0.025 * static_cast<double>(i), 1.0 - 0.02 * static_cast<double>(i);
+  for (const auto* model : {upper.get(), lower.get(), both.get(), far.get()}) {
+    const Eigen::VectorXd batched = model->log_probabilities(X, 0);
+    ASSERT_EQ(batched.size(), X.rows());
+    for (Eigen::Index i = 0; i < X.rows(); ++i) {
+      const double one = model->log_probability(X.row(i).transpose(), 0);
+      EXPECT_NEAR(batched(i), one, 1e-9 * std::max(1.0, std::abs(one))) << model->describe() << " at row " << i;
+    }
+  }
+}
+
 // Learned from the values alone, the disc of radius 0.3 is where it is: likely inside, unlikely at
 // the corners, though every value at the corners said only how far out they were.
 TEST(LimitModelTest, a_limit_learned_from_values_knows_the_feasible_disc) {
@@ -119,9 +139,10 @@ TEST(LimitModelTest, a_joint_model_adds_its_parts_logs_and_gradients) {
   EXPECT_LT((g - ga - gb).norm(), 1e-12);
   Eigen::MatrixXd X(2, 2);
   X << 0.62, 0.41, 0.1, 0.9;
-  const Eigen::VectorXd logs = joint.log_probabilities(X, 0);
-  EXPECT_DOUBLE_EQ(logs(0), sum);
-  EXPECT_DOUBLE_EQ(logs(1), a->log_probability(X.row(1).transpose(), 0) + b->log_probability(X.row(1).transpose(), 0));
+  const Eigen::VectorXd logs = joint.log_probabilities(X, 0);  // each part's batched posterior: to rounding
+  EXPECT_NEAR(logs(0), sum, 1e-9 * std::abs(sum));
+  const double second = a->log_probability(X.row(1).transpose(), 0) + b->log_probability(X.row(1).transpose(), 0);
+  EXPECT_NEAR(logs(1), second, 1e-9 * std::abs(second));
   EXPECT_EQ(joint.describe(), a->describe() + "; " + b->describe());
   EXPECT_THROW(JointFeasibility({a, nullptr}), std::invalid_argument);
   // Weighted: the probability stays the product, the weight is Π P_i^{w_i}.

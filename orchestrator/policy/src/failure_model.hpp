@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <future>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -29,8 +30,11 @@ namespace lbo::orchestrator {
 
 class FailureModel {
  public:
-  /// `data` encodes configurations (the policy's); `log` may be empty.
-  FailureModel(const jobs::JobSpec& job, const ModelData& data, std::function<void(const std::string&)> log);
+  /// `data` encodes configurations (the policy's); `log` may be empty. `sync` (--sync): a
+  /// limit's hyperparameters are fitted on the master's thread when their schedule says, so that
+  /// every proposal is a function of the journal; otherwise on a thread of their own, while the
+  /// proposals go on with the last ones.
+  FailureModel(const jobs::JobSpec& job, const ModelData& data, std::function<void(const std::string&)> log, bool sync);
 
   /// Whether the trial ended failed of itself (failed, timeout, crashed).
   static bool failed(const Trial& t);
@@ -71,11 +75,19 @@ class FailureModel {
     Eigen::VectorXd theta;
     std::unordered_map<std::int64_t, double> reported;  // each finished ok trial's value (NaN: none)
     int logged_points = 0;
+    // Without --sync: the fit of theta under way (its thread's), on the trials pending_ids.
+    std::future<Eigen::VectorXd> pending;
+    std::vector<std::int64_t> pending_ids;
   };
+  // The limit's theta for the trials `key` (their values `data`): fitted now, or (without --sync,
+  // once it has one) on a thread of its own, adopted by a later call once it has ended.
+  void refit_theta(Limit& limit, std::vector<std::int64_t> key, surrogate::LimitData data, double low, double high,
+                   const std::string& name);
 
   const jobs::JobSpec& job_;
   const ModelData& data_;
   std::function<void(const std::string&)> log_;
+  bool sync_ = false;
   std::vector<std::pair<std::int64_t, int>> learned_;  // (trial, label) behind classifier_
   std::shared_ptr<const surrogate::Feasibility> classifier_;
   int logged_failures_ = 0;  // the failures of the last fit the log told of

@@ -70,7 +70,7 @@ class ModelPolicy::Impl {
         hedges_(job.policy.hedge_eta, job.policy.hedge_memory),
         bases_(job, data_, adopted_, jobs::traits_of(job.policy.surrogate).transfer_best > 0, options_.sync, options_.threads,
                options_.log),
-        failures_(job, data_, options_.log),
+        failures_(job, data_, options_.log, options_.sync),
         nominations_(job, options_, data_, hedges_, bases_, failures_) {
     surrogate::use_threads(options_.threads);  // this thread's: proposals, and fits in --sync runs
     track_tasks(job.tasks.size());

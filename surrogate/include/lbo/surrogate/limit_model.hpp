@@ -48,6 +48,8 @@ class LimitModel final : public FeasibilityModel {
 
   /// log P(low ≤ c(x) ≤ high), `task` unused, and its gradient w.r.t. x when asked.
   double log_probability(const Eigen::VectorXd& x, int task, Eigen::VectorXd* gradient = nullptr) const override;
+  /// The same at each row of X, from one batched posterior.
+  Eigen::VectorXd log_probabilities(const Eigen::MatrixXd& X, int task) const override;
   /// The value's posterior mean and standard deviation at x, in its own units.
   std::pair<double, double> predict(const Eigen::VectorXd& x) const;
   /// "GP of memory_gb on 40 trials (12 outside the limit)".
@@ -57,6 +59,13 @@ class LimitModel final : public FeasibilityModel {
  private:
   LimitModel(std::shared_ptr<const TaskPosterior> posterior, Eigen::VectorXd theta, double low, double high, std::string label,
              int points, int outside);
+  // log P under N(mean, var) (standardized units), the bounds' z-scores a and b, and
+  // d log P / da and d log P / db.
+  struct Interval {
+    double log = 0, a = 0, b = 0, slope_a = 0, slope_b = 0;
+  };
+  Interval interval(double mean, double var) const;
+
   std::shared_ptr<const TaskPosterior> posterior_;
   Eigen::VectorXd theta_;
   double low_z_, high_z_;  // the limit in the posterior's standardized units
