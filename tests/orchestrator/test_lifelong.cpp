@@ -17,6 +17,7 @@
 #include "lbo/orchestrator/run_directory.hpp"
 #include "lbo/orchestrator/task_requests.hpp"
 #include "lbo/orchestrator/warm_start.hpp"
+#include "earlier_best.hpp"
 #include "run_job.hpp"
 
 using namespace lbo::orchestrator;
@@ -313,6 +314,18 @@ TEST(LifelongRunTest, warm_start_reads_csv_files_of_earlier_evaluations_checked_
   EXPECT_EQ(optuna[0].configs, (std::vector<lbo::jobs::Config>{{{0.25}}, {{1.0}}}));
   EXPECT_EQ(optuna[0].objectives, (std::vector<double>{0.5, 0.9}));
   EXPECT_EQ(optuna[0].direction, lbo::jobs::Direction::maximize);
+
+  // An earlier run's results.csv with [[constraints]]: its infeasible column marks the rows
+  // outside that run's limits (1; 0 or empty: within), none of which is a best to start from.
+  lbo::testing::write_text(dir.path() / "limited.csv",
+                           "task,x,objective,infeasible\nq,0.2,5,1\nq,0.4,3,0\nq,0.6,4,\nq,0.8,9,1\n");
+  const std::vector<WarmTask> limited = warm_from("limited.csv");
+  ASSERT_EQ(limited.size(), 1u);
+  EXPECT_EQ(limited[0].objectives, (std::vector<double>{5, 3, 4, 9}));
+  EXPECT_EQ(limited[0].infeasible, (std::vector<char>{1, 0, 0, 1}));
+  const lbo::jobs::JobSpec fresh = lbo::testing::job_from(lbo::testing::test_job(), dir.path());
+  const RunState empty = lbo::testing::started_state(fresh);
+  EXPECT_EQ(earlier_bests(empty, 0, limited, 1), (std::vector<lbo::jobs::Config>{{{0.6}}})) << "4, the best feasible, not 9 or 5";
 
   const auto error_of = [&](const std::string& entry) -> std::string {
     try {
