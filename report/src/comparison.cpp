@@ -44,6 +44,9 @@ Stats stats_of(const std::vector<double>& xs) {
 
 json number(double x) { return std::isfinite(x) ? json(x) : json(nullptr); }
 
+// Each run's figure after 1, 2, ... trials: method → seed → task name → curve.
+using Curves = std::map<std::string, std::map<int, std::map<std::string, std::vector<double>>>>;
+
 // What a run spent: its trials, the steps they reported (early stopping), their time.
 struct Spent {
   double trials = 0, steps = 0, seconds = 0;
@@ -71,7 +74,7 @@ std::string format_number(double x) {
 // better), its standard error over those task runs, and a plain sentence. Differences of unlike
 // tasks are pooled as they are: the sentence is about this job's objective as it is scaled.
 json verdict_of(const json& tasks, const std::string& first, const std::string& method,
-                const std::map<std::string, std::map<int, std::map<std::string, std::vector<double>>>>& curves,
+                const Curves& curves,
                 const jobs::Objective& objective) {
   std::size_t shortest = std::numeric_limits<std::size_t>::max();
   for (const json& task : tasks) shortest = std::min(shortest, task["trials"].get<std::size_t>());
@@ -141,6 +144,54 @@ std::map<std::string, std::vector<double>> common_references(const std::vector<o
   return out;
 }
 
+// One task's figures: every method's mean figure and standard error after each number of trials,
+// and the first method's paired advantage over each other one (comparison.hpp).
+json task_json(const std::string& name, const Curves& curves, const std::vector<std::string>& methods,
+               const jobs::Objective& objective) {
+  std::size_t trials = 0;
+  for (const auto& [method, by_seed] : curves) {
+    for (const auto& [seed, tasks] : by_seed) {
+      if (const auto it = tasks.find(name); it != tasks.end()) trials = std::max(trials, it->second.size());
+    }
+  }
+  json task{{"name", name}, {"trials", trials}, {"series", json::object()}, {"paired", json::object()}};
+  const auto at = [&](const std::string& method, int seed, std::size_t k) {
+    const auto& tasks = curves.at(method).at(seed);
+    const auto it = tasks.find(name);
+    return it == tasks.end() || k >= it->second.size() ? kNone : it->second[k];
+  };
+  for (const std::string& method : methods) {
+    json series{{"mean", json::array()}, {"se", json::array()}, {"runs", json::array()}};
+    json paired{{"mean", json::array()}, {"se", json::array()}, {"better", json::array()}, {"worse", json::array()}};
+    for (std::size_t k = 0; k < trials; ++k) {
+      std::vector<double> bests, advantages;
+      int better = 0, worse = 0;
+      for (const auto& [seed, tasks] : curves.at(method)) {
+        const double mine = at(method, seed, k);
+        if (std::isnan(mine)) continue;
+        bests.push_back(mine);
+        const auto first_seed = curves.at(methods.front()).find(seed);
+        const double first = first_seed == curves.at(methods.front()).end() ? kNone : at(methods.front(), seed, k);
+        if (method == methods.front() || std::isnan(first)) continue;
+        advantages.push_back(objective.oriented(first) - objective.oriented(mine));
+        better += advantages.back() > 0 ? 1 : 0;
+        worse += advantages.back() < 0 ? 1 : 0;
+      }
+      const Stats b = stats_of(bests), a = stats_of(advantages);
+      series["mean"].push_back(number(b.mean));
+      series["se"].push_back(number(b.se));
+      series["runs"].push_back(b.n);
+      paired["mean"].push_back(number(a.mean));
+      paired["se"].push_back(number(a.se));
+      paired["better"].push_back(better);
+      paired["worse"].push_back(worse);
+    }
+    task["series"][method] = std::move(series);
+    if (method != methods.front()) task["paired"][method] = std::move(paired);
+  }
+  return task;
+}
+
 }  // namespace
 
 json comparison_data(const std::vector<ComparedRun>& runs, const std::vector<double>& reference) {
@@ -161,7 +212,7 @@ json comparison_data(const std::vector<ComparedRun>& runs, const std::vector<dou
   const jobs::Objective objective = several ? jobs::Objective(jobs::Direction::maximize) : jobs::Objective(first_job.direction);
   std::vector<std::string> methods;
   std::vector<std::string> task_names;
-  std::map<std::string, std::map<int, std::map<std::string, std::vector<double>>>> curves;  // method → seed → task
+  Curves curves;
   std::map<std::string, std::vector<Spent>> spent;  // method → per run
   int seeds = 0;
   for (std::size_t i = 0; i < runs.size(); ++i) {
@@ -189,47 +240,8 @@ json comparison_data(const std::vector<ComparedRun>& runs, const std::vector<dou
   data["generator"] = std::string(orchestrator::lbo_version());
   data["tasks"] = json::array();
   for (const std::string& name : task_names) {
-    std::size_t trials = 0;
-    for (const auto& [method, by_seed] : curves) {
-      for (const auto& [seed, tasks] : by_seed) {
-        if (const auto it = tasks.find(name); it != tasks.end()) trials = std::max(trials, it->second.size());
-      }
-    }
-    json task{{"name", name}, {"trials", trials}, {"series", json::object()}, {"paired", json::object()}};
+    json task = task_json(name, curves, methods, objective);
     if (references.contains(name)) task.update(references[name]);
-    const auto at = [&](const std::string& method, int seed, std::size_t k) {
-      const auto& tasks = curves[method][seed];
-      const auto it = tasks.find(name);
-      return it == tasks.end() || k >= it->second.size() ? kNone : it->second[k];
-    };
-    for (const std::string& method : methods) {
-      json series{{"mean", json::array()}, {"se", json::array()}, {"runs", json::array()}};
-      json paired{{"mean", json::array()}, {"se", json::array()}, {"better", json::array()}, {"worse", json::array()}};
-      for (std::size_t k = 0; k < trials; ++k) {
-        std::vector<double> bests, advantages;
-        int better = 0, worse = 0;
-        for (const auto& [seed, tasks] : curves[method]) {
-          const double mine = at(method, seed, k);
-          if (std::isnan(mine)) continue;
-          bests.push_back(mine);
-          const double first = at(methods.front(), seed, k);
-          if (method == methods.front() || std::isnan(first)) continue;
-          advantages.push_back(objective.oriented(first) - objective.oriented(mine));
-          better += advantages.back() > 0 ? 1 : 0;
-          worse += advantages.back() < 0 ? 1 : 0;
-        }
-        const Stats b = stats_of(bests), a = stats_of(advantages);
-        series["mean"].push_back(number(b.mean));
-        series["se"].push_back(number(b.se));
-        series["runs"].push_back(b.n);
-        paired["mean"].push_back(number(a.mean));
-        paired["se"].push_back(number(a.se));
-        paired["better"].push_back(better);
-        paired["worse"].push_back(worse);
-      }
-      task["series"][method] = std::move(series);
-      if (method != methods.front()) task["paired"][method] = std::move(paired);
-    }
     data["tasks"].push_back(std::move(task));
   }
   // Each method's mean per run of what it spent, and the first's verdict against each other.
