@@ -1,6 +1,6 @@
 """The bench/real objective command: send one evaluation to a models.py server, print its result.
 
-    python3 -S -E ask.py --socket PATH --data PATH --params PATH [--oom]
+    python3 -S -E ask.py --socket PATH --data PATH --params PATH [--oom] [--result tradeoff]
 
 It follows the lbo objective protocol (last stdout line is the result JSON; exit 2 for invalid
 params, 1 for any other failure) and imports only the standard library, so a trial costs the
@@ -19,6 +19,8 @@ def main():
     parser.add_argument("--data", required=True)
     parser.add_argument("--params", required=True)
     parser.add_argument("--oom", action="store_true", help="too large models fail (models.too_large)")
+    parser.add_argument("--result", default="objective", choices=("objective", "tradeoff"),
+                        help="tradeoff: {\"auc\", \"fit_s\"} for two objectives (models.evaluate)")
     args = parser.parse_args()
     with open(args.params) as f:
         params = json.load(f)
@@ -26,7 +28,8 @@ def main():
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
             connection.connect(args.socket)
             with connection.makefile("rw") as stream:
-                stream.write(json.dumps({"data": args.data, "params": params, "oom": args.oom}) + "\n")
+                stream.write(json.dumps({"data": args.data, "params": params, "oom": args.oom,
+                                         "result": args.result}) + "\n")
                 stream.flush()
                 reply = stream.readline()
     except OSError as e:

@@ -26,6 +26,7 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import argparse  # noqa: E402
 import json  # noqa: E402
+import pickle  # noqa: E402
 import signal  # noqa: E402
 import socket  # noqa: E402
 import sys  # noqa: E402
@@ -129,9 +130,11 @@ def too_large(params):
     return False
 
 
-def evaluate(data_path, params, oom=False):
-    """The result object for one configuration on one task; with `oom`, a configuration that
-    too_large() names fails as an out-of-memory error would."""
+def evaluate(data_path, params, oom=False, result="objective"):
+    """The result object for one configuration on one task: {"objective": AUC, "metrics"} or,
+    with result "tradeoff", {"auc", "fit_s": seconds fitting the folds, "metrics"}; with `oom`,
+    a configuration that too_large() names fails as an out-of-memory error would. The metric
+    `model_kb` is the model fitted on the last fold, pickled, in KiB (the -limit problems)."""
     if oom and too_large(params):
         raise MemoryError("CUDA out of memory (bench/real's fixed rule for the -oom problems)")
     model = build_model(params)
@@ -150,15 +153,18 @@ def evaluate(data_path, params, oom=False):
             model.fit(x[train], y[train])
             fit_time += time.perf_counter() - start
             aucs.append(roc_auc_score(y[test], model.predict_proba(x[test])[:, 1]))
-    return {"objective": float(np.mean(aucs)),
-            "metrics": {"auc_std": float(np.std(aucs)), "fit_time_s": round(fit_time, 4),
-                        "n_rows": int(len(y))}}
+    metrics = {"auc_std": float(np.std(aucs)), "fit_time_s": round(fit_time, 4),
+               "model_kb": round(len(pickle.dumps(model)) / 1024, 1), "n_rows": int(len(y))}
+    if result == "tradeoff":
+        return {"auc": float(np.mean(aucs)), "fit_s": round(fit_time, 4), "metrics": metrics}
+    return {"objective": float(np.mean(aucs)), "metrics": metrics}
 
 
 def answer(request):
     """(exit status, result or message) for a request {"data": path, "params": {...}}."""
     try:
-        return 0, evaluate(request["data"], request["params"], request.get("oom", False))
+        return 0, evaluate(request["data"], request["params"], request.get("oom", False),
+                           request.get("result", "objective"))
     except ParamError as e:
         return 2, f"invalid params: {e}"
     except Exception as e:  # noqa: BLE001 (any failure is a failed trial with its reason)
