@@ -379,6 +379,85 @@ TEST(LifelongRunTest, warm_start_reads_csv_files_of_earlier_evaluations_checked_
   EXPECT_NE(notes[0].find("[policy] max_fit_results = 2000"), std::string::npos) << notes[0];
 }
 
+// A job of several objectives warm-starts from earlier runs and CSV files that measured each of
+// them, found by name: a run's objectives in any order, a CSV's `objective` (the first) and
+// objective:<name> columns (lbo's results.csv) or Optuna's values_<i>. A source that lacks one
+// is an error that names it. The earlier tasks' bests by the first objective and the other ends
+// of their fronts start a new task, never an infeasible result.
+TEST(LifelongRunTest, warm_start_with_several_objectives_takes_each_by_name) {
+  lbo::testing::ScratchDir dir;
+  const auto several = [](std::string text, const std::string& objectives) {
+    const std::string single = "\"]\ndirection = \"maximize\"\n";
+    text.replace(text.find(single), single.size(), "\", \"--pareto\", \"on\"]\nobjectives = [" + objectives + "]\n");
+    return text;
+  };
+  const std::string value_cost = R"({ name = "value", direction = "maximize" }, { name = "cost", direction = "minimize" })";
+  const std::string cost_value = R"({ name = "cost", direction = "minimize" }, { name = "value", direction = "maximize" })";
+  ASSERT_EQ(run_job(several(lbo::testing::test_job("", "[[tasks]]\nname = \"a\"\nbudget = 4\n"), value_cost), dir, 2, {},
+                    dir.path() / "older")
+                .exit_code,
+            kExitDone);
+  ASSERT_EQ(run_job(lbo::testing::test_job("", "[[tasks]]\nname = \"a\"\nbudget = 2\n"), dir, 1, {}, dir.path() / "single").exit_code,
+            kExitDone);
+  const auto job_of = [&](const std::string& objectives, const std::string& entry) {
+    return lbo::testing::job_from(several(lbo::testing::test_job("", "[[tasks]]\nname = \"c\"\nbudget = 2\n", "",
+                                                                 "surrogate = \"random\"\nwarm_start = [\"" + entry + "\"]"),
+                                          objectives),
+                                  dir.path());
+  };
+  const std::vector<WarmTask> run = load_warm_start(job_of(value_cost, "older/t"));
+  ASSERT_EQ(run.size(), 1u);
+  ASSERT_EQ(run[0].values.size(), 4u);
+  for (std::size_t i = 0; i < 4; ++i) {  // the test objective: value x, cost x²
+    const double x = *run[0].configs[i].values[0];
+    EXPECT_EQ(run[0].values[i], (std::vector<double>{x, x * x}));
+    EXPECT_EQ(run[0].objectives[i], x);
+  }
+  const std::vector<WarmTask> csv = load_warm_start(job_of(value_cost, "older/t/results.csv"));
+  ASSERT_EQ(csv.size(), 1u);
+  EXPECT_EQ(csv[0].configs, run[0].configs);
+  EXPECT_EQ(csv[0].values, run[0].values);
+  const std::vector<WarmTask> swapped = load_warm_start(job_of(cost_value, "older/t"));
+  ASSERT_EQ(swapped.size(), 1u);
+  ASSERT_EQ(swapped[0].values.size(), 4u);
+  for (std::size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(swapped[0].values[i], (std::vector<double>{run[0].values[i][1], run[0].values[i][0]}));
+    EXPECT_EQ(swapped[0].objectives[i], run[0].values[i][1]) << "objectives holds this job's first";
+  }
+  EXPECT_EQ(swapped[0].direction, lbo::jobs::Direction::minimize);
+  lbo::testing::write_text(dir.path() / "optuna.csv",
+                           "number,values_0,values_1,params_x,state\n0,0.5,0.25,0.5,COMPLETE\n1,,,0.9,FAIL\n2,0.8,0.64,0.8,COMPLETE\n");
+  const std::vector<WarmTask> optuna = load_warm_start(job_of(value_cost, "optuna.csv"));
+  ASSERT_EQ(optuna.size(), 1u);
+  EXPECT_EQ(optuna[0].values, (std::vector<std::vector<double>>{{0.5, 0.25}, {0.8, 0.64}}));
+
+  const auto error_of = [&](const std::string& entry) -> std::string {
+    try {
+      load_warm_start(job_of(value_cost, entry));
+    } catch (const lbo::InputError& e) {
+      return e.what();
+    }
+    ADD_FAILURE() << entry << " was accepted";
+    return "";
+  };
+  EXPECT_NE(error_of("single/t").find("single/t: its results have no value for value, cost (they have objective); a warm "
+                                      "start of several objectives takes runs that measured each of them, by name"),
+            std::string::npos)
+      << error_of("single/t");
+  lbo::testing::write_text(dir.path() / "one.csv", "task,x,objective\nq,0.5,1\n");
+  EXPECT_NE(error_of("one.csv").find("one.csv:1: no column for objective:cost (or values_1)"), std::string::npos) << error_of("one.csv");
+  lbo::testing::write_text(dir.path() / "gap.csv", "task,x,objective,objective:cost\nq,0.5,1,0.25\nq,0.6,2,abc\n");
+  EXPECT_NE(error_of("gap.csv").find("gap.csv:3: an ok row's objective:cost \"abc\" is not a finite number"), std::string::npos)
+      << error_of("gap.csv");
+
+  WarmTask w{"w", {{{0.1}}, {{0.2}}, {{0.3}}, {{0.4}}}, {5, 9, 4, 7}, lbo::jobs::Direction::maximize};
+  w.values = {{5, 1}, {9, 8}, {4, 0.5}, {7, 3}};
+  w.infeasible = {0, 0, 1, 0};
+  const RunState empty = lbo::testing::started_state(job_of(value_cost, "optuna.csv"));
+  EXPECT_EQ(earlier_bests(empty, 0, {w}, 3), (std::vector<lbo::jobs::Config>{{{0.2}}, {{0.1}}}))
+      << "9, the best value, then cost 1, the least of the feasible (0.5 broke a limit)";
+}
+
 namespace {
 
 // A job over x ∈ [0, 1] with the test objective's `function`, one slot's worth of settings.

@@ -194,3 +194,37 @@ TEST(OutputWarpingTest, a_memo_keeps_the_warping_until_the_tasks_results_change)
   EXPECT_NE(memo.warping, fitted);
   EXPECT_EQ(memo.raw.size(), 5);
 }
+
+// With several objectives a warm-start task's results are scalarized as a run task's are
+// (ParEGO), with weights of its own: a result that another dominates is below it, also where
+// their first objectives tie (the first objective alone would make them equal); two warm tasks
+// of the same results get weights of their own; and the model is the same each time it is built
+// from the same job (a function of the seed, so resumes see the same values).
+TEST(OutputWarpingTest, a_warm_task_of_several_objectives_is_learned_scalarized_by_weights_of_its_own) {
+  lbo::testing::ScratchDir dir;
+  std::string text = lbo::testing::test_job("", "[[tasks]]\nname = \"a\"\nbudget = 5\n", "",
+                                            "surrogate = \"gp\"\noutput_warping = \"none\"");
+  const std::string single = "direction = \"maximize\"\n";
+  text.replace(text.find(single), single.size(),
+               "objectives = [{ name = \"value\", direction = \"maximize\" }, { name = \"cost\", direction = \"minimize\" }]\n");
+  const lbo::jobs::JobSpec job = lbo::testing::job_from(text, dir.path());
+  ASSERT_EQ(job.objective.several.size(), 2u);
+  const RunState state = lbo::testing::started_state(job);
+  // (value, cost): 0 dominates 3 (equal value, less cost) and 2; 1 is the front's other end.
+  WarmTask warm{"earlier.csv:a", {{{0.1}}, {{0.2}}, {{0.3}}, {{0.4}}}, {5.0, 9.0, 4.0, 5.0}, lbo::jobs::Direction::maximize};
+  warm.values = {{5.0, 1.0}, {9.0, 8.0}, {4.0, 6.0}, {5.0, 7.0}};
+  const FitRequest fit = ModelData(job, {warm, warm}).training_data(state);
+  ASSERT_EQ(fit.data.tasks.size(), 3u);
+  for (std::size_t k = 0; k < 2; ++k) {
+    const Eigen::VectorXd& y = fit.data.tasks[k].y;
+    ASSERT_EQ(y.size(), 4);
+    EXPECT_GT(y(0), y(3)) << "warm task " << k << ": the first objectives tie, the cost decides";
+    EXPECT_GT(y(0), y(2)) << "warm task " << k;
+    EXPECT_LE(y.maxCoeff(), 0.0);
+    EXPECT_GE(y.minCoeff(), -(1 + Scalarization::kRho));
+  }
+  EXPECT_FALSE(fit.data.tasks[0].y.isApprox(fit.data.tasks[1].y)) << "each warm task draws weights of its own";
+  const FitRequest again = ModelData(job, {warm, warm}).training_data(state);
+  EXPECT_EQ(again.data.tasks[0].y, fit.data.tasks[0].y);
+  EXPECT_EQ(again.data.tasks[1].y, fit.data.tasks[1].y);
+}

@@ -2,18 +2,23 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 
 namespace lbo::orchestrator {
 
 namespace {
 
-// The index of the best feasible objective by the warm task's own direction, or -1 when it has none.
-std::ptrdiff_t best_of(const WarmTask& w) {
+// The warm task's feasible values: of objective `k` of this job's several (w.values), or with
+// one objective its own (w.objectives); NaN where a result broke a limit, so never the best.
+std::vector<double> feasible_values(const WarmTask& w, std::optional<std::size_t> k) {
   std::vector<double> feasible = w.objectives;
-  for (std::size_t i = 0; i < w.infeasible.size() && i < feasible.size(); ++i) {
-    if (w.infeasible[i] != 0) feasible[i] = std::numeric_limits<double>::quiet_NaN();  // never the best
+  if (k) {
+    for (std::size_t i = 0; i < w.values.size() && i < feasible.size(); ++i) feasible[i] = w.values[i][*k];
   }
-  return jobs::Objective(w.direction).best_of(feasible);
+  for (std::size_t i = 0; i < w.infeasible.size() && i < feasible.size(); ++i) {
+    if (w.infeasible[i] != 0) feasible[i] = std::numeric_limits<double>::quiet_NaN();
+  }
+  return feasible;
 }
 
 }  // namespace
@@ -42,10 +47,19 @@ std::vector<jobs::Config> earlier_bests(const RunState& state, int task, const s
       }
     }
   }
-  for (auto w = warm.rbegin(); w != warm.rend(); ++w) {
-    if (const std::ptrdiff_t i = best_of(*w); i >= 0 && static_cast<std::size_t>(i) < w->configs.size()) {
-      add(w->configs[static_cast<std::size_t>(i)]);
+  // Earlier runs' tasks: each one's best (by the first of this job's objectives, when it has
+  // several and the warm task their values), then the ends of their Pareto sets likewise.
+  const jobs::Objectives objectives = state.job().all_objectives();
+  const auto add_best = [&](const WarmTask& w, std::optional<std::size_t> k) {
+    const jobs::Objective by = k ? objectives[*k] : jobs::Objective(w.direction);
+    if (const std::ptrdiff_t i = by.best_of(feasible_values(w, k)); i >= 0 && static_cast<std::size_t>(i) < w.configs.size()) {
+      add(w.configs[static_cast<std::size_t>(i)]);
     }
+  };
+  const auto several = [&](const WarmTask& w) { return state.several_objectives() && w.values.size() == w.objectives.size(); };
+  for (auto w = warm.rbegin(); w != warm.rend(); ++w) add_best(*w, several(*w) ? std::optional<std::size_t>(0) : std::nullopt);
+  for (auto w = warm.rbegin(); w != warm.rend(); ++w) {
+    for (std::size_t k = 1; several(*w) && k < objectives.size(); ++k) add_best(*w, k);
   }
   return bests;
 }

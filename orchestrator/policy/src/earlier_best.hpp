@@ -17,7 +17,9 @@
 namespace lbo::orchestrator {
 
 /// The best configurations of the tasks before `task`: run tasks task-1, …, 0, then the
-/// warm-start tasks from the last to the first; each configuration once, at most `count`.
+/// warm-start tasks from the last to the first; each configuration once, at most `count`. With
+/// several objectives, each group is followed by the other ends of its tasks' Pareto sets (for
+/// each objective past the first, the result best in it).
 std::vector<jobs::Config> earlier_bests(const RunState& state, int task, const std::vector<WarmTask>& warm,
                                         std::size_t count);
 

@@ -9,6 +9,17 @@
 
 namespace lbo::orchestrator {
 
+namespace {
+
+// splitmix64's finalizer: neighbouring inputs, unrelated outputs (the seeds of ParEGO's weights).
+std::uint64_t mixed(std::uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+}  // namespace
+
 ModelData::ModelData(const jobs::JobSpec& job, const std::vector<WarmTask>& warm_start)
     : job_(job), encoder_(job.space), steps_(std::max(1, job.objective.stepwise)) {
   if (job.early_stopping && job.early_stopping->model != jobs::CurveModel::last) {
@@ -20,10 +31,7 @@ ModelData::ModelData(const jobs::JobSpec& job, const std::vector<WarmTask>& warm
   for (const WarmTask& w : warm_start) {
     std::vector<Eigen::VectorXd> x;
     for (const jobs::Config& c : w.configs) x.push_back(encode(c));
-    Eigen::VectorXd y(static_cast<Eigen::Index>(w.objectives.size()));
-    for (std::size_t i = 0; i < w.objectives.size(); ++i) {
-      y(static_cast<Eigen::Index>(i)) = jobs::Objective(w.direction).oriented(w.objectives[i]);
-    }
+    const Eigen::VectorXd y = warm_values(w, warm_.size());
     const Eigen::VectorXd warped = OutputWarping(job.policy.output_warping, y)(y);
     const std::vector<std::size_t> rows = fit_rows(warped);
     std::vector<Eigen::VectorXd> kept_x;
@@ -36,6 +44,23 @@ ModelData::ModelData(const jobs::JobSpec& job, const std::vector<WarmTask>& warm
     warm_results_.push_back(w.objectives.size());
     warm_sources_.push_back(w.source);
   }
+}
+
+Eigen::VectorXd ModelData::warm_values(const WarmTask& w, std::size_t index) const {
+  Eigen::VectorXd y(static_cast<Eigen::Index>(w.objectives.size()));
+  if (job_.objective.several.empty() || w.values.size() != w.objectives.size()) {
+    for (std::size_t i = 0; i < w.objectives.size(); ++i) {
+      y(static_cast<Eigen::Index>(i)) = jobs::Objective(w.direction).oriented(w.objectives[i]);
+    }
+    return y;
+  }
+  // Several objectives: the finished task's results scalarized as a task of this run's are
+  // (ParEGO), with weights of its own drawn once from the seed and its place in the warm start.
+  const std::uint64_t z = mixed(job_.seed ^ (0xD1B54A32D192ED03ULL * (static_cast<std::uint64_t>(index) + 1)));
+  const Scalarization scalarized(job_.objective.objectives(), w.values,
+                                 Scalarization::random_weights(job_.objective.several.size(), z));
+  for (std::size_t i = 0; i < w.values.size(); ++i) y(static_cast<Eigen::Index>(i)) = scalarized(w.values[i]);
+  return y;
 }
 
 Eigen::VectorXd ModelData::encode(const jobs::Config& config) const {
@@ -85,17 +110,14 @@ std::optional<Scalarization> ModelData::scalarization(const RunState& state, int
   if (job_.objective.several.empty() || (!rungs_.empty() && step + 1 < steps_)) return std::nullopt;
   std::vector<std::vector<double>> results;
   for (const std::int64_t id : usable_trials(state, task, step)) results.push_back(state.trial(id).outcome.values);
-  // splitmix64's finalizer over (seed, task, results): neighbouring inputs, unrelated weights.
+  // Mixed from (seed, task, results): neighbouring inputs, unrelated weights.
   // Drawn from the results the scalarization is made of, not from the trials created: a fit's
   // values, the proposals made from its posterior (their incumbent) and the posterior a
   // checkpoint rebuilds on the same results must all be the same numbers. Drawn from the trials
   // created, a checkpoint taken after a proposal rebuilt the fit on values of other weights,
   // and a --sync resume proposed otherwise (CI's integration_kill_resume).
-  std::uint64_t z = job_.seed ^ (0x9E3779B97F4A7C15ULL * (static_cast<std::uint64_t>(task) + 1)) ^
-                    (static_cast<std::uint64_t>(results.size()) << 32);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  z ^= z >> 31;
+  const std::uint64_t z = mixed(job_.seed ^ (0x9E3779B97F4A7C15ULL * (static_cast<std::uint64_t>(task) + 1)) ^
+                                 (static_cast<std::uint64_t>(results.size()) << 32));
   return Scalarization(job_.objective.objectives(), results, Scalarization::random_weights(job_.objective.several.size(), z));
 }
 

@@ -110,6 +110,10 @@ class ModelData {
                              const Scalarization* scalarized) const;
   // Larger is better inside the models: a minimize job negates its objective.
   double oriented(double objective) const;
+  // A warm task's results as the models learn them: oriented by its own direction with one
+  // objective, scalarized with weights of its own (drawn from the seed and `index`, its place
+  // in the warm start) with several.
+  Eigen::VectorXd warm_values(const WarmTask& w, std::size_t index) const;
 
   const jobs::JobSpec& job_;
   jobs::Encoder encoder_;

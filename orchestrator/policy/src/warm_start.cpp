@@ -41,7 +41,13 @@ std::vector<WarmTask> tasks_of_csv(const std::filesystem::path& file, const std:
   const std::string where = place + ": " + file.string();
   const std::string name = file.filename().string();
   const int task = csv.column("task");
-  const int objective = column_of(csv, {"objective", "value"});
+  const int objective = column_of(csv, {"objective", "value", "values_0"});
+  // With several objectives, a column per objective past the first: lbo's results.csv names it
+  // objective:<name>, Optuna's trials_dataframe values_<i> (by position).
+  std::vector<int> others;
+  for (std::size_t i = 1; i < job.objective.several.size(); ++i) {
+    others.push_back(column_of(csv, {"objective:" + job.objective.several[i].name(), "values_" + std::to_string(i)}));
+  }
   const int status = csv.column("status");
   const int state = csv.column("state");
   const int infeasible = csv.column("infeasible");
@@ -52,6 +58,11 @@ std::vector<WarmTask> tasks_of_csv(const std::filesystem::path& file, const std:
     if (params.back() < 0) missing += (missing.empty() ? "" : ", ") + p.name;
   }
   if (objective < 0) missing += std::string(missing.empty() ? "" : ", ") + "objective (or value)";
+  for (std::size_t i = 0; i < others.size(); ++i) {
+    if (others[i] >= 0) continue;
+    missing += std::string(missing.empty() ? "" : ", ") + "objective:" + job.objective.several[i + 1].name() +
+               " (or values_" + std::to_string(i + 1) + ")";
+  }
   if (!missing.empty()) {
     throw InputError(where + ":1: no column for " + missing + "; a row holds a task column (task), a column per " +
                      "parameter (its name, or params_<name>) and the objective (objective or value)");
@@ -75,6 +86,21 @@ std::vector<WarmTask> tasks_of_csv(const std::filesystem::path& file, const std:
       problems.add(r.line, "an ok row's objective \"" + std::string(csv.field(r, objective)) + "\" is not a finite number");
       continue;
     }
+    std::vector<double> values;  // with several objectives, each one's
+    if (!others.empty()) {
+      values.push_back(*value);
+      for (const int c : others) {
+        const std::optional<double> v = jobs::parse_number(csv.field(r, c));
+        if (!v) break;
+        values.push_back(*v);
+      }
+      if (values.size() < others.size() + 1) {
+        const int c = others[values.size() - 1];
+        problems.add(r.line, "an ok row's " + csv.header[static_cast<std::size_t>(c)] + " \"" + std::string(csv.field(r, c)) +
+                                 "\" is not a finite number");
+        continue;
+      }
+    }
     std::string why;
     const std::optional<jobs::Config> config =
         job.space.parse_config([&](int p) { return csv.field(r, params[static_cast<std::size_t>(p)]); }, why);
@@ -91,6 +117,7 @@ std::vector<WarmTask> tasks_of_csv(const std::filesystem::path& file, const std:
     at->configs.push_back(*config);
     at->objectives.push_back(*value);
     at->infeasible.push_back(infeasible >= 0 && csv.field(r, infeasible) == "1" ? 1 : 0);
+    if (!values.empty()) at->values.push_back(std::move(values));
   }
   if (problems.count() > 0) {
     throw InputError(where + ": " + std::to_string(problems.count()) + " problem(s) in its rows:" + problems.lines());
@@ -103,6 +130,27 @@ std::vector<WarmTask> tasks_of_csv(const std::filesystem::path& file, const std:
     notes->push_back(where + ": " + std::to_string(failed) + " row(s) left out: their status is not a success");
   }
   return tasks;
+}
+
+// With several objectives, the index in an earlier run's objectives of each of this job's, found
+// by name; empty with one objective. Throws when that run lacks one of them.
+std::vector<std::size_t> objectives_by_name(const RunState& state, const jobs::JobSpec& job, const std::string& where) {
+  std::vector<std::size_t> named;
+  if (job.objective.several.empty()) return named;
+  const jobs::Objectives theirs = state.job().all_objectives();
+  std::string lacking;
+  for (const jobs::Objective& o : job.objective.several) {
+    const std::ptrdiff_t i = theirs.index_of(o.name());
+    if (i < 0) lacking += (lacking.empty() ? "" : ", ") + o.name();
+    named.push_back(static_cast<std::size_t>(i));
+  }
+  if (!lacking.empty()) {
+    std::string have;
+    for (std::size_t i = 0; i < theirs.size(); ++i) have += (i == 0 ? "" : ", ") + theirs[i].name();
+    throw InputError(where + ": its results have no value for " + lacking + " (they have " + have +
+                     "); a warm start of several objectives takes runs that measured each of them, by name");
+  }
+  return named;
 }
 
 }  // namespace
@@ -135,6 +183,7 @@ std::vector<WarmTask> load_warm_start(const jobs::JobSpec& job, std::vector<std:
       for (const std::string& w : why) message += "\n  " + w;
       throw InputError(message);
     }
+    const std::vector<std::size_t> named = objectives_by_name(state, job, where);
     // A task counts once it is done (its budget used), with its ok trials; failed ones stay out.
     for (std::size_t task = 0; task < state.tasks().size(); ++task) {
       const TaskIdentity& identity = state.job().tasks[task];
@@ -152,9 +201,14 @@ std::vector<WarmTask> load_warm_start(const jobs::JobSpec& job, std::vector<std:
         w.configs.push_back(t.config);
         w.objectives.push_back(t.outcome.objective);
         w.infeasible.push_back(t.infeasible ? 1 : 0);  // by that run's own limits
+        if (named.empty()) continue;
+        const std::vector<double> measured = state.values_of(t);
+        std::vector<double>& values = w.values.emplace_back();
+        for (const std::size_t k : named) values.push_back(measured[k]);
+        w.objectives.back() = values.front();  // this job's first objective, whichever that run's first was
       }
       w.source = dir.string() + ":" + identity.name;
-      w.direction = state.job().direction;
+      w.direction = named.empty() ? state.job().direction : job.objective.several.front().direction();
       tasks.push_back(std::move(w));
     }
   }

@@ -96,6 +96,10 @@ struct WarmTask {
   /// Per result, 1 where it broke a limit of that run's [[constraints]] (results.csv's
   /// `infeasible`): a result the models learn, never an earlier best. Empty: none did.
   std::vector<char> infeasible;
+  /// With several objectives ([objective] objectives), per result each of this job's objectives'
+  /// values in this job's order, found by name in that run (`objectives` holds the first's).
+  /// Empty with one.
+  std::vector<std::vector<double>> values;
 };
 
 /// One draw of a Hedge for a new trial (hedge.csv): GP-Hedge over acquisition functions
