@@ -28,7 +28,7 @@ goes on from what it saved in checkpoint_dir() (kept across its attempts)::
             break
     lbo_trial.result(score)
 
-Nothing here is needed: an objective in any language prints the same lines (README,
+Nothing here is needed: an objective in any language prints the same lines (docs/objectives.md,
 "Objective protocol"). Outside lbo (no LBO_PARAMS_FILE) params() reads the file it is given,
 and report() and result() print as they would under lbo.
 """

@@ -1,6 +1,6 @@
 #pragma once
 // The objective protocol: how a command line is expanded for one trial and how its result
-// is read back (README, "Objective protocol").
+// is read back (docs/objectives.md, "Objective protocol").
 
 #include <array>
 #include <cstdint>

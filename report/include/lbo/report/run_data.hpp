@@ -10,7 +10,7 @@
 
 namespace lbo::report {
 
-/// The run in `dir` as one JSON document (README.md, "The data"). Read-only; safe while the
+/// The run in `dir` as one JSON document (report/README.md, "The data"). Read-only; safe while the
 /// run is active. `ended_with`: the exit status the run ends with, when its own master writes
 /// the report as it ends (it still holds the lock, so the run would read as running).
 /// Throws lbo::InputError when `dir` is not a run directory, and CorruptStateError when
