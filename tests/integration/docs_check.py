@@ -3,8 +3,8 @@ one lbo takes, and the README's first job runs as shown.
 
     LBO_BIN=build/lbo python3 tests/integration/docs_check.py
 
-1. Each relative link of README.md and docs/*.md names a file or folder of the repository,
-   and its #anchor, if any, a heading of the page it leads to (GitHub's slugs).
+1. Each relative link of README.md, docs/*.md and bench/README.md names a file or folder of the
+   repository, and its #anchor, if any, a heading of the page it leads to (GitHub's slugs).
 2. Each line of a fenced block that runs lbo (`build/lbo ...`, `lbo ...`, `mpirun ... lbo ...`)
    names a subcommand whose --help lists every option the line gives; a job file it names that
    the repository has is validated (`lbo validate`, exit 0).
@@ -26,6 +26,8 @@ import tempfile
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LBO = os.path.abspath(os.environ.get("LBO_BIN", os.path.join(REPO, "build", "lbo")))
 PAGES = [os.path.join(REPO, "README.md")] + sorted(glob.glob(os.path.join(REPO, "docs", "*.md")))
+# Pages whose links are checked too (their fenced blocks are program output, not commands).
+LINKED = [os.path.join(REPO, "bench", "README.md")]
 problems = []
 
 
@@ -180,10 +182,12 @@ def main():
     for page in PAGES:
         check_links(page)
         check_commands(page)
+    for page in LINKED:
+        check_links(page)
     check_first_job()
     for p in problems:
         print(p)
-    print(f"docs_check: {len(PAGES)} pages, {len(problems)} problem(s)")
+    print(f"docs_check: {len(PAGES) + len(LINKED)} pages, {len(problems)} problem(s)")
     return 1 if problems else 0
 
 

@@ -77,8 +77,8 @@ enum class Refinement { none, brief, full };
 
 /// The progress rule of a brief refinement: 10⁻⁴ · max(1, |value|) per iteration. Absolute below
 /// a value of 1, so it ends refinements of tiny EI values early: the rule of a master too busy
-/// to refine in full, not of every refinement (bench/README, simulated scale, eighth and ninth
-/// runs).
+/// to refine in full, not of every refinement (bench/log/2026-11-28-simulated-scale-eighth-run-*.md
+/// and -ninth-run-*.md).
 inline constexpr double kBriefProgress = 1e-4;
 
 struct Maximum {
