@@ -21,8 +21,9 @@ constexpr int kInterimHere = 64;
 // least kInterimHere of them: a wave of trials that ended together (thousands of slots). Its
 // hyperparameters were fitted on a few results (the wave's first), and a batch joins only its
 // best TaskBatch::kJoined unseen results exactly, so a GP fitted on the wave's results proposes
-// better than it until the next fit lands (seconds: bench/log/2026-11-28-simulated-scale-sixth-run-what-wave-is-proposed.md). A trickle of
-// results, the usual case, never leaves the fit behind.
+// better than it until the next fit lands (seconds:
+// bench/log/2026-11-28-simulated-scale-sixth-run-what-wave-is-proposed.md). A trickle of results, the
+// usual case, never leaves the fit behind.
 bool behind(std::size_t fitted, std::size_t results) {
   return results >= 2 * fitted && results - fitted >= static_cast<std::size_t>(kInterimHere);
 }

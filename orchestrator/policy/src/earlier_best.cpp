@@ -52,12 +52,15 @@ std::vector<jobs::Config> earlier_bests(const RunState& state, int task, const s
   const jobs::Objectives objectives = state.job().all_objectives();
   const auto add_best = [&](const WarmTask& w, std::optional<std::size_t> k) {
     const jobs::Objective by = k ? objectives[*k] : jobs::Objective(w.direction);
-    if (const std::ptrdiff_t i = by.best_of(feasible_values(w, k)); i >= 0 && static_cast<std::size_t>(i) < w.configs.size()) {
-      add(w.configs[static_cast<std::size_t>(i)]);
-    }
+    const std::ptrdiff_t i = by.best_of(feasible_values(w, k));
+    if (i >= 0 && static_cast<std::size_t>(i) < w.configs.size()) add(w.configs[static_cast<std::size_t>(i)]);
   };
-  const auto several = [&](const WarmTask& w) { return state.several_objectives() && w.values.size() == w.objectives.size(); };
-  for (auto w = warm.rbegin(); w != warm.rend(); ++w) add_best(*w, several(*w) ? std::optional<std::size_t>(0) : std::nullopt);
+  const auto several = [&](const WarmTask& w) {
+    return state.several_objectives() && w.values.size() == w.objectives.size();
+  };
+  for (auto w = warm.rbegin(); w != warm.rend(); ++w) {
+    add_best(*w, several(*w) ? std::optional<std::size_t>(0) : std::nullopt);
+  }
   for (auto w = warm.rbegin(); w != warm.rend(); ++w) {
     for (std::size_t k = 1; several(*w) && k < objectives.size(); ++k) add_best(*w, k);
   }

@@ -29,8 +29,8 @@ int InitialDesign::size(const RunState& state, int task) const {
 //
 // Unset, with lbo, the count grows with the earlier tasks: half their distinct bests, at least
 // 2 (ablr keeps 2: not measured). Measured
-// (bench/log/2026-11-28-transfer-published-sixth-run-how-many-earlier-bests.md): with ten earlier tasks, five bests took lbo's best after 5 DeepAR trials from 14.0% to
-// 7.8% of the task's rows better, level later; with the one to four earlier tasks of a Branin
+// (bench/log/2026-11-28-transfer-published-sixth-run-how-many-earlier-bests.md): with ten earlier
+// tasks, five bests took lbo's best after 5 DeepAR trials from 14.0% to 7.8% of the task's rows better, level later; with the one to four earlier tasks of a Branin
 // sequence, the random points were worth more than more bests (a few random points tell the
 // model how the new task differs).
 std::size_t InitialDesign::transfer_best(const RunState& state, int task) const {

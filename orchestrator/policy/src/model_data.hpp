@@ -88,7 +88,8 @@ class ModelData {
   };
   /// `task`'s trials as the batch of its `step` sees them. With a `memo` (the caller's, one per
   /// model task), the warping is fitted anew only when the task's usable results changed: it
-  /// sorts them, and this runs at every proposal (bench/log/2026-11-28-simulated-scale-eighth-run-output-warping-2-048.md).
+  /// sorts them, and this runs at every proposal
+  /// (bench/log/2026-11-28-simulated-scale-eighth-run-output-warping-2-048.md).
   TaskTrials trials_of(const RunState& state, int task, int step, WarpingMemo* memo = nullptr) const;
   /// The rows a fit takes of a model task's `values` (larger is better): every one, or with
   /// [policy] max_fit_results = N and more than N, the best ⌈N/2⌉ (ties: the earlier) and the

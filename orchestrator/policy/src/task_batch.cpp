@@ -193,10 +193,9 @@ void TaskBatch::rebuild(const TaskTrials& trials, const Basis& basis, const Batc
   std::tie(params_.incumbent, feasible_) = incumbent_of(state, observed);
   if (basis.kind == Basis::Kind::prior) params_.incumbent = basis.incumbent;
   params_.xi = settings.xi;
-  // The older running trials are penalized at the posterior's belief. The unseen results left
-  // out are not: the next fit takes them in (penalizing them too, variant D in
-  // bench/log/2026-11-27-simulated-scale-fourth-run-local-penalization-beyond-small.md, showed
-  // no gain).
+  // The older running trials are penalized at the posterior's belief; the unseen results left out
+  // are not, the next fit takes them in (penalizing them too, bench/log's simulated-scale fourth
+  // run, variant D, showed no gain).
   batch_->penalize(surrogate::stack_rows(penalized_x, d), params_.incumbent);
 }
 

@@ -119,8 +119,9 @@ class TaskBatch {
   ///   master's time, so a burst of free slots is not kept waiting;
   /// - brief (stopped on progress): every kRefineEvery-th ranking of a master too busy for the
   ///   above. In a wave of thousands of proposals the time alone left 1 in 80 refined, and the
-  ///   wave's best results were far worse (bench/log/2026-11-28-simulated-scale-sixth-run-what-wave-is-proposed.md); refined in full, a wave on
-  ///   a warped task's results kept its last slots waiting twice as long
+  ///   wave's best results were far worse
+  ///   (bench/log/2026-11-28-simulated-scale-sixth-run-what-wave-is-proposed.md); refined in full, a
+  ///   wave on a warped task's results kept its last slots waiting twice as long
   ///   (bench/log/2026-11-28-simulated-scale-ninth-run-busy-master-refines-briefly.md);
   /// - none: otherwise.
   surrogate::Refinement take_refinement(bool sync);

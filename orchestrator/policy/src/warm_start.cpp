@@ -1,6 +1,9 @@
 #include "lbo/orchestrator/warm_start.hpp"
 
 #include <algorithm>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "lbo/jobs/csv.hpp"
 #include "lbo/jobs/error.hpp"
@@ -28,6 +31,62 @@ bool succeeded(const jobs::CsvTable& csv, const jobs::CsvRecord& r, int status, 
   return true;
 }
 
+// The columns a warm task is read from, each -1 where the file has none.
+struct CsvColumns {
+  int task = -1, objective = -1, status = -1, state = -1, infeasible = -1;
+  std::vector<int> params;  // per parameter of the space
+  // With several objectives, per objective past the first: lbo's results.csv names it
+  // objective:<name>, Optuna's trials_dataframe values_<i> (by position).
+  std::vector<int> others;
+};
+
+// The file's columns for `job`; throws, naming every one missing, when a parameter or an
+// objective has none.
+CsvColumns columns_of(const jobs::CsvTable& csv, const jobs::JobSpec& job, const std::string& where) {
+  CsvColumns c;
+  c.task = csv.column("task");
+  c.objective = column_of(csv, {"objective", "value", "values_0"});
+  c.status = csv.column("status");
+  c.state = csv.column("state");
+  c.infeasible = csv.column("infeasible");
+  std::string missing;
+  const auto lacks = [&missing](const std::string& what) { missing += (missing.empty() ? "" : ", ") + what; };
+  for (const jobs::ParamSpec& p : job.space.params()) {
+    c.params.push_back(column_of(csv, {p.name, "params_" + p.name}));
+    if (c.params.back() < 0) lacks(p.name);
+  }
+  if (c.objective < 0) lacks("objective (or value)");
+  for (std::size_t i = 1; i < job.objective.several.size(); ++i) {
+    const std::string name = "objective:" + job.objective.several[i].name(), optuna = "values_" + std::to_string(i);
+    c.others.push_back(column_of(csv, {name, optuna}));
+    if (c.others.back() < 0) lacks(name + " (or " + optuna + ")");
+  }
+  if (!missing.empty()) {
+    throw InputError(where + ":1: no column for " + missing + "; a row holds a task column (task), a column per " +
+                     "parameter (its name, or params_<name>) and the objective (objective or value)");
+  }
+  return c;
+}
+
+// With several objectives, an ok row's value of each, `first` the first's; empty with one.
+// Nothing, with the problem added, when one is no finite number.
+std::optional<std::vector<double>> row_values(const jobs::CsvTable& csv, const jobs::CsvRecord& r, const CsvColumns& c,
+                                              double first, jobs::CsvProblems& problems) {
+  std::vector<double> values;
+  if (c.others.empty()) return values;
+  values.push_back(first);
+  for (const int column : c.others) {
+    const std::optional<double> v = jobs::parse_number(csv.field(r, column));
+    if (!v) {
+      problems.add(r.line, "an ok row's " + csv.header[static_cast<std::size_t>(column)] + " \"" +
+                               std::string(csv.field(r, column)) + "\" is not a finite number");
+      return std::nullopt;
+    }
+    values.push_back(*v);
+  }
+  return values;
+}
+
 // Earlier evaluations in a CSV file, one warm task per value of its task column (in the order
 // they first appear; the whole file is one task, named by the file, without the column).
 std::vector<WarmTask> tasks_of_csv(const std::filesystem::path& file, const std::string& place, const jobs::JobSpec& job,
@@ -40,75 +99,36 @@ std::vector<WarmTask> tasks_of_csv(const std::filesystem::path& file, const std:
   }
   const std::string where = place + ": " + file.string();
   const std::string name = file.filename().string();
-  const int task = csv.column("task");
-  const int objective = column_of(csv, {"objective", "value", "values_0"});
-  // With several objectives, a column per objective past the first: lbo's results.csv names it
-  // objective:<name>, Optuna's trials_dataframe values_<i> (by position).
-  std::vector<int> others;
-  for (std::size_t i = 1; i < job.objective.several.size(); ++i) {
-    others.push_back(column_of(csv, {"objective:" + job.objective.several[i].name(), "values_" + std::to_string(i)}));
-  }
-  const int status = csv.column("status");
-  const int state = csv.column("state");
-  const int infeasible = csv.column("infeasible");
-  std::vector<int> params;
-  std::string missing;
-  for (const jobs::ParamSpec& p : job.space.params()) {
-    params.push_back(column_of(csv, {p.name, "params_" + p.name}));
-    if (params.back() < 0) missing += (missing.empty() ? "" : ", ") + p.name;
-  }
-  if (objective < 0) missing += std::string(missing.empty() ? "" : ", ") + "objective (or value)";
-  for (std::size_t i = 0; i < others.size(); ++i) {
-    if (others[i] >= 0) continue;
-    missing += std::string(missing.empty() ? "" : ", ") + "objective:" + job.objective.several[i + 1].name() +
-               " (or values_" + std::to_string(i + 1) + ")";
-  }
-  if (!missing.empty()) {
-    throw InputError(where + ":1: no column for " + missing + "; a row holds a task column (task), a column per " +
-                     "parameter (its name, or params_<name>) and the objective (objective or value)");
-  }
+  const CsvColumns c = columns_of(csv, job, where);
   std::vector<WarmTask> tasks;
   jobs::CsvProblems problems(name);
   jobs::CsvProblems no_number(file.string());  // rows without a status whose objective is no finite number
   std::size_t failed = 0;
   for (const jobs::CsvRecord& r : csv.records) {
-    if (!succeeded(csv, r, status, state)) {  // a failure teaches nothing here
+    if (!succeeded(csv, r, c.status, c.state)) {  // a failure teaches nothing here
       ++failed;
       continue;
     }
-    const std::optional<double> value = jobs::parse_number(csv.field(r, objective));
+    const std::optional<double> value = jobs::parse_number(csv.field(r, c.objective));
     if (!value) {
       // No status: a row without a value is taken for a failed evaluation, and said.
-      if (status < 0 && state < 0) {
-        no_number.add(r.line, "objective \"" + std::string(csv.field(r, objective)) + "\"");
+      if (c.status < 0 && c.state < 0) {
+        no_number.add(r.line, "objective \"" + std::string(csv.field(r, c.objective)) + "\"");
         continue;
       }
-      problems.add(r.line, "an ok row's objective \"" + std::string(csv.field(r, objective)) + "\" is not a finite number");
+      problems.add(r.line, "an ok row's objective \"" + std::string(csv.field(r, c.objective)) + "\" is not a finite number");
       continue;
     }
-    std::vector<double> values;  // with several objectives, each one's
-    if (!others.empty()) {
-      values.push_back(*value);
-      for (const int c : others) {
-        const std::optional<double> v = jobs::parse_number(csv.field(r, c));
-        if (!v) break;
-        values.push_back(*v);
-      }
-      if (values.size() < others.size() + 1) {
-        const int c = others[values.size() - 1];
-        problems.add(r.line, "an ok row's " + csv.header[static_cast<std::size_t>(c)] + " \"" + std::string(csv.field(r, c)) +
-                                 "\" is not a finite number");
-        continue;
-      }
-    }
+    std::optional<std::vector<double>> values = row_values(csv, r, c, *value, problems);
+    if (!values) continue;
     std::string why;
     const std::optional<jobs::Config> config =
-        job.space.parse_config([&](int p) { return csv.field(r, params[static_cast<std::size_t>(p)]); }, why);
+        job.space.parse_config([&](int p) { return csv.field(r, c.params[static_cast<std::size_t>(p)]); }, why);
     if (!config) {
       problems.add(r.line, why + std::string(jobs::kRowFix));
       continue;
     }
-    const std::string label = task >= 0 ? std::string(csv.field(r, task)) : file.stem().string();
+    const std::string label = c.task >= 0 ? std::string(csv.field(r, c.task)) : file.stem().string();
     auto at = std::find_if(tasks.begin(), tasks.end(), [&](const WarmTask& w) { return w.source == file.string() + ":" + label; });
     if (at == tasks.end()) {
       tasks.push_back(WarmTask{file.string() + ":" + label, {}, {}, job.objective.direction});
@@ -116,8 +136,8 @@ std::vector<WarmTask> tasks_of_csv(const std::filesystem::path& file, const std:
     }
     at->configs.push_back(*config);
     at->objectives.push_back(*value);
-    at->infeasible.push_back(infeasible >= 0 && csv.field(r, infeasible) == "1" ? 1 : 0);
-    if (!values.empty()) at->values.push_back(std::move(values));
+    at->infeasible.push_back(c.infeasible >= 0 && csv.field(r, c.infeasible) == "1" ? 1 : 0);
+    if (!values->empty()) at->values.push_back(std::move(*values));
   }
   if (problems.count() > 0) {
     throw InputError(where + ": " + std::to_string(problems.count()) + " problem(s) in its rows:" + problems.lines());

@@ -80,12 +80,13 @@ struct SurrogateTraits {
   /// acquisition unset: this one (JUMBO's paper uses UCB), else [policy]'s default.
   std::optional<AcquisitionKind> acquisition;
   /// output_warping unset: copula_below_median where it was measured to help (lbo's transfer:
-  /// bench/log/2026-11-28-transfer-published-third-run-copula-below-median-leave.md), else none (gp: the half copula cost
-  /// on the single-task synthetic cases and gained nothing on the transfer table, bench/README.md
+  /// bench/log/2026-11-28-transfer-published-third-run-copula-below-median-leave.md),
+  /// else none (gp: the half copula cost on the single-task synthetic cases and gained nothing on the transfer table, bench/README.md
   /// "Sample efficiency", decision `gp-output-warping`).
   OutputWarping output_warping = OutputWarping::none;
   /// transfer_best unset: half the earlier tasks' distinct bests when that is more than
-  /// transfer_best (lbo: measured on DeepAR, bench/log/2026-11-28-transfer-published-sixth-run-how-many-earlier-bests.md).
+  /// transfer_best (lbo: measured on DeepAR,
+  /// bench/log/2026-11-28-transfer-published-sixth-run-how-many-earlier-bests.md).
   bool transfer_best_grows = false;
 };
 /// Every surrogate, in the order the job file's error message names them.
@@ -116,8 +117,8 @@ struct PolicySpec {
   /// copula_below_median: the models learn each task's results through their Gaussian copula
   /// transform below the task's median, and on their own scale above it; copula: through the
   /// transform alone (orchestrator/policy/src/output_warping.hpp); none: as they are.
-  /// Measured in bench/log/2026-11-28-transfer-published-third-run-copula-below-median-leave.md. The job file's default is
-  /// the surrogate's (SurrogateTraits::output_warping); this one is lbo's.
+  /// Measured in bench/log/2026-11-28-transfer-published-third-run-copula-below-median-leave.md.
+  /// The job file's default is the surrogate's (SurrogateTraits::output_warping); this one is lbo's.
   OutputWarping output_warping = OutputWarping::copula_below_median;
   double hedge_eta = 1.0;   ///< GP-Hedge learning rate
   /// GP-Hedge: a new task starts with hedge_memory × the gains the latest earlier task had when
