@@ -12,9 +12,9 @@ include(CMakePackageConfigHelpers)
 set(LBO_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/lbo CACHE STRING
     "Where the CMake package goes, relative to the install prefix")
 set(_lbo_modules surrogate jobs workers cluster orchestrator/store orchestrator/policy orchestrator/outputs
-    orchestrator/master report)
+    orchestrator/fidelity orchestrator/master report)
 
-set(_lbo_libraries lbo_surrogate lbo_jobs lbo_workers lbo_cluster lbo_store lbo_policy lbo_outputs lbo_master
+set(_lbo_libraries lbo_surrogate lbo_jobs lbo_workers lbo_cluster lbo_store lbo_policy lbo_outputs lbo_fidelity lbo_master
     lbo_orchestrator lbo_report)
 # Code that embeds them is compiled for the instruction set they were (cmake/LboArch.cmake).
 if(LBO_ARCH_FLAGS)

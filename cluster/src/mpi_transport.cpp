@@ -402,9 +402,9 @@ class MpiTransport final : public Transport {
     session_.mark_lost(rank);
     try_send("", rank, detail::kShutdownTag);
     capacity_[rank] = 0;
-    std::vector<std::pair<std::int64_t, int>> trials;
+    std::vector<workers::AttemptKey> trials;
     for (const auto& [trial, where] : running_) {
-      if (where.rank == rank) trials.emplace_back(trial, where.attempt);
+      if (where.rank == rank) trials.push_back({trial, where.attempt});
     }
     int live = 0;
     for (int r = 1; r < session_.size(); ++r) live += lost(r) ? 0 : 1;

@@ -6,13 +6,14 @@
 #include <variant>
 
 #include "lbo/orchestrator/journal.hpp"
+#include "lbo/workers/work_order.hpp"
 
 namespace lbo::report {
 
 History read_history(const std::filesystem::path& journal_file) {
   History h;
   const orchestrator::JournalContents journal = orchestrator::read_journal(journal_file, 0);
-  std::map<std::pair<std::int64_t, int>, std::size_t> index;
+  std::map<workers::AttemptKey, std::size_t> index;
   const auto seen = [&](double t) {
     h.last_activity = std::max(h.last_activity, t);
     if (!h.allocations.empty()) h.allocations.back().last_seen = std::max(h.allocations.back().last_seen, t);
@@ -29,7 +30,7 @@ History read_history(const std::filesystem::path& journal_file) {
     } else if (const auto* f = std::get_if<orchestrator::TrialFinished>(&record)) {
       auto at = index.find({f->trial, f->attempt});
       if (at == index.end()) {  // its start record is lost: the attempt is known from its end
-        at = index.emplace(std::pair{f->trial, f->attempt}, h.attempts.size()).first;
+        at = index.emplace(workers::AttemptKey{f->trial, f->attempt}, h.attempts.size()).first;
         h.attempts.push_back({f->trial, f->attempt, f->worker, 0, 0, {}, {}, {}, false,
                               h.allocations.empty() ? kNoAllocation : h.allocations.size() - 1});
       }

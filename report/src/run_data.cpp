@@ -322,7 +322,7 @@ json allocations_json(const History& history, const Utilization& use) {
 // Each trial's newest attempt, and every attempt by (trial, attempt).
 struct AttemptIndex {
   std::map<std::int64_t, const Attempt*> newest;
-  std::map<std::pair<std::int64_t, int>, const Attempt*> each;
+  std::map<workers::AttemptKey, const Attempt*> each;
 };
 
 // Attempts; one that never ended ran when its allocation ended (or runs now). `index` gets them.

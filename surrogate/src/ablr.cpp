@@ -282,9 +282,6 @@ void Ablr::restore(const SurrogateState& state, const TaskData& data) {
   cold_fit_size_ = saved.cold_fit_size;
 }
 
-std::shared_ptr<const TaskPosterior> Ablr::posterior(int task) const {
-  if (task < 0 || task >= static_cast<int>(posteriors_.size())) return nullptr;
-  return posteriors_[task];
-}
+std::shared_ptr<const TaskPosterior> Ablr::posterior(int task) const { return task_posterior(posteriors_, task); }
 
 }  // namespace lbo::surrogate

@@ -340,10 +340,7 @@ void Jumbo::fit(const TaskData& data, std::uint64_t seed) {
   }
 }
 
-std::shared_ptr<const TaskPosterior> Jumbo::posterior(int task) const {
-  if (task < 0 || static_cast<std::size_t>(task) >= posteriors_.size()) return nullptr;
-  return posteriors_[static_cast<std::size_t>(task)];
-}
+std::shared_ptr<const TaskPosterior> Jumbo::posterior(int task) const { return task_posterior(posteriors_, task); }
 
 SurrogateState Jumbo::state() const {
   SurrogateState s;

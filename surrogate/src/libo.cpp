@@ -308,10 +308,7 @@ bool libo_plain_chosen(const LiboState& state, std::size_t task) {
          state.loo_plain[task] > state.loo_learned[task];
 }
 
-std::shared_ptr<const TaskPosterior> Libo::posterior(int task) const {
-  if (task < 0 || static_cast<std::size_t>(task) >= posteriors_.size()) return nullptr;
-  return posteriors_[static_cast<std::size_t>(task)];
-}
+std::shared_ptr<const TaskPosterior> Libo::posterior(int task) const { return task_posterior(posteriors_, task); }
 
 SurrogateState Libo::state() const {
   SurrogateState s;

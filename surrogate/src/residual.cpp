@@ -140,10 +140,7 @@ void ResidualGp::fit(const TaskData& data, std::uint64_t seed) {
   combine(data.tasks.size());
 }
 
-std::shared_ptr<const TaskPosterior> ResidualGp::posterior(int task) const {
-  if (task < 0 || task >= static_cast<int>(posteriors_.size())) return nullptr;
-  return posteriors_[static_cast<std::size_t>(task)];
-}
+std::shared_ptr<const TaskPosterior> ResidualGp::posterior(int task) const { return task_posterior(posteriors_, task); }
 
 SurrogateState ResidualGp::state() const {
   SurrogateState s = base_->state();

@@ -61,10 +61,7 @@ void GpSurrogate::fit(const TaskData& data, std::uint64_t seed, const Bases& bas
   posteriors_ = std::move(posteriors);
 }
 
-std::shared_ptr<const TaskPosterior> GpSurrogate::posterior(int task) const {
-  if (task < 0 || task >= static_cast<int>(posteriors_.size())) return nullptr;
-  return posteriors_[task];
-}
+std::shared_ptr<const TaskPosterior> GpSurrogate::posterior(int task) const { return task_posterior(posteriors_, task); }
 
 SurrogateState GpSurrogate::state() const {
   GpState gp;

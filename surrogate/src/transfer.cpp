@@ -249,10 +249,7 @@ void TransferGp::average(const std::vector<char>& changed) {
   }
 }
 
-std::shared_ptr<const TaskPosterior> TransferGp::posterior(int task) const {
-  if (task < 0 || task >= static_cast<int>(posteriors_.size())) return nullptr;
-  return posteriors_[static_cast<std::size_t>(task)];
-}
+std::shared_ptr<const TaskPosterior> TransferGp::posterior(int task) const { return task_posterior(posteriors_, task); }
 
 std::vector<int> TransferGp::basis_tasks(int task) const {
   std::vector<int> out;

@@ -420,7 +420,7 @@ TEST(EarlyStoppingTest, sync_holds_a_trial_that_ended_before_its_round_reached_i
     ASSERT_EQ(stops.size(), 1u);
     EXPECT_EQ(stops[0].trial, 2);
     EXPECT_TRUE(rule.after_end(table.state).empty());
-    EXPECT_EQ(rule.released(table.state), (std::vector<std::pair<std::int64_t, int>>{{0, 1}}));
+    EXPECT_EQ(rule.released(table.state), (std::vector<lbo::workers::AttemptKey>{{0, 1}}));
     EXPECT_FALSE(rule.held(0, 1));
     lbo::testing::end_attempt(table.state, 0, lbo::testing::ok_with(0.98));
     // Rung 3 waits for trial 1 alone, and compares it with nobody there.

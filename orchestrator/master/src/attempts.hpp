@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "fidelity.hpp"
 #include "lbo/cluster/transport.hpp"
 #include "lbo/jobs/job_spec.hpp"
 #include "lbo/orchestrator/deadline.hpp"
+#include "lbo/orchestrator/fidelity.hpp"
 #include "lbo/orchestrator/journal.hpp"
 #include "lbo/orchestrator/run_directory.hpp"
 #include "lbo/orchestrator/run_outputs.hpp"

@@ -47,8 +47,8 @@ std::string lbo_error_message(const TrialFinished& finished) {
 TrialFinished finished_record(const Trial& trial, int attempt, const workers::Outcome& outcome, const std::string& worker,
                               double unix_time, int retries) {
   const workers::TrialStatus status = outcome.status;
-  const bool runs_again_first = status == workers::TrialStatus::cancelled || status == workers::TrialStatus::lbo_error;
-  const bool final = status == workers::TrialStatus::ok || (!runs_again_first && trial.failed_attempts >= retries);
+  const bool final =
+      status == workers::TrialStatus::ok || (!workers::runs_again_first(status) && trial.failed_attempts >= retries);
   return TrialFinished{trial.id, attempt,    final,        outcome,           worker,
                        unix_time, trial.task, trial.config, trial.proposed_by, trial.proposal_note};
 }

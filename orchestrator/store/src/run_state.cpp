@@ -10,11 +10,6 @@ namespace lbo::orchestrator {
 
 namespace {
 
-// Not a result of the objective: the trial runs again first, without using a retry.
-bool runs_again_first(workers::TrialStatus status) {
-  return status == workers::TrialStatus::cancelled || status == workers::TrialStatus::lbo_error;
-}
-
 void erase(std::vector<std::int64_t>& ids, std::int64_t id) { ids.erase(std::remove(ids.begin(), ids.end(), id), ids.end()); }
 
 void push_once(std::vector<std::int64_t>& ids, std::int64_t id) {
@@ -212,7 +207,7 @@ void RunState::on(const TrialFinished& r) {
   if (was_running || t->finished_unix == 0) t->finished_unix = r.unix_time;
   const workers::TrialStatus status = r.outcome.status;
   const bool paused = status == workers::TrialStatus::paused;
-  if (status != workers::TrialStatus::ok && !runs_again_first(status) && !paused) ++t->failed_attempts;
+  if (status != workers::TrialStatus::ok && !workers::runs_again_first(status) && !paused) ++t->failed_attempts;
   if (r.final) {
     t->finished = true;
     erase(interrupted_, r.trial);
@@ -222,7 +217,7 @@ void RunState::on(const TrialFinished& r) {
   } else if (paused) {
     erase(interrupted_, r.trial);  // a resume's owed pause (Promotions::owed)
     push_once(paused_, r.trial);
-  } else if (runs_again_first(status)) {
+  } else if (workers::runs_again_first(status)) {
     push_once(interrupted_, r.trial);
   } else {
     push_once(retries_, r.trial);

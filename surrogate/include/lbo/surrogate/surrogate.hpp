@@ -2,6 +2,7 @@
 // Surrogate: fits on the observations of every task and answers a posterior per task.
 
 #include <Eigen/Core>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -26,6 +27,14 @@ struct TaskData {
 /// OpenMP threads for the fits and maximizations the calling thread runs from now on (each
 /// thread has its own count).
 void use_threads(int threads);
+
+/// posteriors[task], or null for a task it does not hold: what posterior(int) returns for
+/// the surrogates that keep one posterior per task.
+inline std::shared_ptr<const TaskPosterior> task_posterior(
+    const std::vector<std::shared_ptr<const TaskPosterior>>& posteriors, int task) {
+  if (task < 0 || static_cast<std::size_t>(task) >= posteriors.size()) return nullptr;
+  return posteriors[static_cast<std::size_t>(task)];
+}
 
 class Surrogate {
  public:

@@ -1,6 +1,7 @@
 #pragma once
 // One evaluation of the objective, as sent to a worker, and what came of it.
 
+#include <compare>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -32,6 +33,11 @@ std::string_view to_string(TrialStatus status);
 inline bool is_failure(TrialStatus status) {
   return status == TrialStatus::failed || status == TrialStatus::timeout || status == TrialStatus::crashed;
 }
+/// Not a result of the objective (cancelled, lbo_error): the trial runs again first, without
+/// using a retry.
+inline bool runs_again_first(TrialStatus status) {
+  return status == TrialStatus::cancelled || status == TrialStatus::lbo_error;
+}
 
 /// Files of a trial's working directory (`trials/<id>/`).
 inline constexpr std::string_view kParamsFile = "params.json";
@@ -41,6 +47,14 @@ inline constexpr std::string_view kStderrFile = "stderr";
 /// [early_stopping] mode = "promotion": the environment variable that names the trial's
 /// checkpoint folder, kept across its attempts (the worker creates it).
 inline constexpr std::string_view kCheckpointDirVar = "LBO_CHECKPOINT_DIR";
+
+/// One attempt of one trial: the key of everything kept per attempt (reports, decisions, held
+/// completions). Ordered by trial, then attempt.
+struct AttemptKey {
+  std::int64_t trial = 0;
+  int attempt = 1;
+  auto operator<=>(const AttemptKey&) const = default;
+};
 
 struct EnvVar {
   std::string name, value;

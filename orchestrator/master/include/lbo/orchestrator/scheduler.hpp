@@ -25,9 +25,7 @@ struct NextAttempt {
   std::string proposal_note;
 };
 
-/// Whether a trial of a task may start now (the deadline: whether one is likely to finish in
-/// time). Asked before anything is proposed for the task.
-using TaskFilter = std::function<bool(int task)>;
+/// TaskFilter (run_state.hpp): whether a trial of a task may start now.
 
 /// The paused trial to promote now (to its next rung), among the tasks the filter allows.
 using PromotionSource = std::function<std::optional<std::int64_t>(const RunState& state, const TaskFilter& allowed)>;

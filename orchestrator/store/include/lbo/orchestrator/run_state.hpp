@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -106,6 +107,10 @@ struct TaskProgress {
   int failed() const { return finished - ok - stopped; }
   int proposed_by(ProposalSource source) const { return proposed[static_cast<std::size_t>(source)]; }
 };
+
+/// Whether a trial of a task may start now (the deadline: whether one is likely to finish in
+/// time). Asked before anything is proposed for the task, or a paused trial promoted.
+using TaskFilter = std::function<bool(int task)>;
 
 class RunState;
 /// "model 90% (2 interim-gp, 1 random-fallback)": of the trials of `tasks` (all when empty) that

@@ -1,5 +1,5 @@
 #pragma once
-// Promotions (private to master/): [early_stopping] mode = "promotion" for asha and hyperband,
+// Promotions (private to fidelity/): [early_stopping] mode = "promotion" for asha and hyperband,
 // ASHA as Li et al. ("A System for Massively Parallel Hyperparameter Tuning", MLSys 2020,
 // Algorithm 2) give it. A trial's attempt runs from the step it resumes after to its bracket's
 // next rung (RungTable::target_step) and is paused there. A free slot promotes, before it

@@ -103,7 +103,7 @@ std::size_t EarlyStopping::rungs_reached(const Trial& t) const {
 
 bool EarlyStopping::hold(const Trial& t) {
   if (!sync_) return false;
-  const auto key = std::make_pair(t.id, t.attempts);
+  const workers::AttemptKey key{t.id, t.attempts};
   if (decided_[key] >= rungs_reached(t)) return false;
   held_.insert(key);
   return true;
@@ -111,11 +111,11 @@ bool EarlyStopping::hold(const Trial& t) {
 
 bool EarlyStopping::held(std::int64_t id, int attempt) const { return held_.contains({id, attempt}); }
 
-std::vector<std::pair<std::int64_t, int>> EarlyStopping::released(const RunState& state) {
-  std::vector<std::pair<std::int64_t, int>> out;
+std::vector<workers::AttemptKey> EarlyStopping::released(const RunState& state) {
+  std::vector<workers::AttemptKey> out;
   for (auto it = held_.begin(); it != held_.end();) {
-    const Trial& t = state.trial(it->first);
-    const bool stopped = !t.running || t.attempts != it->second;
+    const Trial& t = state.trial(it->trial);
+    const bool stopped = !t.running || t.attempts != it->attempt;
     if (stopped || decided_[*it] >= rungs_reached(t)) {
       if (!stopped) out.push_back(*it);
       it = held_.erase(it);

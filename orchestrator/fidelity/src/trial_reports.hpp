@@ -1,5 +1,5 @@
 #pragma once
-// What the master makes of intermediate reports (private to master/): each is checked against
+// What the master makes of intermediate reports (private to fidelity/): each is checked against
 // its trial in the state, the good ones of a batch become one TrialsReported record, and what
 // is ignored is said in the log with the trial and why.
 
@@ -53,7 +53,7 @@ class ReportIntake {
   bool one_curve_ = false;
   Target target_;
   int late_after_stop_ = 0;  // reports of stopped or paused attempts, over the run
-  std::map<std::pair<std::int64_t, int>, int> ignored_;  // per (trial, attempt): reports ignored
+  std::map<workers::AttemptKey, int> ignored_;  // per (trial, attempt): reports ignored
 };
 
 }  // namespace lbo::orchestrator

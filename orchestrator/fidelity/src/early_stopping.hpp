@@ -1,5 +1,5 @@
 #pragma once
-// Early stopping (private to master/): which running trials to stop on their intermediate
+// Early stopping (private to fidelity/): which running trials to stop on their intermediate
 // reports, by the job's [early_stopping] rule in stop mode (promotion mode: promotions.hpp).
 // Every decision is a function of the run state (the journal): the rung table of a task's
 // trials (rung_table.hpp) and, without --sync, the order in which reports were journaled.
@@ -51,7 +51,7 @@ class EarlyStopping {
   bool held(std::int64_t id, int attempt) const;
   /// The held attempts whose rungs are all decided without a stop, in trial order, no longer
   /// held (their results may be applied now); held attempts that were stopped are forgotten.
-  std::vector<std::pair<std::int64_t, int>> released(const RunState& state);
+  std::vector<workers::AttemptKey> released(const RunState& state);
 
  private:
   /// The decision on `t` at rung `k` of its bracket: a stop, or nothing.
@@ -70,8 +70,8 @@ class EarlyStopping {
   const RungTable& table_;
   const jobs::EarlyStoppingSpec& spec_;
   bool sync_;
-  std::map<std::pair<std::int64_t, int>, std::size_t> decided_;  // (trial, attempt) → rungs decided
-  std::set<std::pair<std::int64_t, int>> held_;                   // (trial, attempt), --sync
+  std::map<workers::AttemptKey, std::size_t> decided_;  // (trial, attempt) → rungs decided
+  std::set<workers::AttemptKey> held_;                   // (trial, attempt), --sync
 };
 
 }  // namespace lbo::orchestrator

@@ -1,27 +1,35 @@
-#include "fidelity.hpp"
+#include "lbo/orchestrator/fidelity.hpp"
 
 #include <algorithm>
+#include <utility>
+
+#include "early_stopping.hpp"
+#include "promotions.hpp"
+#include "rung_table.hpp"
+#include "trial_reports.hpp"
 
 namespace lbo::orchestrator {
 
 Fidelity::Fidelity(const jobs::JobSpec& job, bool sync, RunState& state, Hooks hooks)
     : state_(state),
       hooks_(std::move(hooks)),
-      intake_(hooks_.log, job.early_stopping ? job.early_stopping->max_step : 0,
+      intake_(std::make_unique<ReportIntake>(hooks_.log, job.early_stopping ? job.early_stopping->max_step : 0,
               job.early_stopping && job.early_stopping->mode == jobs::StoppingMode::promotion,
-              [this](const Trial& t) { return table_ && table_->promotes() ? table_->target_step(t) : std::int64_t{0}; }),
+              [this](const Trial& t) { return table_ && table_->promotes() ? table_->target_step(t) : std::int64_t{0}; })),
       sync_(sync) {
   if (!job.early_stopping) return;
-  table_.emplace(*job.early_stopping, job.stopping_objective().direction(), job.seed);
+  table_ = std::make_unique<RungTable>(*job.early_stopping, job.stopping_objective().direction(), job.seed);
   if (table_->promotes()) {
-    promoting_.emplace(*table_);
+    promoting_ = std::make_unique<Promotions>(*table_);
   } else {
-    stopping_.emplace(*table_, sync);
+    stopping_ = std::make_unique<EarlyStopping>(*table_, sync);
   }
 }
 
+Fidelity::~Fidelity() = default;
+
 void Fidelity::on_reports(std::vector<workers::TrialReport> batch, double unix_time) {
-  std::optional<TrialsReported> record = intake_.accept(state_, std::move(batch), unix_time);
+  std::optional<TrialsReported> record = intake_->accept(state_, std::move(batch), unix_time);
   if (!record || !hooks_.journal(*record)) return;
   state_.apply(*record);
   hooks_.reported(*record);
@@ -52,7 +60,7 @@ std::optional<cluster::Completion> Fidelity::hold(cluster::Completion c, double 
   if (!stopping_ || !sync_ || c.outcome.status != workers::TrialStatus::ok) return c;
   const Trial& t = state_.trial(c.trial);
   if (t.attempts != c.attempt || !stopping_->hold(t)) return c;
-  held_.emplace(std::make_pair(c.trial, c.attempt), std::move(c));
+  held_.emplace(workers::AttemptKey{c.trial, c.attempt}, std::move(c));
   on_end(unix_time);  // it holds up no rung past its last step
   return std::nullopt;
 }
@@ -86,7 +94,7 @@ std::optional<std::int64_t> Fidelity::promotion(const RunState& state, const Tas
   if (!promoting_ || state.paused().empty()) return std::nullopt;
   // A paused attempt's process may still be ending: the next attempt must not share its folder.
   const auto busy = [this](std::int64_t id) {
-    return std::any_of(ending_.begin(), ending_.end(), [&](const auto& e) { return e.first == id; });
+    return std::any_of(ending_.begin(), ending_.end(), [&](const auto& e) { return e.trial == id; });
   };
   std::optional<Promotion> p = promoting_->promotion(state, allowed, busy);
   if (!p) return std::nullopt;

@@ -1,5 +1,5 @@
 #pragma once
-// The rung table (private to master/): what the early-stopping rules (early_stopping.hpp) and
+// The rung table (private to fidelity/): what the early-stopping rules (early_stopping.hpp) and
 // ASHA's promotions (promotions.hpp) both read of a task's trials. Every figure is a function
 // of the run state (the journal) and of the trial ids and the seed.
 //

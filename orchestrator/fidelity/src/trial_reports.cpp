@@ -8,7 +8,7 @@ std::optional<TrialsReported> ReportIntake::accept(const RunState& state, std::v
                                                    double unix_time) {
   TrialsReported record;
   record.unix_time = unix_time;
-  std::map<std::pair<std::int64_t, int>, std::int64_t> batch_last;  // steps accepted in this batch
+  std::map<workers::AttemptKey, std::int64_t> batch_last;  // steps accepted in this batch
   std::map<std::int64_t, std::size_t> batch_count;                     // reports accepted in this batch
   for (workers::TrialReport& report : batch) {
     if (!report.error.empty()) {
@@ -33,7 +33,7 @@ std::optional<TrialsReported> ReportIntake::accept(const RunState& state, std::v
       ignore(report, "it arrived after the attempt ended");
       continue;
     }
-    const auto key = std::make_pair(report.trial, report.attempt);
+    const workers::AttemptKey key{report.trial, report.attempt};
     const auto earlier = batch_last.find(key);
     const std::int64_t trial_last = one_curve_ && !trial->reports.empty() ? trial->reports.back().step : 0;
     const std::int64_t last =

@@ -1,8 +1,10 @@
 #pragma once
-// Fidelity (private to master/): the master's part for trials that report as they run. It takes
-// each batch of intermediate reports through the intake (trial_reports.hpp), journals and
-// applies what it accepts, and ends the attempts the job's [early_stopping] rule says to end
-// (early_stopping.hpp in stop mode, promotions.hpp in promotion mode, over rung_table.hpp). A stop is journaled at once as the trial's final result (status
+// Fidelity, the fidelity room's one public part: the master's part for trials that report as
+// they run. It takes each batch of intermediate reports through the intake (trial_reports.hpp),
+// journals and applies what it accepts, and ends the attempts the job's [early_stopping] rule
+// says to end (early_stopping.hpp in stop mode, promotions.hpp in promotion mode, over
+// rung_table.hpp; those are the room's private headers). A stop is journaled at once as the
+// trial's final result (status
 // `stopped`, its value at the step it was stopped on); in promotion mode a pause is journaled
 // as the attempt's end (status `paused`, its value at the rung), and the trial waits for a
 // promotion (Scheduler asks promotion()) or ends `stopped` (settle()). The attempt's process is
@@ -12,23 +14,24 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
-#include <utility>
 #include <vector>
 
-#include "early_stopping.hpp"
 #include "lbo/cluster/transport.hpp"
 #include "lbo/jobs/job_spec.hpp"
 #include "lbo/orchestrator/journal.hpp"
 #include "lbo/orchestrator/run_state.hpp"
-#include "lbo/orchestrator/scheduler.hpp"
-#include "promotions.hpp"
-#include "rung_table.hpp"
-#include "trial_reports.hpp"
 
 namespace lbo::orchestrator {
+
+class EarlyStopping;
+class Promotions;
+class ReportIntake;
+class RungTable;
+struct StopDecision;
 
 class Fidelity {
  public:
@@ -51,6 +54,9 @@ class Fidelity {
 
   /// `state` changes only through records this journals (and the master's own).
   Fidelity(const jobs::JobSpec& job, bool sync, RunState& state, Hooks hooks);
+  ~Fidelity();
+  Fidelity(const Fidelity&) = delete;
+  Fidelity& operator=(const Fidelity&) = delete;
 
   /// A batch of reports arrived.
   void on_reports(std::vector<workers::TrialReport> batch, double unix_time);
@@ -92,13 +98,13 @@ class Fidelity {
 
   RunState& state_;
   Hooks hooks_;
-  ReportIntake intake_;
-  std::optional<RungTable> table_;       // with [early_stopping]
-  std::optional<EarlyStopping> stopping_;  // stop mode
-  std::optional<Promotions> promoting_;  // promotion mode
+  std::unique_ptr<ReportIntake> intake_;
+  std::unique_ptr<RungTable> table_;         // with [early_stopping]
+  std::unique_ptr<EarlyStopping> stopping_;  // stop mode
+  std::unique_ptr<Promotions> promoting_;    // promotion mode
   bool sync_;
-  std::set<std::pair<std::int64_t, int>> ending_;  // attempts this ended whose process has not yet
-  std::map<std::pair<std::int64_t, int>, cluster::Completion> held_;  // --sync, by (trial, attempt)
+  std::set<workers::AttemptKey> ending_;  // attempts this ended whose process has not yet
+  std::map<workers::AttemptKey, cluster::Completion> held_;  // --sync, by (trial, attempt)
   int stops_ = 0, pauses_ = 0, promotions_ = 0;
 };
 
