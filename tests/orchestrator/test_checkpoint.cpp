@@ -105,6 +105,8 @@ Checkpoint sample(std::uint64_t sequence) {
   c.policy.surrogate.libo = libo;
   c.policy.warm_sources = {"runs/older:a"};
   c.policy.steps = 3;
+  // The fit's own data: a paused trial (4) it saw, with its value as fitted.
+  c.policy.fitted = {{{0, 4}, {-0.5, 1.25}, {0, 2, 4}, false}, {{}, {}, {}, true}};
   return c;
 }
 
@@ -205,6 +207,13 @@ void expect_same(const Checkpoint& a, const Checkpoint& b) {
   EXPECT_EQ(la.task_kernels, lb.task_kernels);
   EXPECT_EQ(a.policy.warm_sources, b.policy.warm_sources);
   EXPECT_EQ(a.policy.steps, b.policy.steps);
+  ASSERT_EQ(a.policy.fitted.size(), b.policy.fitted.size());
+  for (std::size_t k = 0; k < a.policy.fitted.size(); ++k) {
+    EXPECT_EQ(a.policy.fitted[k].rows, b.policy.fitted[k].rows);
+    EXPECT_EQ(a.policy.fitted[k].values, b.policy.fitted[k].values);
+    EXPECT_EQ(a.policy.fitted[k].usable, b.policy.fitted[k].usable);
+    EXPECT_EQ(a.policy.fitted[k].finished, b.policy.fitted[k].finished);
+  }
   EXPECT_EQ(a.round_handed_out, b.round_handed_out);
 }
 

@@ -822,6 +822,58 @@ TEST(ModelPolicyTest, a_sync_policy_with_two_objectives_restored_mid_round_propo
   EXPECT_EQ(state.tasks()[0].pareto.empty(), false);
 }
 
+// The data a checkpoint holds can differ from those of the fit the policy proposes from: a
+// trial paused at a rung was in the fit, then promoted (running again, it is out of the data), and
+// a kill cancelled that attempt (recovery). A --sync master resumed there (its anchor
+// checkpoint, written before it hands out the rest of the round) must still propose as the fit
+// did: the checkpoint rebuilds the model on the fit's own rows and values (PolicyState::fitted),
+// not on its trials. Rebuilt on its trials it proposed otherwise (CI's integration_kill_resume,
+// Hyperband promotion killed after a promotion and a new trial of one round).
+TEST(ModelPolicyTest, a_policy_restored_after_a_fitted_paused_trial_was_promoted_proposes_as_the_fit_did) {
+  lbo::testing::ScratchDir dir;
+  for (const bool cancelled : {false, true}) {
+    SCOPED_TRACE(cancelled ? "promoted, then cancelled by a kill" : "promoted, running");
+    const lbo::jobs::JobSpec job = lbo::testing::job_from(
+        branin_job("surrogate = \"gp\"\ninitial_random = 4\ncandidates = 200\nrefine = 2", 11, 24), dir.path());
+    RunState state = lbo::testing::started_state(job);
+    ModelPolicy original(job, PolicyOptions{true, nullptr});
+    std::int64_t paused = -1;
+    for (int round = 0; round < 2; ++round) {
+      std::vector<std::int64_t> ids;
+      for (int slot = 0; slot < 3; ++slot) {
+        const std::int64_t id = state.next_trial_id();
+        ids.push_back(lbo::testing::start_trial(state, 0, original.propose(state, 0, id)));
+      }
+      for (const std::int64_t id : ids) {
+        lbo::workers::Outcome o = ok_with(branin_of(state, id));
+        const bool pause = round == 1 && id == ids.back();
+        if (pause) {
+          o.status = lbo::workers::TrialStatus::paused;
+          paused = id;
+        }
+        lbo::testing::end_attempt(state, id, o, "local:0", !pause);
+      }
+      lbo::testing::commit_and_fit(original, state);
+    }
+    ASSERT_TRUE(state.trial(paused).paused());
+    const std::int64_t fitted = original.state(state).fitted_observations;
+    // The next round: the paused trial is promoted (and, killed, its attempt cancelled).
+    lbo::testing::start_again(state, paused);
+    if (cancelled) state.stop_running();
+    ModelPolicy resumed(job, PolicyOptions{true, nullptr});
+    const PolicyState saved = original.state(state);
+    ASSERT_EQ(saved.fitted_observations, fitted);
+    resumed.restore(saved, state);
+    EXPECT_TRUE(resumed.refit_due(state)) << "the trials now lack one the fit had";
+    for (int slot = 0; slot < 2; ++slot) {
+      const std::int64_t id = state.next_trial_id();
+      const lbo::jobs::Config config = original.propose(state, 0, id);
+      EXPECT_EQ(resumed.propose(state, 0, id), config) << "trial " << id;
+      lbo::testing::start_trial(state, 0, config);
+    }
+  }
+}
+
 // A proposal is labelled with what made it. While the job's model (lbo, whose fit on large
 // earlier tasks takes seconds) has no fit that covers a task, the task's proposals come from an
 // interim GP on its own results and say so (interim-gp, with the reason in the note, and once in

@@ -19,6 +19,21 @@ std::vector<double> best_of(const surrogate::TaskData& data) {
   return best;
 }
 
+// What a checkpoint keeps of `request`'s data to rebuild the fit's posteriors on (Snapshot::fitted).
+std::vector<FittedTask> fitted_of(const FitRequest& request) {
+  std::vector<FittedTask> fitted;
+  if (request.rows.size() != request.data.tasks.size()) return fitted;
+  for (std::size_t k = 0; k < request.rows.size(); ++k) {
+    const Eigen::VectorXd& y = request.data.tasks[k].y;
+    FittedTask& task = fitted.emplace_back();
+    task.rows = request.rows[k];
+    task.values.assign(y.data(), y.data() + y.size());
+    if (k < request.trials.size()) task.usable = request.trials[k];
+    task.finished = k < request.data.finished.size() && request.data.finished[k];
+  }
+  return fitted;
+}
+
 }  // namespace
 
 FitService::FitService(std::unique_ptr<surrogate::Surrogate> surrogate, FitThread thread, int threads,
@@ -94,6 +109,7 @@ void FitService::restore(const surrogate::SurrogateState& saved, FitRequest requ
   for (std::size_t t = 0; t < request.data.tasks.size(); ++t) {
     snapshot->posteriors.push_back(shared_->surrogate->posterior(static_cast<int>(t)));
   }
+  snapshot->fitted = fitted_of(request);
   snapshot->trials = std::move(request.trials);
   snapshot->best = best_of(request.data);
   snapshot->state = saved;
@@ -123,6 +139,7 @@ void FitService::wait_idle() const {
 
 void FitService::Shared::fit(FitRequest work) {
   auto snapshot = std::make_shared<Snapshot>();
+  snapshot->fitted = fitted_of(work);
   snapshot->trials = std::move(work.trials);
   snapshot->best = best_of(work.data);
   try {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "lbo/jobs/job_spec.hpp"
+#include "lbo/orchestrator/policy_state.hpp"
 #include "lbo/surrogate/surrogate.hpp"
 
 namespace lbo::orchestrator {
@@ -27,6 +28,9 @@ struct Snapshot {
   std::vector<std::vector<std::int64_t>> trials;  ///< per model task, ascending
   std::vector<double> best;                       ///< per model task: its best value fitted (NaN: none)
   surrogate::SurrogateState state;                ///< what the next fit starts from
+  /// Per model task, its data as the fit saw them (what a checkpoint rebuilds the posteriors
+  /// on); empty for a request that named no rows (an interim GP's).
+  std::vector<FittedTask> fitted;
   std::string error;                              ///< a failed fit: the previous posteriors stay
 };
 
@@ -34,6 +38,9 @@ struct Snapshot {
 struct FitRequest {
   surrogate::TaskData data;
   std::vector<std::vector<std::int64_t>> trials;
+  /// Per model task, the trial of each row of data.tasks (empty for a warm-start task); empty
+  /// when the caller does not name them.
+  std::vector<std::vector<std::int64_t>> rows;
   std::uint64_t seed = 0;
 };
 

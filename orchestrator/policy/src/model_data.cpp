@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <memory>
 #include <numeric>
+#include <stdexcept>
+#include <string>
 
 #include "lbo/surrogate/linalg.hpp"
 #include "output_warping.hpp"
@@ -231,40 +233,72 @@ std::pair<std::vector<std::int64_t>, Eigen::VectorXd> ModelData::fit_subset(cons
   return {std::move(kept), std::move(kept_values)};
 }
 
-FitRequest ModelData::training_data(const RunState& state) const {
+FitRequest ModelData::warm_request() const {
   FitRequest request;
-  std::size_t total = 0;
-  surrogate::TaskData& data = request.data;
   for (const surrogate::Observations& w : warm_) {
-    data.tasks.push_back(w);
+    request.data.tasks.push_back(w);
     request.trials.emplace_back();
-    total += static_cast<std::size_t>(w.y.size());
+    request.rows.emplace_back();
     // An earlier run's finished task: all of it counts as exploration (its proposal sources
     // are not carried over).
-    data.finished.push_back(true);
-    data.exploration.emplace_back(static_cast<std::size_t>(w.y.size()));
-    std::iota(data.exploration.back().begin(), data.exploration.back().end(), Eigen::Index{0});
+    request.data.finished.push_back(true);
+    request.data.exploration.emplace_back(static_cast<std::size_t>(w.y.size()));
+    std::iota(request.data.exploration.back().begin(), request.data.exploration.back().end(), Eigen::Index{0});
   }
+  return request;
+}
+
+void ModelData::add_task(FitRequest& request, const RunState& state, std::vector<std::int64_t> rows, Eigen::VectorXd values,
+                         std::vector<std::int64_t> usable, bool finished) const {
+  // The task's uniform exploration: its random initial design (LiBO's D^exp).
+  std::vector<Eigen::Index> exploration;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (state.trial(rows[i]).proposed_by == ProposalSource::initial) exploration.push_back(static_cast<Eigen::Index>(i));
+  }
+  request.data.tasks.push_back({encoded(state, rows), std::move(values)});
+  request.data.finished.push_back(finished);
+  request.data.exploration.push_back(std::move(exploration));
+  request.trials.push_back(std::move(usable));
+  request.rows.push_back(std::move(rows));
+}
+
+std::uint64_t ModelData::fit_seed(const FitRequest& request) const {
+  std::size_t total = 0;
+  for (std::size_t k = 0; k < request.trials.size(); ++k) {
+    total += k < warm_.size() ? static_cast<std::size_t>(warm_[k].y.size()) : request.trials[k].size();
+  }
+  return jobs::trial_seed(job_.seed ^ 0xf17u, static_cast<std::int64_t>(total));
+}
+
+FitRequest ModelData::training_data(const RunState& state) const {
+  FitRequest request = warm_request();
   const std::vector<TaskIdentity>& tasks = state.job().tasks;
   for (int task = 0; task < static_cast<int>(tasks.size()); ++task) {
     // Failed trials never enter a model: no NaN or infinity reaches surrogate/.
     const bool finished = state.task_done(task);
     for (int step = 0; step < steps_; ++step) {
-      const std::vector<std::int64_t> ids = usable_trials(state, task, step);
+      std::vector<std::int64_t> ids = usable_trials(state, task, step);
       auto [kept, kept_y] = fit_subset(ids, values(state, ids, step));
-      // The task's uniform exploration: its random initial design (LiBO's D^exp).
-      std::vector<Eigen::Index> exploration;
-      for (std::size_t i = 0; i < kept.size(); ++i) {
-        if (state.trial(kept[i]).proposed_by == ProposalSource::initial) exploration.push_back(static_cast<Eigen::Index>(i));
-      }
-      total += ids.size();
-      data.tasks.push_back({encoded(state, kept), std::move(kept_y)});
-      data.finished.push_back(finished);
-      data.exploration.push_back(std::move(exploration));
-      request.trials.push_back(ids);
+      add_task(request, state, std::move(kept), std::move(kept_y), std::move(ids), finished);
     }
   }
-  request.seed = jobs::trial_seed(job_.seed ^ 0xf17u, static_cast<std::int64_t>(total));
+  request.seed = fit_seed(request);
+  return request;
+}
+
+FitRequest ModelData::training_data(const RunState& state, const std::vector<FittedTask>& fitted) const {
+  FitRequest request = warm_request();
+  for (const FittedTask& task : fitted) {
+    if (task.values.size() != task.rows.size()) throw std::runtime_error("a fitted task's rows and values differ in number");
+    for (const std::int64_t id : task.rows) {
+      if (id < 0 || id >= state.next_trial_id() || state.trial(id).lost()) {
+        throw std::runtime_error("the fit's trial " + std::to_string(id) + " is not in the run");
+      }
+    }
+    const Eigen::VectorXd values = Eigen::Map<const Eigen::VectorXd>(task.values.data(), static_cast<Eigen::Index>(task.values.size()));
+    add_task(request, state, task.rows, values, task.usable, task.finished);
+  }
+  request.seed = fit_seed(request);
   return request;
 }
 

@@ -104,8 +104,21 @@ class ModelData {
   /// Every model task's observations for a fit: the warm-start tasks, then each run task's steps
   /// (fit_rows() of each; `trials` lists all the usable ones a fit covers).
   FitRequest training_data(const RunState& state) const;
+  /// The data of the fit `fitted` describes (a checkpoint's PolicyState::fitted, made of an
+  /// earlier training_data()): the warm-start tasks, then each run model task's rows as that
+  /// fit had them, their configurations encoded from `state`. Throws std::runtime_error when a
+  /// row names a trial `state` does not hold.
+  FitRequest training_data(const RunState& state, const std::vector<FittedTask>& fitted) const;
 
  private:
+  // The warm-start tasks' part of every fit.
+  FitRequest warm_request() const;
+  // Appends one run model task to `request`: the trials of its rows with their values, every
+  // trial it could learn from, and whether its task is finished.
+  void add_task(FitRequest& request, const RunState& state, std::vector<std::int64_t> rows, Eigen::VectorXd values,
+                std::vector<std::int64_t> usable, bool finished) const;
+  // A fit's seed: drawn from the results it covers.
+  std::uint64_t fit_seed(const FitRequest& request) const;
   // raw_values() with the task's scalarization already made (trials_of makes it once).
   Eigen::VectorXd raw_values(const RunState& state, const std::vector<std::int64_t>& ids, int step,
                              const Scalarization* scalarized) const;

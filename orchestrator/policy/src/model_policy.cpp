@@ -135,7 +135,11 @@ class ModelPolicy::Impl {
   PolicyState state(const RunState& run) {
     adopt_latest(run);
     PolicyState saved;
-    if (adopted_) saved.surrogate = adopted_->state;
+    if (adopted_) {
+      saved.surrogate = adopted_->state;
+      const std::size_t warm = std::min(data_.warm_tasks(), adopted_->fitted.size());
+      saved.fitted.assign(adopted_->fitted.begin() + static_cast<std::ptrdiff_t>(warm), adopted_->fitted.end());
+    }
     saved.warm_sources = data_.warm_sources();
     saved.steps = data_.steps();
     saved.fitted_observations = fitted_observations_;
@@ -166,7 +170,9 @@ class ModelPolicy::Impl {
       return;
     }
     try {
-      fits_.restore(saved.surrogate, data_.training_data(run));
+      // On the data of the fit the checkpoint's policy proposed from (a checkpoint of version
+      // 3 or older: the run's data as the checkpoint holds them).
+      fits_.restore(saved.surrogate, saved.fitted.empty() ? data_.training_data(run) : data_.training_data(run, saved.fitted));
     } catch (const std::exception& e) {
       if (options_.log) options_.log(std::string("cannot rebuild the saved model (") + e.what() + "); it is fitted afresh");
       return;

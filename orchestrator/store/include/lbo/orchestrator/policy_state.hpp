@@ -25,6 +25,21 @@ struct HedgeState {
   }
 };
 
+/// One run model task as the fit a policy proposes from saw it. The trials of a checkpoint may
+/// say otherwise by then (a paused trial promoted and running, one a kill cancelled, the results
+/// of the round after the fit), so the model is rebuilt on these: it proposes as that fit did.
+struct FittedTask {
+  std::vector<std::int64_t> rows;    ///< the trials of its rows, in order (what max_fit_results kept)
+  std::vector<double> values;        ///< their values as fitted: oriented, scalarized, warped
+  std::vector<std::int64_t> usable;  ///< every trial it could learn from then, ascending
+  bool finished = false;             ///< its budget was spent then
+
+  template <class Archive>
+  void serialize(Archive& archive, std::uint32_t /*version*/) {
+    archive(rows, values, usable, finished);
+  }
+};
+
 /// What a checkpoint keeps of a policy, so a resumed run continues where it stopped.
 struct PolicyState {
   surrogate::SurrogateState surrogate;
@@ -32,12 +47,14 @@ struct PolicyState {
   std::int64_t fitted_observations = -1;  ///< observations of the last fit; -1 before the first
   std::vector<std::string> warm_sources;  ///< the warm-start tasks the model put first
   int steps = 1;                          ///< model tasks per run task (stepwise objectives)
+  std::vector<FittedTask> fitted;         ///< per run model task of the last fit; empty before version 4
 
   template <class Archive>
   void serialize(Archive& archive, std::uint32_t version) {
     archive(surrogate, hedge, fitted_observations);
     if (version >= 2) archive(warm_sources);
     if (version >= 3) archive(steps);
+    if (version >= 4) archive(fitted);
   }
 };
 
