@@ -10,8 +10,9 @@
 
 namespace lbo::orchestrator {
 
-Fidelity::Fidelity(const jobs::JobSpec& job, bool sync, RunState& state, Hooks hooks)
-    : state_(state),
+Fidelity::Fidelity(const jobs::JobSpec& job, bool sync, Ledger& ledger, Hooks hooks)
+    : ledger_(ledger),
+      state_(ledger.state()),
       hooks_(std::move(hooks)),
       intake_(std::make_unique<ReportIntake>(hooks_.log, job.early_stopping ? job.early_stopping->max_step : 0,
               job.early_stopping && job.early_stopping->mode == jobs::StoppingMode::promotion,
@@ -30,9 +31,7 @@ Fidelity::~Fidelity() = default;
 
 void Fidelity::on_reports(std::vector<workers::TrialReport> batch, double unix_time) {
   std::optional<TrialsReported> record = intake_->accept(state_, std::move(batch), unix_time);
-  if (!record || !hooks_.journal(*record)) return;
-  state_.apply(*record);
-  hooks_.reported(*record);
+  if (!record || !ledger_.record(*record)) return;
   if (!table_) return;
   std::vector<std::int64_t> reported;
   for (const ReportedStep& r : record->reports) reported.push_back(r.trial);
@@ -140,10 +139,9 @@ void Fidelity::end(std::vector<StopDecision> decisions, double unix_time) {
     outcome.reason = (d.pause ? "" : "stopped early: ") + d.reason;
     const TrialFinished finished{t.id,      d.attempt, !d.pause,     outcome,          t.worker,
                                  unix_time, t.task,    t.config,     t.proposed_by,    t.proposal_note};
-    // Applied even when the journal cannot take it (the run then halts): the process is ended
-    // either way, and the final checkpoint may still keep the result.
-    hooks_.journal(finished);
-    state_.apply(finished);
+    // Applied even when the journal cannot take it (the run then halts; Ledger::record): the
+    // process is ended either way, and the final checkpoint may still keep the result.
+    ledger_.record(finished);
     if (d.pause) {
       say(pauses_, "trial " + std::to_string(d.trial) + " " + outcome.reason, "pauses");
     } else {

@@ -6,12 +6,13 @@
 
 namespace lbo::orchestrator {
 
-Attempts::Attempts(const jobs::JobSpec& job, const RunPaths& run_dir, RunState& state, Fidelity& fidelity,
+Attempts::Attempts(const jobs::JobSpec& job, const RunPaths& run_dir, Ledger& ledger, Fidelity& fidelity,
                    const std::unique_ptr<cluster::Transport>& transport, std::optional<DeadlinePlanner>& deadline,
                    bool sync, Hooks hooks)
     : job_(job),
       run_dir_(run_dir),
-      state_(state),
+      ledger_(ledger),
+      state_(ledger.state()),
       fidelity_(fidelity),
       transport_(transport),
       deadline_(deadline),
@@ -26,8 +27,7 @@ void Attempts::dispatch(NextAttempt next) {
   const TrialStarted started{id, next.task, next.attempt, std::move(next.config),
                              cluster::to_string(transport_->next_slot()), hooks_.clock(), next.proposed_by,
                              std::move(next.proposal_note)};
-  if (!hooks_.journal(started)) return;
-  state_.apply(started);
+  if (!ledger_.record(started)) return;
   const Trial& trial = state_.trial(id);
   workers::WorkOrder order = work_order(job_, state_.job().tasks[static_cast<std::size_t>(trial.task)].spec(), run_dir_, trial);
   fidelity_.prepare(order, trial);
@@ -61,9 +61,7 @@ void Attempts::complete(cluster::Completion c, bool decide_rungs) {
   c.outcome.last_step = one_curve && !trial.reports.empty() ? trial.reports.back().step : trial.last_step(c.attempt);
   const TrialFinished finished = finished_record(trial, c.attempt, c.outcome, cluster::to_string(c.worker),
                                                  hooks_.clock(), job_.objective.retries);
-  // Applied even when the journal cannot take it: the final checkpoint may still keep it.
-  hooks_.journal(finished);
-  state_.apply(finished);
+  ledger_.record(finished);  // applied even when the journal cannot take it (Ledger::record)
   if (deadline_) deadline_->record(trial.task, c.outcome);
   if (c.outcome.status == workers::TrialStatus::lbo_error) hooks_.halt(lbo_error_message(finished), c.outcome.error_number);
   if (decide_rungs) fidelity_.on_end(hooks_.clock());

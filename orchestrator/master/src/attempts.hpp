@@ -17,6 +17,7 @@
 #include "lbo/orchestrator/deadline.hpp"
 #include "lbo/orchestrator/fidelity.hpp"
 #include "lbo/orchestrator/journal.hpp"
+#include "lbo/orchestrator/ledger.hpp"
 #include "lbo/orchestrator/run_directory.hpp"
 #include "lbo/orchestrator/run_outputs.hpp"
 #include "lbo/orchestrator/run_state.hpp"
@@ -27,8 +28,6 @@ namespace lbo::orchestrator {
 class Attempts {
  public:
   struct Hooks {
-    /// Appends a record to the journal; false when lbo's own I/O failed (the run then halts).
-    std::function<bool(const JournalRecord&)> journal;
     /// lbo itself could not run an attempt: the run stops (message, errno).
     std::function<void(const std::string&, int)> halt;
     /// An attempt's end was applied (or its early end's slot freed): a commit is due.
@@ -39,8 +38,9 @@ class Attempts {
   };
 
   /// Everything given outlives this; `transport` and `deadline` are read at each use (the
-  /// transport is made after the master's parts, the deadline may be none).
-  Attempts(const jobs::JobSpec& job, const RunPaths& run_dir, RunState& state, Fidelity& fidelity,
+  /// transport is made after the master's parts, the deadline may be none). Records go through
+  /// `ledger`.
+  Attempts(const jobs::JobSpec& job, const RunPaths& run_dir, Ledger& ledger, Fidelity& fidelity,
            const std::unique_ptr<cluster::Transport>& transport, std::optional<DeadlinePlanner>& deadline, bool sync,
            Hooks hooks);
 
@@ -59,7 +59,8 @@ class Attempts {
  private:
   const jobs::JobSpec& job_;
   const RunPaths& run_dir_;
-  RunState& state_;
+  Ledger& ledger_;
+  const RunState& state_;
   Fidelity& fidelity_;
   const std::unique_ptr<cluster::Transport>& transport_;
   std::optional<DeadlinePlanner>& deadline_;

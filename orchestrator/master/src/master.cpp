@@ -5,15 +5,19 @@
 #include <boost/asio/steady_timer.hpp>
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <utility>
+#include <variant>
 
 #include "attempts.hpp"
 #include "checkpoint_folders.hpp"
 #include "checkpointing.hpp"
-#include "event_loop.hpp"
+#include "lbo/cluster/transport.hpp"
 #include "lbo/jobs/error.hpp"
 #include "lbo/orchestrator/fidelity.hpp"
 #include "lbo/orchestrator/journal.hpp"
+#include "lbo/orchestrator/policy.hpp"
+#include "lbo/orchestrator/ledger.hpp"
 #include "lbo/orchestrator/run_outputs.hpp"
 #include "lbo/orchestrator/run_state.hpp"
 #include "lbo/orchestrator/scheduler.hpp"
@@ -67,6 +71,33 @@ void finish_sweeps(Console& console) {
   }
 }
 
+// How the master's io_context is run: to the end for real transports; for a simulated one
+// (Transport::simulated), handler by handler: before each handler, the completions due by its
+// virtual clock are posted; when no handler is ready and nothing simulated runs, it blocks for a
+// real event (a timer, add-task); while `policy` fits in the background, it waits for the fit in
+// short real steps, so the fit costs virtual time as it would real time; otherwise it jumps the
+// clock to the next completion.
+void run_event_loop(boost::asio::io_context& io, cluster::Transport& transport, const Policy& policy) {
+  if (!transport.simulated()) {
+    io.run();
+    return;
+  }
+  constexpr std::chrono::duration<double> kFitStep{0.002};
+  while (!io.stopped()) {
+    transport.deliver_completions(false);
+    if (io.poll_one() > 0 || io.stopped()) continue;
+    const std::optional<double> next = transport.next_completion_in();
+    if (!next) {
+      io.run_one();  // nothing simulated is running: real events only
+    } else if (!policy.fitting()) {
+      transport.deliver_completions(true);
+    } else {
+      const auto step = std::min(kFitStep, std::chrono::duration<double>(std::max(*next, 0.0)));
+      io.run_one_for(std::chrono::duration_cast<std::chrono::steady_clock::duration>(step));
+    }
+  }
+}
+
 }  // namespace
 
 // The loop: fill every free slot, journal each result as it comes, commit a turn's results with
@@ -74,7 +105,7 @@ void finish_sweeps(Console& console) {
 // scheduler (what runs next), the policy (what it evaluates), StopControl (signals, the grace
 // period, lbo's own failures), Checkpointing, TaskArrivals (add-task, the watched folder),
 // RunOutputs (results.csv, tasks.csv, hedge.csv, the log, the status file, the report).
-class Master::Loop {
+class Master::Loop : private Ledger::Listener {
  public:
   Loop(const jobs::JobSpec& job, RunDirectory& run_dir, TransportFactory make_transport, Console& console,
        MasterOptions options, std::optional<RecoveredRun> recovered)
@@ -85,19 +116,24 @@ class Master::Loop {
         journal_(open_journal(run_dir, recovered, console)),
         state_(recovered ? recovered->state : RunState()),
         outputs_(run_dir, job_, console,
-                 {options_.failures_logged, options_.status_file, options_.write_report,
-                  [this] { return policy_->model_report(state_); }}),
-        policy_(make_policy(job_, PolicyOptions{options_.sync,
-                                                [this, &console](const std::string& line) {
-                                                  if (!quiet_) console.log(line);
-                                                },
-                                                [this](const HedgeDraw& draw) { outputs_.hedge_draw(draw); },
-                                                std::move(options_.warm_start), options_.fit_threads,
-                                                [this] { asio::post(io_, [this] { fitted(); }); }})),
+                 {.failures_logged = options_.failures_logged,
+                  .status_file = options_.status_file,
+                  .write_report = options_.write_report,
+                  .model_report = [this] { return policy_->model_report(state_); }}),
+        policy_(make_policy(job_, {.sync = options_.sync,
+                                   .log = [this, &console](const std::string& line) {
+                                     if (!quiet_) console.log(line);
+                                   },
+                                   .hedge = [this](const HedgeDraw& draw) { outputs_.hedge_draw(draw); },
+                                   .warm_start = std::move(options_.warm_start),
+                                   .threads = options_.fit_threads,
+                                   .fitted = [this] { asio::post(io_, [this] { fitted(); }); }})),
         scheduler_(job_, [this](const RunState& state, const TaskFilter& allowed) { return fidelity_.promotion(state, allowed); }),
         stops_(io_, transport_, console, job_.grace_s,
-               {[this] { return checkpoints_.try_now(); }, [this](const std::string& s) { outputs_.write_status(s); },
-                [this] { check_done(); }, [this] { finish(); }}),
+               {.checkpoint_now = [this] { return checkpoints_.try_now(); },
+                .write_status = [this](const std::string& s) { outputs_.write_status(s); },
+                .check_done = [this] { check_done(); },
+                .finish = [this] { finish(); }}),
         checkpoints_(io_, run_dir, journal_, state_, *policy_, options_.clock, recovered ? recovered->next_checkpoint : 1,
                      console),
         arrivals_(run_dir, job_, state_, console, [this](const jobs::TaskSpec& task) { return add_task(task); }),
@@ -109,6 +145,7 @@ class Master::Loop {
         tick_(io_, std::chrono::seconds(1), [this] { tick(); }),
         resumed_(resumes(recovered)) {
     options_.warm_start.clear();  // the policy has them
+    ledger_.listen(*this);
     if (options_.deadline) {
       deadline_.emplace(*options_.deadline, job_, state_, [&console](const std::string& line) { console.log(line); });
     }
@@ -144,10 +181,7 @@ class Master::Loop {
     started_ = std::chrono::steady_clock::now();
     finished_before_ = state_.finished_trials();
     // Nothing runs yet: a failure to write here ends the run at once (IoError to the caller).
-    const RunStarted started{std::string(lbo_version()), options_.clock(), transport_->slot_count(), JobIdentity::of(job_)};
-    journal_.append(started);
-    journal_.sync();
-    state_.apply(started);
+    ledger_.open({std::string(lbo_version()), options_.clock(), transport_->slot_count(), JobIdentity::of(job_)});
     // The model is rebuilt on the run's tasks as they are now (the job file may have added some);
     // a --sync run's on the data its checkpoint held, as it was when its proposals after that
     // checkpoint were made (their replay follows).
@@ -227,24 +261,14 @@ class Master::Loop {
     return exit_code;
   }
 
-  // Appends `record` to the journal (and fsyncs it when `sync`); false when lbo's own I/O failed
-  // (the run then halts).
-  bool journal(const JournalRecord& record, bool sync = false) {
-    try {
-      journal_.append(record);
-      if (sync) journal_.sync();
-      return true;
-    } catch (const IoError& e) {
-      stops_.halt(e.what(), e.error_number());
-      return false;
-    }
+  // Reports go to reports.csv once they count.
+  void applied(const JournalRecord& record, const RunState& state) override {
+    if (const auto* reported = std::get_if<TrialsReported>(&record)) outputs_.reported(state, *reported);
   }
 
   // Journaled and fsynced before it counts; then the run opens it as its tasks are spent.
   bool add_task(const jobs::TaskSpec& task) {
-    const TaskAdded added{TaskIdentity::of(task), options_.clock()};
-    if (!journal(added, true)) return false;
-    state_.apply(added);
+    if (!ledger_.record(TaskAdded{TaskIdentity::of(task), options_.clock()}, Ledger::Write::synced)) return false;
     stops_.new_task();
     console_.log("task " + task.name + " added (" + std::string(jobs::to_string(task.origin)) + "), budget " +
                  std::to_string(task.budget) + (task.dataset ? ", dataset " + task.dataset->string() : std::string()));
@@ -290,11 +314,7 @@ class Master::Loop {
   // One fdatasync commits every result that arrived in this turn of the event loop.
   void commit() {
     fill_.run_if_asked();  // a proposal does not wait on the disk
-    try {
-      journal_.sync();
-    } catch (const IoError& e) {
-      stops_.halt(e.what(), e.error_number());
-    }
+    ledger_.commit();
     outputs_.committed(state_, attempts_.take_ended());
     checkpoint_folders_.tidy(state_);
     const bool more_to_propose = !stops_.stopping() && !state_.all_budgets_done();
@@ -358,7 +378,8 @@ class Master::Loop {
   Console& console_;
   MasterOptions options_;
   JournalWriter journal_;
-  RunState state_;  // changes only by records appended to journal_
+  RunState state_;  // changes only by the records of ledger_
+  Ledger ledger_{journal_, state_, [this](const IoError& e) { stops_.halt(e.what(), e.error_number()); }};
   bool quiet_ = false;  // the policy's log lines are not said (a replay): before policy_, which logs
   asio::io_context io_;
   std::unique_ptr<cluster::Transport> transport_;
@@ -371,23 +392,22 @@ class Master::Loop {
   Checkpointing checkpoints_;
   TaskArrivals arrivals_;
   // Reports are journaled as they come (a record per batch), fsynced with the next commit.
-  Fidelity fidelity_{job_, options_.sync, state_,
-                     {[this](const JournalRecord& r) { return journal(r); },
-                      [this](const TrialsReported& r) { outputs_.reported(state_, r); },
-                      [this](std::int64_t trial, int attempt, bool running) {
+  Fidelity fidelity_{job_, options_.sync, ledger_,
+                     {.ended = [this](std::int64_t trial, int attempt, bool running) {
                         if (running) transport_->cancel(trial);
                         attempts_.ended_early(trial, attempt);
                       },
-                      [this](cluster::Completion c) { attempts_.complete(std::move(c), false); },
-                      [this] { return stops_.stopping(); },
-                      [this](const std::string& line) { console_.log(line); }}};
+                      .released = [this](cluster::Completion c) { attempts_.complete(std::move(c), false); },
+                      .stopping = [this] { return stops_.stopping(); },
+                      .log = [this](const std::string& line) { console_.log(line); }}};
   CheckpointFolders checkpoint_folders_{job_, run_dir_, [this](const std::string& line) { console_.log(line); }};
   Periodic progress_, tick_;  // the progress line; every second: lost slots, the lock file, new tasks
 
-  Attempts attempts_{job_, run_dir_, state_, fidelity_, transport_, deadline_, options_.sync,
-                     {[this](const JournalRecord& r) { return journal(r); },
-                      [this](const std::string& message, int error_number) { stops_.halt(message, error_number); },
-                      [this] { commit_.ask(); }, [this] { fill_.ask(); }, options_.clock}};
+  Attempts attempts_{job_, run_dir_, ledger_, fidelity_, transport_, deadline_, options_.sync,
+                     {.halt = [this](const std::string& message, int error_number) { stops_.halt(message, error_number); },
+                      .ended = [this] { commit_.ask(); },
+                      .slot_free = [this] { fill_.ask(); },
+                      .clock = options_.clock}};
   bool resumed_ = false;
   std::optional<PolicyState> saved_policy_;  // a resumed run's, until start() restores it
   std::optional<JournalTail> tail_;          // a resumed --sync run's, until start() replays it

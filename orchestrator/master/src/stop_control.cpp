@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <cstring>
 
 #include <boost/asio/post.hpp>
@@ -11,10 +12,38 @@
 #include "lbo/jobs/error.hpp"
 #include "lbo/orchestrator/master.hpp"
 #include "lbo/orchestrator/run_outputs.hpp"
+#include "lbo/orchestrator/stop_signals.hpp"
 
 namespace asio = boost::asio;
 
 namespace lbo::orchestrator {
+
+// The stop signals held while lbo starts (stop_signals.hpp), before StopControl listens.
+namespace {
+
+constexpr int kStopSignals[] = {SIGINT, SIGTERM, SIGUSR1, SIGHUP};
+
+volatile std::sig_atomic_t held = 0;
+
+extern "C" void hold_signal(int signal_number) {
+  if (held == 0) held = signal_number;
+}
+
+}  // namespace
+
+void hold_stop_signals() {
+  struct sigaction action {};
+  action.sa_handler = hold_signal;
+  sigemptyset(&action.sa_mask);
+  for (const int s : kStopSignals) ::sigaction(s, &action, nullptr);
+}
+
+int held_stop_signal() { return held; }
+
+void release_stop_signals() {
+  for (const int s : kStopSignals) ::signal(s, SIG_DFL);
+  if (held != 0) ::raise(held);
+}
 
 namespace {
 

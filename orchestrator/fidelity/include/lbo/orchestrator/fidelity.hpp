@@ -1,7 +1,7 @@
 #pragma once
 // Fidelity, the fidelity room's one public part: the master's part for trials that report as
 // they run. It takes each batch of intermediate reports through the intake (trial_reports.hpp),
-// journals and applies what it accepts, and ends the attempts the job's [early_stopping] rule
+// records what it accepts (through the master's Ledger), and ends the attempts the job's [early_stopping] rule
 // says to end (early_stopping.hpp in stop mode, promotions.hpp in promotion mode, over
 // rung_table.hpp; those are the room's private headers). A stop is journaled at once as the
 // trial's final result (status
@@ -23,6 +23,7 @@
 #include "lbo/cluster/transport.hpp"
 #include "lbo/jobs/job_spec.hpp"
 #include "lbo/orchestrator/journal.hpp"
+#include "lbo/orchestrator/ledger.hpp"
 #include "lbo/orchestrator/run_state.hpp"
 
 namespace lbo::orchestrator {
@@ -36,10 +37,6 @@ struct StopDecision;
 class Fidelity {
  public:
   struct Hooks {
-    /// Appends a record to the journal; false when lbo's own I/O failed (the run then halts).
-    std::function<bool(const JournalRecord&)> journal;
-    /// Reports were journaled and applied (reports.csv).
-    std::function<void(const TrialsReported&)> reported;
     /// An attempt was stopped or paused (journaled and applied): commit it, and end its
     /// process when `running`.
     std::function<void(std::int64_t trial, int attempt, bool running)> ended;
@@ -52,8 +49,8 @@ class Fidelity {
     std::function<void(const std::string&)> log;
   };
 
-  /// `state` changes only through records this journals (and the master's own).
-  Fidelity(const jobs::JobSpec& job, bool sync, RunState& state, Hooks hooks);
+  /// Records go through `ledger` (the reports it accepts, its stops and pauses).
+  Fidelity(const jobs::JobSpec& job, bool sync, Ledger& ledger, Hooks hooks);
   ~Fidelity();
   Fidelity(const Fidelity&) = delete;
   Fidelity& operator=(const Fidelity&) = delete;
@@ -96,7 +93,8 @@ class Fidelity {
   void release();
   void say(int& count, const std::string& what, const char* kind);
 
-  RunState& state_;
+  Ledger& ledger_;
+  const RunState& state_;
   Hooks hooks_;
   std::unique_ptr<ReportIntake> intake_;
   std::unique_ptr<RungTable> table_;         // with [early_stopping]
