@@ -206,14 +206,7 @@ std::optional<std::string> interpreter_problem(const std::string& program) {
   return std::nullopt;
 }
 
-std::string_view to_string(StoppingRule rule) {
-  switch (rule) {
-    case StoppingRule::asha: return "asha";
-    case StoppingRule::hyperband: return "hyperband";
-    case StoppingRule::median: return "median";
-  }
-  return "?";
-}
+std::string_view to_string(StoppingRule rule) { return traits_of(rule).name; }
 
 std::string_view to_string(StoppingMode mode) {
   switch (mode) {

@@ -18,6 +18,7 @@
 #include "model_data.hpp"
 #include "promotions.hpp"
 #include "rung_table.hpp"
+#include "stop_rule.hpp"
 #include "lbo/app/status.hpp"
 #include "lbo/orchestrator/recovery.hpp"
 #include "run_job.hpp"
@@ -80,6 +81,29 @@ class TrialsAtRungs {
 };
 
 }  // namespace
+
+// Every rule the job file takes (jobs/src/stopping_rules.cpp) has its class (stop_rule.cpp's
+// registry), and judges a trial at a rung: the first to reach a rung goes on under each (ASHA
+// has no other value to compare with; the median rule waits for min_trials others).
+TEST(StopRuleTest, every_rule_of_the_job_files_catalog_has_a_class_that_judges_at_a_rung) {
+  const auto catalog = lbo::jobs::stopping_rule_catalog();
+  ASSERT_GE(catalog.size(), 3u);
+  for (const lbo::jobs::StoppingRuleTraits& traits : catalog) {
+    SCOPED_TRACE(std::string(traits.name));
+    EXPECT_EQ(lbo::jobs::traits_of(traits.rule).name, traits.name);
+    EXPECT_EQ(lbo::jobs::to_string(traits.rule), traits.name);
+    EarlyStoppingSpec s = spec(traits.rule, 1, 9, 3);
+    if (traits.brackets) s.brackets = 2;
+    const RungTable rungs(s, lbo::jobs::Direction::maximize, 1);
+    const std::unique_ptr<StopRule> rule = make_stop_rule(rungs);
+    ASSERT_NE(rule, nullptr);
+    TrialsAtRungs table(1);
+    table.report(0, 8, 0.5);  // past the first rung of either bracket
+    const std::optional<RungTable::AtRung> at = rungs.at_rung(table.state.trial(0), rungs.rungs(rungs.bracket_of(0))[0]);
+    ASSERT_TRUE(at.has_value());
+    EXPECT_FALSE(rule->decide(table.state, table.state.trial(0), 0, *at).has_value());
+  }
+}
 
 // Rungs 1 and 3 (r = 1, R = 9, η = 3). At rung 1: trial 0 (0.9) is first and goes on; trial 1
 // (0.5) is below the one other value, 0.9; trial 2 (0.1) is below the 2/3 quantile of

@@ -8,10 +8,21 @@ namespace {
 constexpr std::int64_t kMaxStep = 1'000'000'000;
 
 std::optional<StoppingRule> rule_named(std::string_view name) {
-  for (const StoppingRule rule : {StoppingRule::asha, StoppingRule::hyperband, StoppingRule::median}) {
-    if (to_string(rule) == name) return rule;
+  for (const StoppingRuleTraits& t : stopping_rule_catalog()) {
+    if (t.name == name) return t.rule;
   }
   return std::nullopt;
+}
+
+// The rules that have `what`, named for an error: "\"asha\" or \"hyperband\"".
+std::string rules_with(bool StoppingRuleTraits::*what) {
+  std::vector<std::string> names;
+  for (const StoppingRuleTraits& t : stopping_rule_catalog()) {
+    if (what == nullptr || t.*what) names.push_back(in_quotes(std::string(t.name)));
+  }
+  std::string text;
+  for (std::size_t i = 0; i < names.size(); ++i) text += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+  return text;
 }
 
 std::optional<CurveModel> curve_model_named(std::string_view name) {
@@ -32,9 +43,10 @@ int most_brackets(const EarlyStoppingSpec& e) {
 void read_mode_and_model(Reader& r, const toml::table& t, EarlyStoppingSpec& e) {
   const std::string prefix = "early_stopping";
   if (const auto mode = r.get_string(t, "mode", prefix, false)) {
-    if (*mode == "promotion" && e.rule == StoppingRule::median) {
+    if (*mode == "promotion" && !traits_of(e.rule).promotes) {
       r.error(*t.get("mode"), "early_stopping.mode",
-              "\"promotion\" is for rule = \"asha\" or \"hyperband\"; the median rule only stops (mode = \"stop\")");
+              "\"promotion\" is for rule = " + rules_with(&StoppingRuleTraits::promotes) + "; the " +
+                  std::string(to_string(e.rule)) + " rule only stops (mode = \"stop\")");
     } else if (*mode == "promotion") {
       e.mode = StoppingMode::promotion;
     } else if (*mode != "stop") {
@@ -47,6 +59,43 @@ void read_mode_and_model(Reader& r, const toml::table& t, EarlyStoppingSpec& e) 
     } else {
       r.error(*t.get("model"), "early_stopping.model",
               "must be \"last\", \"rungs\" or \"highest_rung\", not " + in_quotes(*model));
+    }
+  }
+}
+
+// The keys only some rules take (their traits say which): `brackets`, `min_trials`, `transfer`.
+// `valid`: min_step, max_step and eta were read (the brackets' count follows from them).
+void read_rule_keys(Reader& r, const toml::table& t, bool valid, EarlyStoppingSpec& e) {
+  const std::string prefix = "early_stopping";
+  const StoppingRuleTraits& rule = traits_of(e.rule);
+  const auto not_for = [&](const char* key, bool StoppingRuleTraits::*what) {
+    r.error(*t.get(key), prefix + "." + key, "is for rule = " + rules_with(what) + ", not " + in_quotes(std::string(rule.name)));
+  };
+  if (t.get("brackets") != nullptr) {
+    const int most = valid ? most_brackets(e) : 100;
+    if (!rule.brackets) {
+      not_for("brackets", &StoppingRuleTraits::brackets);
+    } else if (const auto n = r.get_int_in(t, "brackets", prefix, false, 1, most,
+                                           "must be between 1 and " + std::to_string(most) +
+                                               " (the brackets whose first rung r·η^b is below max_step, and one "
+                                               "that runs every trial to max_step)")) {
+      e.brackets = *n;
+    }
+  } else if (rule.brackets && valid) {
+    e.brackets = most_brackets(e);
+  }
+  if (t.get("min_trials") != nullptr) {
+    if (!rule.min_trials) {
+      not_for("min_trials", &StoppingRuleTraits::min_trials);
+    } else if (const auto n = r.get_int_in(t, "min_trials", prefix, false, 1, 100'000, "must be in 1..100000")) {
+      e.min_trials = *n;
+    }
+  }
+  if (const auto transfer = r.get_bool(t, "transfer", prefix)) {
+    if (!rule.transfer) {
+      not_for("transfer", &StoppingRuleTraits::transfer);
+    } else {
+      e.transfer = *transfer;
     }
   }
 }
@@ -83,7 +132,7 @@ void read_early_stopping(Reader& r, const toml::table& t, JobSpec& job) {
     if (const auto known = rule_named(*rule)) {
       e.rule = *known;
     } else {
-      r.error(*t.get("rule"), "early_stopping.rule", "must be \"asha\", \"hyperband\" or \"median\", not " + in_quotes(*rule));
+      r.error(*t.get("rule"), "early_stopping.rule", "must be " + rules_with(nullptr) + ", not " + in_quotes(*rule));
       valid = false;
     }
   }
@@ -106,33 +155,7 @@ void read_early_stopping(Reader& r, const toml::table& t, JobSpec& job) {
     valid = false;
   }
   if (const auto n = r.get_int_in(t, "eta", prefix, false, 2, 100, "must be an integer between 2 and 100")) e.eta = *n;
-  if (const toml::node* node = t.get("brackets")) {
-    const int most = valid ? most_brackets(e) : 100;
-    if (e.rule != StoppingRule::hyperband) {
-      r.error(*node, "early_stopping.brackets", "is for rule = \"hyperband\"; asha and median have one bracket");
-    } else if (const auto n = r.get_int_in(t, "brackets", prefix, false, 1, most,
-                                           "must be between 1 and " + std::to_string(most) +
-                                               " (the brackets whose first rung r·η^b is below max_step, and one "
-                                               "that runs every trial to max_step)")) {
-      e.brackets = *n;
-    }
-  } else if (e.rule == StoppingRule::hyperband && valid) {
-    e.brackets = most_brackets(e);
-  }
-  if (const toml::node* node = t.get("min_trials")) {
-    if (e.rule != StoppingRule::median) {
-      r.error(*node, "early_stopping.min_trials", "is for rule = \"median\"");
-    } else if (const auto n = r.get_int_in(t, "min_trials", prefix, false, 1, 100'000, "must be in 1..100000")) {
-      e.min_trials = *n;
-    }
-  }
-  if (const auto transfer = r.get_bool(t, "transfer", prefix)) {
-    if (e.rule == StoppingRule::median) {
-      r.error(*t.get("transfer"), "early_stopping.transfer", "is for rule = \"asha\" or \"hyperband\"");
-    } else {
-      e.transfer = *transfer;
-    }
-  }
+  read_rule_keys(r, t, valid, e);
   read_mode_and_model(r, t, e);
   if (const auto keep = r.get_string(t, "keep_checkpoints", prefix, false)) {
     using Keep = EarlyStoppingSpec::KeepCheckpoints;

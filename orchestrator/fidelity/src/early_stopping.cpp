@@ -1,69 +1,22 @@
 #include "early_stopping.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <map>
 #include <set>
 
-#include "lbo/orchestrator/run_outputs.hpp"
-#include "lbo/surrogate/linalg.hpp"
+#include "stop_rule.hpp"
 
 namespace lbo::orchestrator {
 
-EarlyStopping::EarlyStopping(const RungTable& table, bool sync) : table_(table), spec_(table.spec()), sync_(sync) {}
+EarlyStopping::EarlyStopping(const RungTable& table, bool sync) : table_(table), rule_(make_stop_rule(table)), sync_(sync) {}
+
+EarlyStopping::~EarlyStopping() = default;
 
 std::optional<StopDecision> EarlyStopping::decide(const RunState& state, const Trial& t, std::size_t k) const {
   const std::int64_t rung = table_.rungs(table_.bracket_of(t.id))[k];
   const std::optional<RungTable::AtRung> mine = table_.at_rung(t, rung);
   if (!mine) return std::nullopt;
-  return spec_.rule == jobs::StoppingRule::median ? decide_median(state, t, k, *mine) : decide_asha(state, t, k, *mine);
-}
-
-std::optional<StopDecision> EarlyStopping::decide_asha(const RunState& state, const Trial& t, std::size_t k,
-                                                       const RungTable::AtRung& mine) const {
-  if (std::optional<StopDecision> stop = table_.hurdle(state, t, k, mine)) return stop;
-  const int bracket = table_.bracket_of(t.id);
-  const std::int64_t rung = table_.rungs(bracket)[k];
-  std::vector<double> others;
-  for (const auto& [id, value] : table_.rung_values(state, t.task, bracket, rung)) {
-    if (id != t.id) others.push_back(table_.oriented(value));
-  }
-  if (others.empty()) return std::nullopt;
-  std::sort(others.begin(), others.end());
-  const double cutoff = surrogate::sample_quantile(others, 1.0 - 1.0 / spec_.eta);
-  if (table_.oriented(mine.value) >= cutoff) return std::nullopt;
-  return StopDecision{t.id, t.attempts, mine.step, mine.value, mine.elapsed_s,
-                      table_.describe(t, k, mine) + format_objective(mine.value) + " is worse than " + format_objective(table_.oriented(cutoff)) +
-                          ", the cutoff of the best 1/" + std::to_string(spec_.eta) + " of " +
-                          std::to_string(others.size()) + " other trial(s) there"};
-}
-
-std::optional<StopDecision> EarlyStopping::decide_median(const RunState& state, const Trial& t, std::size_t k,
-                                                         const RungTable::AtRung& mine) const {
-  const std::int64_t rung = table_.rungs(0)[k];
-  std::vector<double> averages;
-  for (const std::int64_t id : state.task_trials(t.task)) {
-    if (id == t.id) continue;
-    const Trial& other = state.trial(id);
-    const std::optional<RungTable::AtRung> at = table_.at_rung(other, rung);
-    if (!at) continue;
-    const auto [begin, end] = table_.curve(other);
-    double sum = 0;
-    int n = 0;
-    for (auto r = begin; r != end && r->step <= at->step; ++r, ++n) sum += table_.oriented(r->value);
-    averages.push_back(sum / n);
-  }
-  if (static_cast<int>(averages.size()) < spec_.min_trials) return std::nullopt;
-  std::sort(averages.begin(), averages.end());
-  const double median = surrogate::sample_quantile(averages, 0.5);
-  const auto [begin, end] = table_.curve(t);
-  double best = table_.oriented(begin->value);
-  for (auto r = begin; r != end && r->step <= mine.step; ++r) best = std::max(best, table_.oriented(r->value));
-  if (best >= median) return std::nullopt;
-  return StopDecision{t.id, t.attempts, mine.step, mine.value, mine.elapsed_s,
-                      table_.describe(t, k, mine) + "its best " + format_objective(table_.oriented(best)) + " is worse than " +
-                          format_objective(table_.oriented(median)) + ", the median of " + std::to_string(averages.size()) +
-                          " other trial(s)' running averages there"};
+  return rule_->decide(state, t, k, *mine);
 }
 
 void EarlyStopping::decide_reached(const RunState& state, const Trial& t, std::vector<StopDecision>& out) {

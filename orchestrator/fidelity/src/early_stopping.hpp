@@ -3,15 +3,8 @@
 // reports, by the job's [early_stopping] rule in stop mode (promotion mode: promotions.hpp).
 // Every decision is a function of the run state (the journal): the rung table of a task's
 // trials (rung_table.hpp) and, without --sync, the order in which reports were journaled.
-// - asha (Li et al., "A System for Massively Parallel Hyperparameter Tuning", MLSys 2020, in
-//   its stopping form as Ray Tune runs it): a trial reaching a rung is stopped when its value
-//   is worse than the (1 − 1/η) quantile (linear interpolation) of the values the bracket's
-//   other trials of its task have there; the first to reach a rung always goes on.
-// - hyperband (Li et al., JMLR 2018): ASHA in each bracket.
-// - median (Golovin et al., "Google Vizier", KDD 2017): at a rung, a trial whose best value so
-//   far is worse than the median of the running averages (up to the rung) of the other trials
-//   of its task that reached it is stopped, once min_trials others have.
-// - transfer (asha, hyperband): RUSH's hurdles (RungTable::hurdle) come first.
+// The rule that judges a trial at a rung is the job's StopRule (stop_rule.hpp: asha and
+// hyperband in asha_rule.cpp, median in median_rule.cpp).
 // With --sync the decisions at a rung wait until every running trial of the task and bracket
 // has reached it, and are then made together (a synchronous successive halving per round), so
 // neither the order of reports nor a resume changes them. A trial of the round that ends before
@@ -21,6 +14,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <utility>
@@ -31,10 +25,13 @@
 
 namespace lbo::orchestrator {
 
+class StopRule;
+
 class EarlyStopping {
  public:
   /// `table` outlives this.
   EarlyStopping(const RungTable& table, bool sync);
+  ~EarlyStopping();
 
   /// The trials to stop now that the reports of `reported` (trial ids, in the order their
   /// reports came) are applied to `state`. Without --sync: each one's rungs up to its newest
@@ -56,10 +53,6 @@ class EarlyStopping {
  private:
   /// The decision on `t` at rung `k` of its bracket: a stop, or nothing.
   std::optional<StopDecision> decide(const RunState& state, const Trial& t, std::size_t k) const;
-  std::optional<StopDecision> decide_asha(const RunState& state, const Trial& t, std::size_t k,
-                                          const RungTable::AtRung& mine) const;
-  std::optional<StopDecision> decide_median(const RunState& state, const Trial& t, std::size_t k,
-                                            const RungTable::AtRung& mine) const;
   /// The rungs of `t`'s newest attempt it has reached and that are not decided yet, in order,
   /// deciding each until one stops it (into `out`).
   void decide_reached(const RunState& state, const Trial& t, std::vector<StopDecision>& out);
@@ -68,7 +61,7 @@ class EarlyStopping {
   std::size_t rungs_reached(const Trial& t) const;
 
   const RungTable& table_;
-  const jobs::EarlyStoppingSpec& spec_;
+  std::unique_ptr<StopRule> rule_;
   bool sync_;
   std::map<workers::AttemptKey, std::size_t> decided_;  // (trial, attempt) → rungs decided
   std::set<workers::AttemptKey> held_;                   // (trial, attempt), --sync

@@ -18,7 +18,7 @@ std::vector<StepReport>::const_iterator newest_attempt(const Trial& t) {
 
 RungTable::RungTable(const jobs::EarlyStoppingSpec& spec, jobs::Direction direction, std::uint64_t seed)
     : spec_(spec), objective_(direction), seed_(seed) {
-  const int brackets = spec.rule == jobs::StoppingRule::hyperband ? spec.brackets : 1;
+  const int brackets = jobs::traits_of(spec.rule).brackets ? spec.brackets : 1;
   double total = 0;
   for (int b = 0; b < brackets; ++b) {
     rungs_.push_back(spec.rungs(b));

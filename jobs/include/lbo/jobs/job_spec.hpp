@@ -210,6 +210,20 @@ enum class StoppingRule : std::uint8_t {
 };
 std::string_view to_string(StoppingRule rule);
 
+/// What the job file knows of a stopping rule: its name and the keys and mode it takes. One
+/// line per rule in jobs/src/stopping_rules.cpp; what decides (its class) is its entry in
+/// orchestrator/fidelity/src/stopping_rule.cpp.
+struct StoppingRuleTraits {
+  StoppingRule rule = StoppingRule::asha;
+  std::string_view name;
+  bool brackets = false;    ///< `brackets`: several brackets of growing first rungs (Hyperband)
+  bool promotes = false;    ///< mode = "promotion": ASHA's promotions of paused trials
+  bool min_trials = false;  ///< `min_trials`: it judges once that many others reached a rung
+  bool transfer = false;    ///< `transfer`: RUSH's hurdles from earlier tasks come first
+};
+std::span<const StoppingRuleTraits> stopping_rule_catalog();
+const StoppingRuleTraits& traits_of(StoppingRule rule);
+
 /// What a trial that does not make the cut at a rung gets (`[early_stopping] mode`).
 enum class StoppingMode : std::uint8_t {
   stop,       ///< it is stopped there for good (status `stopped`)

@@ -1,0 +1,34 @@
+#pragma once
+// StopRule (private to fidelity/): how a stop-mode rule judges a trial at a rung of its bracket,
+// one class per rule, each with its paper (as Optuna's BasePruner). EarlyStopping
+// (early_stopping.hpp) decides when a rung is judged (as reports come, or together with --sync)
+// and asks the job's rule. A new rule: its class in a file of its own with a make_ function
+// declared here, one line in the registry (stop_rule.cpp), its line in jobs/src/stopping_rules.cpp
+// (its name and keys for the job file) and its test.
+
+#include <cstddef>
+#include <memory>
+#include <optional>
+
+#include "lbo/orchestrator/run_state.hpp"
+#include "rung_table.hpp"
+
+namespace lbo::orchestrator {
+
+class StopRule {
+ public:
+  virtual ~StopRule() = default;
+  /// The decision on `t` at rung `k` of its bracket, where its value is `mine`: a stop, or
+  /// nothing (it goes on). A function of the run state.
+  virtual std::optional<StopDecision> decide(const RunState& state, const Trial& t, std::size_t k,
+                                             const RungTable::AtRung& mine) const = 0;
+};
+
+/// The job's rule (RungTable::spec().rule), reading `table` (which outlives it).
+std::unique_ptr<StopRule> make_stop_rule(const RungTable& table);
+
+// The rules, each in its own file.
+std::unique_ptr<StopRule> make_asha_rule(const RungTable& table);    // asha_rule.cpp: ASHA, Hyperband's brackets
+std::unique_ptr<StopRule> make_median_rule(const RungTable& table);  // median_rule.cpp: Vizier's median rule
+
+}  // namespace lbo::orchestrator
