@@ -128,7 +128,7 @@ double LimitModel::log_probability(const Eigen::VectorXd& x, int /*task*/, Eigen
 // A proposal weighs every candidate at once (BatchProposer::weigh_feasibility): one batched
 // posterior, without the gradients a point-by-point evaluation computes. At 64 slots a new
 // result came with every proposal, and the limit's weights of its candidates one at a time cost
-// the master more than the objective's own proposal (bench/README.md, "Several objectives").
+// the master more than the objective's own proposal (bench/log/2026-12-02-scale-limits-at-64-slots.md).
 Eigen::VectorXd LimitModel::log_probabilities(const Eigen::MatrixXd& X, int /*task*/) const {
   const Posterior p = posterior_->predict(X);
   Eigen::VectorXd out(X.rows());

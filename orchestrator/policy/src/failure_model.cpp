@@ -174,7 +174,8 @@ void FailureModel::refit_theta(Limit& limit, std::vector<std::int64_t> key, surr
   if (key == limit.theta_ids) return;
   // With --sync, and for the first θ (nothing to propose with before it), on this thread. At 64
   // slots of 1 s trials a limit's 18 fits of up to 200 values held the master 1.3 s of a 9 s
-  // run (its utilization 0.89 against 0.93 without the limit; bench/README.md, "Constraints").
+  // run (its utilization 0.89 against 0.93 without the limit;
+  // bench/log/2026-12-02-scale-limits-at-64-slots.md).
   if (sync_ || limit.theta.size() == 0) {
     limit.theta = surrogate::LimitModel::fit(data, low, high, name)->theta();
     limit.theta_ids = std::move(key);
