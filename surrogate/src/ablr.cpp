@@ -153,29 +153,33 @@ std::shared_ptr<const TaskPosterior> Ablr::build_posterior(const Observations& d
 }
 
 void Ablr::fit(const TaskData& data, std::uint64_t seed) {
-  const int p = mlp_->parameter_count();
   const auto tasks = static_cast<int>(data.tasks.size());
   TaskData standardized = data;
-  std::vector<Standardization> scales(static_cast<std::size_t>(tasks));
   Eigen::Index observations = 0;
   for (int t = 0; t < tasks; ++t) {
     if (!data.tasks[t].y.allFinite() || !data.tasks[t].X.allFinite()) {
       throw NumericalError("ablr: task " + std::to_string(t) + " has a non-finite observation");
     }
-    scales[t] = Standardization::of(data.tasks[t].y);
-    standardized.tasks[t].y = scales[t].apply(data.tasks[t].y);
+    standardized.tasks[t].y = Standardization::of(data.tasks[t].y).apply(data.tasks[t].y);
     observations += data.tasks[t].y.size();
   }
-
-  // Starting points: the previous fit (warm, with defaults for tasks that arrived since), and
-  // a fresh initialization when there is no previous fit, when the data have doubled since the
-  // last fresh one, or when the previous weights collapsed to zero: a saddle of tanh networks
-  // that no gradient leaves, which a fit on one or two points can fall into.
   std::mt19937_64 rng(seed);
-  struct Start {
-    Eigen::VectorXd x;
-    int iterations;
-  };
+  Eigen::VectorXd best = best_descent(starts(tasks, observations, rng), standardized, observations, tasks, rng);
+  if (best.size() == 0) {
+    throw NumericalError("ablr: no usable fit after " + std::to_string(options_.restarts + 1) + " attempts");
+  }
+  // Publish only a fit whose every posterior can be built.
+  posteriors_ = build_posteriors(data, best);
+  parameters_ = std::move(best);
+  tasks_ = tasks;
+}
+
+// Starting points: the previous fit (warm, with defaults for tasks that arrived since), and a
+// fresh initialization when there is no previous fit, when the data have doubled since the last
+// fresh one, or when the previous weights collapsed to zero: a saddle of tanh networks that no
+// gradient leaves, which a fit on one or two points can fall into.
+std::vector<Ablr::Start> Ablr::starts(int tasks, Eigen::Index observations, std::mt19937_64& rng) {
+  const int p = mlp_->parameter_count();
   std::vector<Start> starts;
   const bool warm = parameters_.size() >= p;
   if (warm) {
@@ -190,7 +194,12 @@ void Ablr::fit(const TaskData& data, std::uint64_t seed) {
     starts.push_back({cold_start(tasks, rng), options_.max_iterations});
     cold_fit_size_ = std::max<Eigen::Index>(observations, 1);
   }
+  return starts;
+}
 
+Eigen::VectorXd Ablr::best_descent(std::vector<Start> starts, const TaskData& standardized, Eigen::Index observations,
+                                   int tasks, std::mt19937_64& rng) const {
+  const int p = mlp_->parameter_count();
   const auto f = [&](const Eigen::VectorXd& u, Eigen::VectorXd& grad) {
     try {
       const double value = objective(Unconstrained::to_packed(u, p), standardized, grad);
@@ -232,14 +241,7 @@ void Ablr::fit(const TaskData& data, std::uint64_t seed) {
       }
     }
   }
-  if (!std::isfinite(best_value)) {
-    throw NumericalError("ablr: no usable fit after " + std::to_string(options_.restarts + 1) + " attempts");
-  }
-
-  // Publish only a fit whose every posterior can be built.
-  posteriors_ = build_posteriors(data, best);
-  parameters_ = std::move(best);
-  tasks_ = tasks;
+  return std::isfinite(best_value) ? best : Eigen::VectorXd();
 }
 
 std::vector<std::shared_ptr<const TaskPosterior>> Ablr::build_posteriors(const TaskData& data,

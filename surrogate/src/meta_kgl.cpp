@@ -234,6 +234,65 @@ Eigen::VectorXd standardized(const Eigen::VectorXd& y) {
   return Standardization::of(y).apply(y);
 }
 
+// Each task's folds: the indices of the points each fold trains on and holds out.
+using Splits = std::vector<std::vector<std::pair<std::vector<Eigen::Index>, std::vector<Eigen::Index>>>>;
+
+// The groups worth a place on the path: above ω × the largest norm, largest first (ties: the
+// lower index), at most 40.
+std::vector<int> support_candidates(const Eigen::VectorXd& norms, double omega) {
+  constexpr std::size_t kMostCandidates = 40;
+  const double floor = omega * (norms.size() > 0 ? norms.maxCoeff() : 0.0);
+  std::vector<int> candidates;
+  for (int j = 0; j < static_cast<int>(norms.size()); ++j) {
+    if (norms(j) > floor && norms(j) > 0) candidates.push_back(j);
+  }
+  std::sort(candidates.begin(), candidates.end(),
+            [&](int a, int b) { return norms(a) > norms(b) || (norms(a) == norms(b) && a < b); });
+  if (candidates.size() > kMostCandidates) candidates.resize(kMostCandidates);
+  return candidates;
+}
+
+// Per fold, the held-out squared error of the kernel sum K_t (over `size` kernels) per task,
+// with the best of the ridges (the GP fits its noise; without that choice here a rough kernel
+// would be chosen for the ridge it adds to the diagonal).
+Eigen::RowVectorXd fold_errors(const std::vector<Observations>& data, const Splits& splits, int folds,
+                               const std::vector<Eigen::MatrixXd>& sums, std::size_t size) {
+  constexpr std::array<double, 4> kRidges = {1e-3, 1e-2, 1e-1, 1.0};
+  Eigen::RowVectorXd best;
+  for (double ridge : kRidges) {
+    Eigen::RowVectorXd errors = Eigen::RowVectorXd::Zero(folds);
+    for (std::size_t t = 0; t < data.size(); ++t) {
+      const Eigen::MatrixXd combined = sums[t] / static_cast<double>(size);
+      for (int fold = 0; fold < folds; ++fold) {
+        const auto& [in, out] = splits[t][static_cast<std::size_t>(fold)];
+        if (in.empty() || out.empty()) continue;
+        Eigen::MatrixXd A = combined(in, in);
+        A.diagonal().array() += ridge * std::max(A.diagonal().mean(), 1e-12);
+        const Eigen::VectorXd alpha = A.ldlt().solve(data[t].y(in));
+        errors(fold) += (data[t].y(out) - combined(out, in) * alpha).squaredNorm();
+      }
+    }
+    if (best.size() == 0 || errors.sum() < best.sum()) best = errors;
+  }
+  return best;
+}
+
+// How many of the path's first kernels to keep: the fewest whose mean error is within one
+// standard error (over the folds) of the path's best.
+std::size_t one_standard_error_size(const std::vector<Eigen::RowVectorXd>& errors, int folds) {
+  std::size_t best = 0;
+  for (std::size_t k = 1; k < errors.size(); ++k) {
+    if (errors[k].mean() < errors[best].mean()) best = k;
+  }
+  const Eigen::RowVectorXd& e = errors[best];
+  const double spread = std::sqrt((e.array() - e.mean()).square().sum() / std::max(1, folds - 1));
+  const double bound = e.mean() + spread / std::sqrt(static_cast<double>(folds));
+  for (std::size_t k = 0; k < errors.size(); ++k) {
+    if (errors[k].mean() <= bound) return k + 1;
+  }
+  return best + 1;
+}
+
 // Ĵ from the group lasso's solution (the paper's threshold ω, chosen from the data). The
 // candidates are the groups above the floor `omega` · max_j ‖β̂^(j)‖₂ (at most 40, the largest).
 // Forward selection adds, one at a time, the candidate whose addition gives the lowest
@@ -248,21 +307,12 @@ Eigen::VectorXd standardized(const Eigen::VectorXd& y) {
 std::vector<int> choose_support(const KernelDictionary& dictionary, const std::vector<Observations>& data,
                                 const std::vector<std::vector<int>>& fold_of, int folds, const Eigen::VectorXd& norms,
                                 const MetaKglOptions& options) {
-  constexpr std::size_t kMostCandidates = 40;
-  constexpr std::array<double, 4> kRidges = {1e-3, 1e-2, 1e-1, 1.0};
-  const double floor = options.omega * (norms.size() > 0 ? norms.maxCoeff() : 0.0);
-  std::vector<int> candidates;
-  for (int j = 0; j < static_cast<int>(norms.size()); ++j) {
-    if (norms(j) > floor && norms(j) > 0) candidates.push_back(j);
-  }
-  std::sort(candidates.begin(), candidates.end(),
-            [&](int a, int b) { return norms(a) > norms(b) || (norms(a) == norms(b) && a < b); });
-  if (candidates.size() > kMostCandidates) candidates.resize(kMostCandidates);
+  const std::vector<int> candidates = support_candidates(norms, options.omega);
   if (candidates.size() <= 1) return candidates;
 
   // Each candidate's Gram matrix on each task's points, and each task's folds, once.
   std::vector<std::vector<Eigen::MatrixXd>> gram(data.size());  // [task][candidate]
-  std::vector<std::vector<std::pair<std::vector<Eigen::Index>, std::vector<Eigen::Index>>>> splits(data.size());
+  Splits splits(data.size());
   for (std::size_t t = 0; t < data.size(); ++t) {
     for (int j : candidates) gram[t].push_back(dictionary.kernel(j).gram(data[t].X, data[t].X));
     for (int fold = 0; fold < folds; ++fold) {
@@ -273,29 +323,6 @@ std::vector<int> choose_support(const KernelDictionary& dictionary, const std::v
       splits[t].emplace_back(std::move(in), std::move(out));
     }
   }
-  // Per fold, the held-out squared error of the kernel sum K_t (over `size` kernels) per task,
-  // with the best of the ridges (the GP fits its noise; without that choice here a rough kernel
-  // would be chosen for the ridge it adds to the diagonal).
-  const auto fold_errors = [&](const std::vector<Eigen::MatrixXd>& sums, std::size_t size) {
-    Eigen::RowVectorXd best;
-    for (double ridge : kRidges) {
-      Eigen::RowVectorXd errors = Eigen::RowVectorXd::Zero(folds);
-      for (std::size_t t = 0; t < data.size(); ++t) {
-        const Eigen::MatrixXd combined = sums[t] / static_cast<double>(size);
-        for (int fold = 0; fold < folds; ++fold) {
-          const auto& [in, out] = splits[t][static_cast<std::size_t>(fold)];
-          if (in.empty() || out.empty()) continue;
-          Eigen::MatrixXd A = combined(in, in);
-          A.diagonal().array() += ridge * std::max(A.diagonal().mean(), 1e-12);
-          const Eigen::VectorXd alpha = A.ldlt().solve(data[t].y(in));
-          errors(fold) += (data[t].y(out) - combined(out, in) * alpha).squaredNorm();
-        }
-      }
-      if (best.size() == 0 || errors.sum() < best.sum()) best = errors;
-    }
-    return best;
-  };
-
   std::vector<Eigen::MatrixXd> sums(data.size());
   for (std::size_t t = 0; t < data.size(); ++t) sums[t] = Eigen::MatrixXd::Zero(data[t].y.size(), data[t].y.size());
   std::vector<bool> taken(candidates.size(), false);
@@ -308,7 +335,7 @@ std::vector<int> choose_support(const KernelDictionary& dictionary, const std::v
       if (taken[c]) continue;
       std::vector<Eigen::MatrixXd> trial(sums);
       for (std::size_t t = 0; t < data.size(); ++t) trial[t] += gram[t][c];
-      const Eigen::RowVectorXd e = fold_errors(trial, size);
+      const Eigen::RowVectorXd e = fold_errors(data, splits, folds, trial, size);
       if (best == candidates.size() || e.sum() < best_errors.sum()) best = c, best_errors = e;
     }
     taken[best] = true;
@@ -316,59 +343,22 @@ std::vector<int> choose_support(const KernelDictionary& dictionary, const std::v
     path.push_back(candidates[best]);
     errors.push_back(best_errors);
   }
-  std::size_t best = 0;
-  for (std::size_t k = 1; k < errors.size(); ++k) {
-    if (errors[k].mean() < errors[best].mean()) best = k;
-  }
-  const Eigen::RowVectorXd& e = errors[best];
-  const double spread = std::sqrt((e.array() - e.mean()).square().sum() / std::max(1, folds - 1));
-  const double bound = e.mean() + spread / std::sqrt(static_cast<double>(folds));
-  std::size_t size = best + 1;
-  for (std::size_t k = 0; k < errors.size(); ++k) {
-    if (errors[k].mean() <= bound) {
-      size = k + 1;
-      break;
-    }
-  }
+  const std::size_t size = one_standard_error_size(errors, folds);
   std::vector<int> chosen(path.begin(), path.begin() + static_cast<std::ptrdiff_t>(size));
   std::sort(chosen.begin(), chosen.end());
   return chosen;
 }
 
-}  // namespace
-
-Eigen::MatrixXd kernel_features(const BaseKernel& kernel, const Eigen::MatrixXd& X) {
-  return square_root(kernel, X, nullptr);
+GroupLassoProblem problem_of(const std::vector<TaskFeatures>& features, const std::vector<Eigen::VectorXd>& y) {
+  GroupLassoProblem p;
+  for (const TaskFeatures& f : features) p.features.push_back(f.features);
+  p.targets = y;
+  return p;
 }
 
-MetaKglResult meta_kgl(const KernelDictionary& dictionary, const std::vector<Observations>& tasks, std::uint64_t seed,
-                       const MetaKglOptions& options) {
-  MetaKglResult result;
-  result.group_norms = Eigen::VectorXd::Zero(dictionary.size());
-  std::vector<Observations> data;
-  for (const Observations& task : tasks) {
-    if (task.y.size() >= 2) data.push_back({task.X, standardized(task.y)});
-  }
-  if (data.empty() || dictionary.size() == 0) return result;
-
-  auto problem_of = [&](const std::vector<TaskFeatures>& features, const std::vector<Eigen::VectorXd>& y) {
-    GroupLassoProblem p;
-    for (const TaskFeatures& f : features) p.features.push_back(f.features);
-    p.targets = y;
-    return p;
-  };
-  std::vector<TaskFeatures> all;
-  std::vector<Eigen::VectorXd> all_y;
-  for (const Observations& task : data) {
-    all.push_back(task_features(dictionary, task.X));
-    all_y.push_back(task.y);
-  }
-  const GroupLassoProblem full = problem_of(all, all_y);
-  result.lambda_max = group_lasso_lambda_max(full);
-
-  // K-fold cross-validation: point i of task s (in a shuffled order) is in fold (o_s + i) mod K,
-  // so every fold holds out some points of each task and leaves each task at least one.
-  const int folds = std::max(2, options.folds);
+// K-fold cross-validation: point i of task s (in a shuffled order) is in fold (o_s + i) mod K,
+// so every fold holds out some points of each task and leaves each task at least one.
+std::vector<std::vector<int>> assign_folds(const std::vector<Observations>& data, int folds, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::vector<std::vector<int>> fold_of(data.size());
   for (std::size_t t = 0; t < data.size(); ++t) {
@@ -379,7 +369,15 @@ MetaKglResult meta_kgl(const KernelDictionary& dictionary, const std::vector<Obs
     fold_of[t].resize(order.size());
     for (std::size_t i = 0; i < order.size(); ++i) fold_of[t][order[i]] = (o + static_cast<int>(i)) % folds;
   }
-  const std::size_t n_lambda = options.lambda_ratios.size();
+  return fold_of;
+}
+
+// The held-out mean squared error of the group-lasso path (λ = ratio · λ_max for each of
+// `ratios`, each solution warm-started from the one before) per λ (rows) and fold (columns).
+Eigen::MatrixXd path_errors(const KernelDictionary& dictionary, const std::vector<Observations>& data,
+                            const std::vector<std::vector<int>>& fold_of, int folds, const std::vector<double>& ratios,
+                            double lambda_max) {
+  const std::size_t n_lambda = ratios.size();
   Eigen::MatrixXd errors = Eigen::MatrixXd::Zero(static_cast<Eigen::Index>(n_lambda), folds);
   for (int fold = 0; fold < folds; ++fold) {
     std::vector<TaskFeatures> train;
@@ -400,7 +398,7 @@ MetaKglResult meta_kgl(const KernelDictionary& dictionary, const std::vector<Obs
     const GroupLassoProblem problem = problem_of(train, train_y);
     GroupLassoSolution path;
     for (std::size_t l = 0; l < n_lambda; ++l) {
-      path = solve_group_lasso(problem, options.lambda_ratios[l] * result.lambda_max, l ? &path : nullptr);
+      path = solve_group_lasso(problem, ratios[l] * lambda_max, l ? &path : nullptr);
       double squared = 0;
       for (std::size_t t = 0; t < data.size(); ++t) {
         if (held[t].y.size() == 0) continue;
@@ -414,6 +412,38 @@ MetaKglResult meta_kgl(const KernelDictionary& dictionary, const std::vector<Obs
       errors(static_cast<Eigen::Index>(l), fold) = squared / static_cast<double>(held_out);
     }
   }
+  return errors;
+}
+
+}  // namespace
+
+Eigen::MatrixXd kernel_features(const BaseKernel& kernel, const Eigen::MatrixXd& X) {
+  return square_root(kernel, X, nullptr);
+}
+
+MetaKglResult meta_kgl(const KernelDictionary& dictionary, const std::vector<Observations>& tasks, std::uint64_t seed,
+                       const MetaKglOptions& options) {
+  MetaKglResult result;
+  result.group_norms = Eigen::VectorXd::Zero(dictionary.size());
+  std::vector<Observations> data;
+  for (const Observations& task : tasks) {
+    if (task.y.size() >= 2) data.push_back({task.X, standardized(task.y)});
+  }
+  if (data.empty() || dictionary.size() == 0) return result;
+
+  std::vector<TaskFeatures> all;
+  std::vector<Eigen::VectorXd> all_y;
+  for (const Observations& task : data) {
+    all.push_back(task_features(dictionary, task.X));
+    all_y.push_back(task.y);
+  }
+  const GroupLassoProblem full = problem_of(all, all_y);
+  result.lambda_max = group_lasso_lambda_max(full);
+
+  const int folds = std::max(2, options.folds);
+  const std::vector<std::vector<int>> fold_of = assign_folds(data, folds, seed);
+  const std::size_t n_lambda = options.lambda_ratios.size();
+  const Eigen::MatrixXd errors = path_errors(dictionary, data, fold_of, folds, options.lambda_ratios, result.lambda_max);
   // The 1-SE rule: the largest λ whose mean error is within one standard error of the best.
   const Eigen::VectorXd mean = errors.rowwise().mean();
   Eigen::Index best = 0;

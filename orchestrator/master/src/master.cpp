@@ -98,6 +98,20 @@ void run_event_loop(boost::asio::io_context& io, cluster::Transport& transport, 
   }
 }
 
+// A --sync run resumed: `policy` goes over what the last master did after the checkpoint
+// (proposal_replay.hpp), its log lines unsaid (`quiet`: they were said then).
+void replay(const JournalTail& tail, Policy& policy, const Scheduler& scheduler, bool& quiet, Console& console) {
+  quiet = true;
+  const ReplayResult replayed = replay_proposals(tail, policy, scheduler);
+  quiet = false;
+  const std::string said = replayed.summary();
+  if (!replayed.mismatch.empty()) {
+    console.warn(said);
+  } else if (!said.empty()) {
+    console.log(said);
+  }
+}
+
 }  // namespace
 
 // The loop: fill every free slot, journal each result as it comes, commit a turn's results with
@@ -116,24 +130,20 @@ class Master::Loop : private Ledger::Listener {
         journal_(open_journal(run_dir, recovered, console)),
         state_(recovered ? recovered->state : RunState()),
         outputs_(run_dir, job_, console,
-                 {.failures_logged = options_.failures_logged,
-                  .status_file = options_.status_file,
-                  .write_report = options_.write_report,
-                  .model_report = [this] { return policy_->model_report(state_); }}),
+                 {.failures_logged = options_.failures_logged, .status_file = options_.status_file,
+                  .write_report = options_.write_report, .model_report = [this] { return policy_->model_report(state_); }}),
         policy_(make_policy(job_, {.sync = options_.sync,
                                    .log = [this, &console](const std::string& line) {
                                      if (!quiet_) console.log(line);
                                    },
                                    .hedge = [this](const HedgeDraw& draw) { outputs_.hedge_draw(draw); },
-                                   .warm_start = std::move(options_.warm_start),
-                                   .threads = options_.fit_threads,
+                                   .warm_start = std::move(options_.warm_start), .threads = options_.fit_threads,
                                    .fitted = [this] { asio::post(io_, [this] { fitted(); }); }})),
         scheduler_(job_, [this](const RunState& state, const TaskFilter& allowed) { return fidelity_.promotion(state, allowed); }),
         stops_(io_, transport_, console, job_.grace_s,
                {.checkpoint_now = [this] { return checkpoints_.try_now(); },
                 .write_status = [this](const std::string& s) { outputs_.write_status(s); },
-                .check_done = [this] { check_done(); },
-                .finish = [this] { finish(); }}),
+                .check_done = [this] { check_done(); }, .finish = [this] { finish(); }}),
         checkpoints_(io_, run_dir, journal_, state_, *policy_, options_.clock, recovered ? recovered->next_checkpoint : 1,
                      console),
         arrivals_(run_dir, job_, state_, console, [this](const jobs::TaskSpec& task) { return add_task(task); }),
@@ -187,7 +197,10 @@ class Master::Loop : private Ledger::Listener {
     // checkpoint were made (their replay follows).
     if (saved_policy_) policy_->restore(*saved_policy_, tail_ ? tail_->start : state_);
     saved_policy_.reset();
-    if (tail_) replay();
+    if (tail_) {
+      replay(*tail_, *policy_, scheduler_, quiet_, console_);
+      tail_.reset();
+    }
     // What a master killed between a report and the pause it called for left undone.
     if (resumed_) fidelity_.settle_owed(options_.clock());
     // A status left by an earlier master (its 75) must not speak for this one if it is killed.
@@ -224,24 +237,6 @@ class Master::Loop : private Ledger::Listener {
     }
     fill_slots();
     check_done();
-  }
-
-  // A --sync run resumed: the policy goes over what the last master did after the checkpoint
-  // (proposal_replay.hpp), its log lines unsaid (they were said then).
-  void replay() {
-    quiet_ = true;
-    const ReplayResult replayed = replay_proposals(*tail_, *policy_, scheduler_);
-    quiet_ = false;
-    tail_.reset();
-    if (!replayed.mismatch.empty()) {
-      console_.warn("--sync: replaying what the last master proposed after the checkpoint, " + replayed.mismatch +
-                    " came out otherwise than its journal says; the run goes on from the journal, and its proposals "
-                    "from here may differ from those of a run that was never stopped");
-    } else if (replayed.proposals + replayed.fits > 0) {
-      console_.log("--sync: the model made again the " + std::to_string(replayed.fits) + " fit(s) and " +
-                   std::to_string(replayed.proposals) + " proposal(s) the last master made after its checkpoint, "
-                   "each as its journal says; the run goes on as it would have");
-    }
   }
 
   // The run's last words: results.csv and tasks.csv whole, a final checkpoint, the report, the
@@ -405,9 +400,7 @@ class Master::Loop : private Ledger::Listener {
 
   Attempts attempts_{job_, run_dir_, ledger_, fidelity_, transport_, deadline_, options_.sync,
                      {.halt = [this](const std::string& message, int error_number) { stops_.halt(message, error_number); },
-                      .ended = [this] { commit_.ask(); },
-                      .slot_free = [this] { fill_.ask(); },
-                      .clock = options_.clock}};
+                      .ended = [this] { commit_.ask(); }, .slot_free = [this] { fill_.ask(); }, .clock = options_.clock}};
   bool resumed_ = false;
   std::optional<PolicyState> saved_policy_;  // a resumed run's, until start() restores it
   std::optional<JournalTail> tail_;          // a resumed --sync run's, until start() replays it

@@ -1,5 +1,6 @@
 #include "proposal_replay.hpp"
 
+#include <string>
 #include <variant>
 
 namespace lbo::orchestrator {
@@ -25,6 +26,18 @@ std::string describe(const TrialStarted& recorded, const std::optional<NextAttem
 }
 
 }  // namespace
+
+std::string ReplayResult::summary() const {
+  if (!mismatch.empty()) {
+    return "--sync: replaying what the last master proposed after the checkpoint, " + mismatch +
+           " came out otherwise than its journal says; the run goes on from the journal, and its proposals from here "
+           "may differ from those of a run that was never stopped";
+  }
+  if (proposals + fits == 0) return {};
+  return "--sync: the model made again the " + std::to_string(fits) + " fit(s) and " + std::to_string(proposals) +
+         " proposal(s) the last master made after its checkpoint, each as its journal says; the run goes on as it would "
+         "have";
+}
 
 ReplayResult replay_proposals(const JournalTail& tail, Policy& policy, const Scheduler& scheduler) {
   ReplayResult result;

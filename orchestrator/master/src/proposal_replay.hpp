@@ -21,6 +21,10 @@ struct ReplayResult {
   int proposals = 0;     ///< proposals made again, each as the journal recorded it
   int fits = 0;          ///< fits made again
   std::string mismatch;  ///< the first proposal that came out otherwise (the replay stopped there)
+
+  /// What the log says of it (a warning when a proposal came out otherwise); empty when the
+  /// replay made nothing.
+  std::string summary() const;
 };
 
 /// Replays `tail` (recover_run's, with `keep_tail`) through `policy`, which was restored from the

@@ -157,7 +157,7 @@ class ModelPolicy::Impl {
     fitted_observations_ = saved.fitted_observations;
     if (saved.steps == data_.steps()) hedges_.restore(saved.hedge);
     const surrogate::SurrogateState& model = saved.surrogate;
-    if (!model.gp && !model.ablr && !model.lbo && !model.libo && !model.jumbo) return;
+    if (model.empty()) return;
     if (saved.steps != data_.steps()) {
       if (options_.log) {
         options_.log("the model's tasks per task (objective.stepwise, or [early_stopping] model) changed since the "

@@ -42,7 +42,18 @@ class Ablr final : public Surrogate {
   double objective(const Eigen::VectorXd& packed, const TaskData& standardized, Eigen::VectorXd& gradient) const;
 
  private:
+  /// Where a fit starts its descent, for at most `iterations` L-BFGS iterations.
+  struct Start {
+    Eigen::VectorXd x;
+    int iterations;
+  };
   Eigen::VectorXd cold_start(int tasks, std::mt19937_64& rng) const;
+  /// The previous fit (warm) and, when due, a fresh initialization (which resets cold_fit_size_).
+  std::vector<Start> starts(int tasks, Eigen::Index observations, std::mt19937_64& rng);
+  /// The packed parameters of the best finite descent from `starts`, fresh restarts after a
+  /// round with none; empty when every restart failed.
+  Eigen::VectorXd best_descent(std::vector<Start> starts, const TaskData& standardized, Eigen::Index observations,
+                               int tasks, std::mt19937_64& rng) const;
   /// Posteriors of every task of `data` under `packed` (standardizing each task's outputs).
   std::vector<std::shared_ptr<const TaskPosterior>> build_posteriors(const TaskData& data, const Eigen::VectorXd& packed) const;
   std::shared_ptr<const TaskPosterior> build_posterior(const Observations& data, Standardization s,

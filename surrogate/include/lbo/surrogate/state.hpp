@@ -133,6 +133,9 @@ struct SurrogateState {
   std::optional<LiboState> libo;
   std::optional<JumboState> jumbo;
 
+  /// No surrogate has fitted (a new state goes here, in serialize and in a version bump).
+  bool empty() const { return !gp && !ablr && !lbo && !transfer && !libo && !jumbo; }
+
   template <class Archive>
   void serialize(Archive& archive, std::uint32_t version) {
     archive(gp, ablr);
