@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "lbo/jobs/error.hpp"
+#include "lbo/jobs/objective.hpp"
 #include "lbo/orchestrator/recovery.hpp"
 #include "lbo/orchestrator/run_directory.hpp"
 #include "lbo/orchestrator/saved_model.hpp"
@@ -34,11 +35,7 @@ std::string local_time(double unix_time) {
   return text;
 }
 
-std::string number(double v) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.6g", v);
-  return text;
-}
+std::string number(double v) { return jobs::Objective::format(v); }
 
 // "5 initial, 40 model (100%)": how a task's trials were proposed.
 std::string proposed_by(const TaskProgress& p) {

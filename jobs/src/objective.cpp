@@ -30,9 +30,9 @@ std::ptrdiff_t Objective::best_of(const std::vector<double>& values) const {
   return best;
 }
 
-std::string Objective::format(double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.6g", value);
+std::string Objective::significant(double value, int digits) {
+  char text[48];
+  std::snprintf(text, sizeof text, "%.*g", digits, value);
   return text;
 }
 

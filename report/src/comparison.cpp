@@ -12,6 +12,7 @@
 
 #include "assets.hpp"
 #include "curves.hpp"
+#include "lbo/jobs/objective.hpp"
 #include "lbo/orchestrator/files.hpp"
 #include "lbo/orchestrator/recovery.hpp"
 #include "lbo/orchestrator/version.hpp"
@@ -63,11 +64,7 @@ Spent spent_by(const orchestrator::RunState& state) {
   return s;
 }
 
-std::string format_number(double x) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.3g", x);
-  return text;
-}
+std::string format_number(double x) { return jobs::Objective::significant(x, 3); }
 
 // The pooled verdict of `method` against the first at a few numbers of trials: the mean over
 // every task and seed both ran of the first's best less the other's (oriented: > 0, the first

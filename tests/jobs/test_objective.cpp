@@ -48,6 +48,9 @@ TEST(ObjectiveTest, values_are_written_with_six_significant_digits) {
   EXPECT_EQ(Objective::format(0.8123456), "0.812346");
   EXPECT_EQ(Objective::format(1.5e-7), "1.5e-07");
   EXPECT_EQ(Objective::format(-42), "-42");
+  EXPECT_EQ(Objective::significant(0.8123456, 3), "0.812");
+  EXPECT_EQ(Objective::significant(123456.0, 3), "1.23e+05");
+  EXPECT_EQ(Objective::significant(-0.5, 3), "-0.5");
 }
 
 // Two objectives: accuracy up, training hours down.

@@ -279,7 +279,7 @@ TEST(DeadlineTest, a_missing_or_failing_squeue_is_a_warning) {
     const DeadlineSearch found = find_deadline(std::nullopt, kNow);
     EXPECT_FALSE(found.deadline);
     ASSERT_EQ(found.warnings.size(), 1u);
-    EXPECT_NE(found.warnings[0].find("cannot run squeue: No such file or directory"), std::string::npos) << found.warnings[0];
+    EXPECT_NE(found.warnings[0].find("cannot start squeue: No such file or directory"), std::string::npos) << found.warnings[0];
   }
   const std::string failing =
       fake_squeue(dir.path(), "echo 'slurm_load_jobs error: Invalid job id specified' >&2; exit 1");

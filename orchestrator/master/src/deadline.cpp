@@ -1,15 +1,7 @@
 #include "lbo/orchestrator/deadline.hpp"
 
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cctype>
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -17,8 +9,7 @@
 #include <ctime>
 
 #include "lbo/jobs/error.hpp"
-
-extern char** environ;
+#include "lbo/workers/command.hpp"
 
 namespace lbo::orchestrator {
 
@@ -184,90 +175,6 @@ std::string quoted(std::string_view what, std::string_view text) {
   return std::string(what) + (what.substr(0, 1) == "-" ? " " : "=") + std::string(text);
 }
 
-// A command's standard output and error, run without a shell; empty `error` when it ran to
-// exit status 0 within `timeout`. The command runs in its own process group, which is killed
-// (whatever it started too) when the time is up.
-struct CommandResult {
-  std::string output;
-  std::string error;
-};
-
-CommandResult run_command(const std::vector<std::string>& argv, std::chrono::milliseconds timeout) {
-  CommandResult result;
-  int pipe_fds[2];
-  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
-    result.error = std::string("cannot make a pipe: ") + std::strerror(errno);
-    return result;
-  }
-  posix_spawn_file_actions_t actions;
-  posix_spawnattr_t attributes;
-  ::posix_spawn_file_actions_init(&actions);
-  ::posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  ::posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], 1);
-  ::posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], 2);
-  ::posix_spawnattr_init(&attributes);
-  sigset_t none, defaults;
-  sigemptyset(&none);
-  sigemptyset(&defaults);
-  for (int s : {SIGINT, SIGTERM, SIGUSR1, SIGPIPE, SIGCHLD}) sigaddset(&defaults, s);
-  ::posix_spawnattr_setsigmask(&attributes, &none);
-  ::posix_spawnattr_setsigdefault(&attributes, &defaults);
-  ::posix_spawnattr_setpgroup(&attributes, 0);
-  ::posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = -1;
-  const int spawned = ::posix_spawnp(&pid, args[0], &actions, &attributes, args.data(), environ);
-  ::posix_spawn_file_actions_destroy(&actions);
-  ::posix_spawnattr_destroy(&attributes);
-  ::close(pipe_fds[1]);
-  if (spawned != 0) {
-    ::close(pipe_fds[0]);
-    result.error = std::string("cannot run ") + argv[0] + ": " + std::strerror(spawned);
-    return result;
-  }
-  const auto give_up = std::chrono::steady_clock::now() + timeout;
-  int fd = pipe_fds[0];
-  int status = 0;
-  bool exited = false;
-  while (fd >= 0 || !exited) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(give_up - std::chrono::steady_clock::now());
-    if (left.count() <= 0) break;
-    if (fd >= 0) {
-      pollfd p{fd, POLLIN, 0};
-      if (::poll(&p, 1, static_cast<int>(std::min<long long>(left.count(), 50))) > 0) {
-        char buffer[4096];
-        const ssize_t n = ::read(fd, buffer, sizeof buffer);
-        if (n > 0 && result.output.size() < 65536) result.output.append(buffer, static_cast<std::size_t>(n));
-        if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) {
-          ::close(fd);
-          fd = -1;
-        }
-      }
-    } else {
-      ::usleep(10'000);
-    }
-    if (!exited && ::waitpid(pid, &status, WNOHANG) == pid) exited = true;
-  }
-  // Out of time: whatever of its process group still runs goes (a child that keeps its output
-  // open as well as the command itself).
-  if (fd >= 0 || !exited) ::kill(-pid, SIGKILL);
-  if (fd >= 0) ::close(fd);
-  if (!exited) {
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    result.error = "gave no answer within " + std::to_string(timeout.count()) + " ms";
-    return result;
-  }
-  if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
-    result.error = "exited with status " + std::to_string(WEXITSTATUS(status));
-  } else if (WIFSIGNALED(status)) {
-    result.error = std::string("was killed by SIG") + sigabbrev_np(WTERMSIG(status));
-  }
-  return result;
-}
-
 // "340", "12.5", "0.35": seconds as a person reads them.
 std::string seconds_text(double s) {
   char text[32];
@@ -351,7 +258,7 @@ DeadlineSearch find_deadline(const std::optional<std::string>& option, double no
   }
   const std::vector<std::string> argv = {"squeue", "-h", "-j", job_id, "-o", "%e"};
   const std::string command = "squeue -h -j " + std::string(job_id) + " -o %e";
-  const CommandResult answer = run_command(argv, squeue_timeout);
+  const workers::CommandOutput answer = workers::run_captured(argv, squeue_timeout);
   const std::string_view output = trim(answer.output);
   const std::string said = output.empty() ? "" : " (it said \"" + std::string(output.substr(0, 200)) + "\")";
   if (!answer.error.empty()) {

@@ -4,17 +4,14 @@
 #include <sstream>
 
 #include "lbo/jobs/error.hpp"
+#include "lbo/jobs/objective.hpp"
 #include "lbo/orchestrator/files.hpp"
 #include "lbo/orchestrator/step_savings.hpp"
 #include "lbo/orchestrator/task_report.hpp"
 
 namespace lbo::orchestrator {
 
-std::string format_objective(double v) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.6g", v);
-  return text;
-}
+std::string format_objective(double v) { return jobs::Objective::format(v); }
 
 RunOutputs::RunOutputs(const RunPaths& run, const jobs::JobSpec& job, Console& console, Options options)
     : run_(run),

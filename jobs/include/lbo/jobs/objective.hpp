@@ -38,7 +38,10 @@ class Objective {
   /// The index of the best of `values` (the first of equal ones); -1 when there is none.
   std::ptrdiff_t best_of(const std::vector<double>& values) const;
   /// A value as lbo's log and tables write it: 6 significant digits ("0.812345", "1.5e-07").
-  static std::string format(double value);
+  static std::string format(double value) { return significant(value, 6); }
+  /// `value` to `digits` significant digits (printf's %g): the one number formatter of lbo's
+  /// text (6 for objectives, 3 for the model's figures and comparisons).
+  static std::string significant(double value, int digits);
 
   bool operator==(const Objective&) const = default;
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "lbo/jobs/objective.hpp"
 #include "lbo/orchestrator/saved_model.hpp"
 #include <cstdio>
 #include <stdexcept>
@@ -51,11 +52,7 @@ std::string padded(const std::string& name, std::size_t width) {
   return s;
 }
 
-std::string format_number(double v) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.3g", v);
-  return text;
-}
+std::string format_number(double v) { return jobs::Objective::significant(v, 3); }
 
 }  // namespace lbo::orchestrator::models
 

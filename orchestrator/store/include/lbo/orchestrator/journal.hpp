@@ -86,7 +86,9 @@ struct TaskAdded {
   }
 };
 
-/// One intermediate report of a running attempt, as the master accepted it.
+/// One intermediate report of a running attempt, as the master accepted it. It repeats
+/// workers::TrialReport field for field on purpose: that is the workers' message, free to change
+/// with them; this is a persisted record, read by every later lbo (its own cereal version).
 struct ReportedStep {
   std::int64_t trial = 0;
   int attempt = 1;
