@@ -7,7 +7,7 @@
 namespace lbo::orchestrator {
 
 Attempts::Attempts(const jobs::JobSpec& job, const RunPaths& run_dir, Ledger& ledger, Fidelity& fidelity,
-                   const std::unique_ptr<cluster::Transport>& transport, std::optional<DeadlinePlanner>& deadline,
+                   cluster::Transport& transport, std::optional<DeadlinePlanner>& deadline,
                    bool sync, Hooks hooks)
     : job_(job),
       run_dir_(run_dir),
@@ -25,13 +25,13 @@ Attempts::Attempts(const jobs::JobSpec& job, const RunPaths& run_dir, Ledger& le
 void Attempts::dispatch(NextAttempt next) {
   const std::int64_t id = next.trial;
   const TrialStarted started{id, next.task, next.attempt, std::move(next.config),
-                             cluster::to_string(transport_->next_slot()), hooks_.clock(), next.proposed_by,
+                             cluster::to_string(transport_.next_slot()), hooks_.clock(), next.proposed_by,
                              std::move(next.proposal_note)};
   if (!ledger_.record(started)) return;
   const Trial& trial = state_.trial(id);
   workers::WorkOrder order = work_order(job_, state_.job().tasks[static_cast<std::size_t>(trial.task)].spec(), run_dir_, trial);
   fidelity_.prepare(order, trial);
-  transport_->submit(std::move(order));
+  transport_.submit(std::move(order));
 }
 
 // A failed attempt is retried while `retries` allows. A cancelled one (lbo stopping, or a

@@ -37,11 +37,10 @@ class Attempts {
     std::function<double()> clock;
   };
 
-  /// Everything given outlives this; `transport` and `deadline` are read at each use (the
-  /// transport is made after the master's parts, the deadline may be none). Records go through
-  /// `ledger`.
+  /// Everything given outlives this; `deadline` is read at each use (it may be none). Records
+  /// go through `ledger`.
   Attempts(const jobs::JobSpec& job, const RunPaths& run_dir, Ledger& ledger, Fidelity& fidelity,
-           const std::unique_ptr<cluster::Transport>& transport, std::optional<DeadlinePlanner>& deadline, bool sync,
+           cluster::Transport& transport, std::optional<DeadlinePlanner>& deadline, bool sync,
            Hooks hooks);
 
   void dispatch(NextAttempt next);
@@ -62,7 +61,7 @@ class Attempts {
   Ledger& ledger_;
   const RunState& state_;
   Fidelity& fidelity_;
-  const std::unique_ptr<cluster::Transport>& transport_;
+  cluster::Transport& transport_;
   std::optional<DeadlinePlanner>& deadline_;
   bool sync_;
   Hooks hooks_;

@@ -129,6 +129,9 @@ class Master::Loop : private Ledger::Listener {
         options_(std::move(options)),
         journal_(open_journal(run_dir, recovered, console)),
         state_(recovered ? recovered->state : RunState()),
+        // Its completions go to attempts_ (made below), once the loop runs; it starts nothing
+        // before an attempt is submitted.
+        transport_(make_transport(io_, [this](cluster::Completion c) { attempts_.on_completion(std::move(c)); })),
         outputs_(run_dir, job_, console,
                  {.failures_logged = options_.failures_logged, .status_file = options_.status_file,
                   .write_report = options_.write_report, .model_report = [this] { return policy_->model_report(state_); }}),
@@ -140,7 +143,7 @@ class Master::Loop : private Ledger::Listener {
                                    .warm_start = std::move(options_.warm_start), .threads = options_.fit_threads,
                                    .fitted = [this] { asio::post(io_, [this] { fitted(); }); }})),
         scheduler_(job_, [this](const RunState& state, const TaskFilter& allowed) { return fidelity_.promotion(state, allowed); }),
-        stops_(io_, transport_, console, job_.grace_s,
+        stops_(io_, *transport_, console, job_.grace_s,
                {.checkpoint_now = [this] { return checkpoints_.try_now(); },
                 .write_status = [this](const std::string& s) { outputs_.write_status(s); },
                 .check_done = [this] { check_done(); }, .finish = [this] { finish(); }}),
@@ -164,7 +167,6 @@ class Master::Loop : private Ledger::Listener {
       saved_policy_ = std::move(recovered->policy);
       if (options_.sync) tail_ = std::move(recovered->tail);
     }
-    transport_ = make_transport(io_, [this](cluster::Completion c) { attempts_.on_completion(std::move(c)); });
     transport_->on_reports([this](std::vector<workers::TrialReport> batch) {
       if (!finished_) fidelity_.on_reports(std::move(batch), options_.clock());
     });
@@ -377,7 +379,7 @@ class Master::Loop : private Ledger::Listener {
   Ledger ledger_{journal_, state_, [this](const IoError& e) { stops_.halt(e.what(), e.error_number()); }};
   bool quiet_ = false;  // the policy's log lines are not said (a replay): before policy_, which logs
   asio::io_context io_;
-  std::unique_ptr<cluster::Transport> transport_;
+  std::unique_ptr<cluster::Transport> transport_;  // made before the parts that use it
   RunOutputs outputs_;
   std::unique_ptr<Policy> policy_;
   Scheduler scheduler_;
@@ -398,7 +400,7 @@ class Master::Loop : private Ledger::Listener {
   CheckpointFolders checkpoint_folders_{job_, run_dir_, [this](const std::string& line) { console_.log(line); }};
   Periodic progress_, tick_;  // the progress line; every second: lost slots, the lock file, new tasks
 
-  Attempts attempts_{job_, run_dir_, ledger_, fidelity_, transport_, deadline_, options_.sync,
+  Attempts attempts_{job_, run_dir_, ledger_, fidelity_, *transport_, deadline_, options_.sync,
                      {.halt = [this](const std::string& message, int error_number) { stops_.halt(message, error_number); },
                       .ended = [this] { commit_.ask(); }, .slot_free = [this] { fill_.ask(); }, .clock = options_.clock}};
   bool resumed_ = false;

@@ -55,8 +55,8 @@ std::chrono::steady_clock::duration seconds(double s) {
 
 }  // namespace
 
-StopControl::StopControl(asio::io_context& io, const std::unique_ptr<cluster::Transport>& transport, Console& console,
-                         double grace_s, Hooks hooks)
+StopControl::StopControl(asio::io_context& io, cluster::Transport& transport, Console& console, double grace_s,
+                         Hooks hooks)
     : transport_(transport),
       console_(console),
       grace_s_(grace_s),
@@ -82,7 +82,7 @@ void StopControl::on_signal(int signal_number) {
     if (exit_code_ == kExitDone) exit_code_ = kExitResumable;
     // mpirun forwards SIGTERM and SIGINT to every rank, and a worker rank that gets one cancels
     // its trials at once: the grace period is only sure for SIGUSR1 and SIGHUP.
-    const bool ranks_too = (signal_number == SIGTERM || signal_number == SIGINT) && transport_->remote();
+    const bool ranks_too = (signal_number == SIGTERM || signal_number == SIGINT) && transport_.remote();
     begin("received " + name, ranks_too ? " unless the worker ranks got " + name + " too (mpirun forwards it to every rank, "
                                                                                    "which then cancels its trials at once; "
                                                                                    "send mpirun SIGUSR1 for a grace period)"
@@ -90,10 +90,10 @@ void StopControl::on_signal(int signal_number) {
   } else if (signals_received_ == 2) {
     console_.log("received " + name + " again: cancelling the running trials");
     grace_timer_.cancel();
-    transport_->cancel_all();
+    transport_.cancel_all();
   } else {
     console_.log("received " + name + " a third time: killing the running trials");
-    transport_->shutdown();
+    transport_.shutdown();
     hooks_.finish();
     return;
   }
@@ -122,7 +122,7 @@ void StopControl::begin(const std::string& why, const std::string& grace_note) {
   // A launcher may kill the master during the grace period (mpirun SIGKILLs its ranks soon
   // after forwarding SIGTERM): from this checkpoint on the run is resumable, so say so now.
   if (hooks_.checkpoint_now() && exit_code_ == kExitResumable) hooks_.write_status(std::to_string(kExitResumable));
-  if (const int running = transport_->busy_count(); running > 0) {
+  if (const int running = transport_.busy_count(); running > 0) {
     console_.log(why + ": no new trials; " + std::to_string(running) + " running trial(s) have " + format_objective(grace_s_) +
                  " s to finish" + grace_note + " (signal again to cancel them now)");
   } else {
@@ -131,8 +131,8 @@ void StopControl::begin(const std::string& why, const std::string& grace_note) {
   grace_timer_.expires_after(seconds(grace_s_));
   grace_timer_.async_wait([this](const boost::system::error_code& ec) {
     if (ec || cancelled_) return;
-    if (transport_->busy_count() > 0) console_.log("grace period over: cancelling the running trials");
-    transport_->cancel_all();
+    if (transport_.busy_count() > 0) console_.log("grace period over: cancelling the running trials");
+    transport_.cancel_all();
   });
   asio::post(grace_timer_.get_executor(), [this] { hooks_.check_done(); });
 }

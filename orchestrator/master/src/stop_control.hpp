@@ -27,9 +27,8 @@ class StopControl {
     std::function<void()> finish;                          ///< ends the loop now
   };
 
-  /// `transport` is the loop's (made after this): the stop cancels and shuts down its attempts.
-  StopControl(boost::asio::io_context& io, const std::unique_ptr<cluster::Transport>& transport, Console& console,
-              double grace_s, Hooks hooks);
+  /// `transport` is the loop's (it outlives this): the stop cancels and shuts down its attempts.
+  StopControl(boost::asio::io_context& io, cluster::Transport& transport, Console& console, double grace_s, Hooks hooks);
 
   /// Listens for SIGINT, SIGTERM, SIGUSR1 and SIGHUP.
   void listen();
@@ -61,7 +60,7 @@ class StopControl {
   // grace period in the log.
   void begin(const std::string& why, const std::string& grace_note = {});
 
-  const std::unique_ptr<cluster::Transport>& transport_;
+  cluster::Transport& transport_;
   Console& console_;
   double grace_s_;
   Hooks hooks_;
