@@ -29,6 +29,24 @@ struct Heard : Ledger::Listener {
   }
 };
 
+// A ledger on a new journal in a scratch folder, its RunStarted recorded, a listener heard
+// everything, and each of lbo's own I/O failures kept by its errno.
+struct OpenLedger {
+  lbo::testing::ScratchDir dir;
+  lbo::jobs::JobSpec job = lbo::testing::job_from(lbo::testing::test_job(), dir.path());
+  fs::path path = dir.path() / "journal.lbo";
+  JournalWriter journal = JournalWriter::create(path);
+  RunState state;
+  std::vector<int> errors;
+  Ledger ledger{journal, state, [this](const lbo::IoError& e) { errors.push_back(e.error_number()); }};
+  Heard heard;
+
+  OpenLedger() {
+    ledger.listen(heard);
+    ledger.open({"test", 0, 1, JobIdentity::of(job)});
+  }
+};
+
 TrialStarted started(std::int64_t id) { return TrialStarted{id, 0, 1, lbo::jobs::Config{{1.0}}, "local:0", 0}; }
 
 TrialFinished finished(std::int64_t id) {
@@ -41,20 +59,12 @@ TrialFinished finished(std::int64_t id) {
 }  // namespace
 
 TEST(LedgerTest, a_record_is_journaled_then_applied_then_heard) {
-  lbo::testing::ScratchDir dir;
-  const lbo::jobs::JobSpec job = lbo::testing::job_from(lbo::testing::test_job(), dir.path());
-  const fs::path path = dir.path() / "journal.lbo";
-  JournalWriter journal = JournalWriter::create(path);
-  RunState state;
-  int failures = 0;
-  Ledger ledger(journal, state, [&](const lbo::IoError&) { ++failures; });
-  Heard heard;
-  ledger.listen(heard);
-  ledger.open({"test", 0, 1, JobIdentity::of(job)});
+  OpenLedger open;
+  auto& [dir, job, path, journal, state, errors, ledger, heard] = open;
   EXPECT_TRUE(ledger.record(started(0)));
   EXPECT_TRUE(ledger.record(finished(0), Ledger::Write::synced));
   ledger.commit();
-  EXPECT_EQ(failures, 0);
+  EXPECT_TRUE(errors.empty());
   EXPECT_EQ(heard.kinds, (std::vector<std::size_t>{0, 1, 2}));
   EXPECT_EQ(heard.trials, (std::vector<std::int64_t>{0, 1, 1})) << "each applied before it was heard";
   EXPECT_EQ(heard.finished, (std::vector<bool>{false, false, true}));
@@ -63,16 +73,8 @@ TEST(LedgerTest, a_record_is_journaled_then_applied_then_heard) {
 }
 
 TEST(LedgerTest, when_the_journal_cannot_take_a_record_only_an_attempts_end_counts) {
-  lbo::testing::ScratchDir dir;
-  const lbo::jobs::JobSpec job = lbo::testing::job_from(lbo::testing::test_job(), dir.path());
-  const fs::path path = dir.path() / "journal.lbo";
-  JournalWriter journal = JournalWriter::create(path);
-  RunState state;
-  std::vector<int> errors;
-  Ledger ledger(journal, state, [&](const lbo::IoError& e) { errors.push_back(e.error_number()); });
-  Heard heard;
-  ledger.listen(heard);
-  ledger.open({"test", 0, 1, JobIdentity::of(job)});
+  OpenLedger open;
+  auto& [dir, job, path, journal, state, errors, ledger, heard] = open;
   ASSERT_TRUE(ledger.record(started(0)));
   ledger.commit();
   // The file size limit stands in for a full disk.

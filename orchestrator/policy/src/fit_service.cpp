@@ -27,8 +27,7 @@ std::vector<FittedTask> fitted_of(const FitRequest& request) {
     const Eigen::VectorXd& y = request.data.tasks[k].y;
     FittedTask& task = fitted.emplace_back();
     task.rows = request.rows[k];
-    task.values.assign(y.data(), y.data() + y.size());
-    if (k < request.trials.size()) task.usable = request.trials[k];
+    task.values.assign(y.data(), y.data() + y.size());  // `usable` is the snapshot's trials[k]
     task.finished = k < request.data.finished.size() && request.data.finished[k];
   }
   return fitted;

@@ -29,7 +29,8 @@ struct Snapshot {
   std::vector<double> best;                       ///< per model task: its best value fitted (NaN: none)
   surrogate::SurrogateState state;                ///< what the next fit starts from
   /// Per model task, its data as the fit saw them (what a checkpoint rebuilds the posteriors
-  /// on); empty for a request that named no rows (an interim GP's).
+  /// on; each one's `usable` is left to `trials`); empty for a request that named no rows (an
+  /// interim GP's).
   std::vector<FittedTask> fitted;
   std::string error;                              ///< a failed fit: the previous posteriors stay
 };

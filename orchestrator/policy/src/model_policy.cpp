@@ -139,6 +139,9 @@ class ModelPolicy::Impl {
       saved.surrogate = adopted_->state;
       const std::size_t warm = std::min(data_.warm_tasks(), adopted_->fitted.size());
       saved.fitted.assign(adopted_->fitted.begin() + static_cast<std::ptrdiff_t>(warm), adopted_->fitted.end());
+      for (std::size_t k = 0; k < saved.fitted.size() && warm + k < adopted_->trials.size(); ++k) {
+        saved.fitted[k].usable = adopted_->trials[warm + k];
+      }
     }
     saved.warm_sources = data_.warm_sources();
     saved.steps = data_.steps();
