@@ -302,6 +302,8 @@ int main(int argc, char** argv) {
       {"lbo-copula-median", "surrogate = \"lbo\"\nacquisition = \"ei\"\noutput_warping = \"copula_below_median\""},
       {"gp-copula-median", "surrogate = \"gp\"\nacquisition = \"ei\"\noutput_warping = \"copula_below_median\""},
       {"lbo-none", "surrogate = \"lbo\"\nacquisition = \"ei\"\noutput_warping = \"none\""},  // before the default
+      {"lbo-yj", "surrogate = \"lbo\"\nacquisition = \"ei\"\noutput_warping = \"yeo_johnson\""},
+      {"gp-yj", "surrogate = \"gp\"\nacquisition = \"ei\"\noutput_warping = \"yeo_johnson\""},
       {"gp-none", "surrogate = \"gp\"\nacquisition = \"ei\"\noutput_warping = \"none\""},
       {"gp-ucb", "surrogate = \"gp\"\nacquisition = \"ucb\""},
       {"ablr", "surrogate = \"ablr\"\nacquisition = \"ei\""},

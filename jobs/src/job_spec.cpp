@@ -50,6 +50,7 @@ std::string_view to_string(OutputWarping warping) {
     case OutputWarping::none: return "none";
     case OutputWarping::copula: return "copula";
     case OutputWarping::copula_below_median: return "copula_below_median";
+    case OutputWarping::yeo_johnson: return "yeo_johnson";
   }
   return "?";
 }

@@ -9,7 +9,7 @@ namespace {
 
 // A new model is one line here (and one entry in orchestrator/policy/src/models/).
 constexpr SurrogateTraits kCatalog[] = {
-    {SurrogateKind::lbo, "lbo", 2, false, std::nullopt, OutputWarping::copula_below_median, true},
+    {SurrogateKind::lbo, "lbo", 2, false, std::nullopt, OutputWarping::yeo_johnson, true},
     {SurrogateKind::gp, "gp", 0, false, std::nullopt, OutputWarping::none},
     {SurrogateKind::ablr, "ablr", 2, false, std::nullopt, OutputWarping::none},
     {SurrogateKind::libo, "libo", 0, true, std::nullopt, OutputWarping::none},

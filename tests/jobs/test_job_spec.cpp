@@ -439,10 +439,10 @@ TEST_F(JobSpecTest, jumbo_parses_with_ucb_by_default_and_its_threshold_checked) 
   EXPECT_NE(error_of(valid_with(random_design, "max_fit_results = 5")).find("policy.max_fit_results: must be in 10..1000000"),
             std::string::npos);
   EXPECT_EQ(jumbo.policy.output_warping, lbo::jobs::OutputWarping::none);  // not measured with a warping
-  // lbo's default: measured to help its transfer; gp's: none, measured to cost on single-task
-  // synthetic cases and to gain nothing on the transfer table (bench/README.md).
+  // lbo's default: measured to help its transfer and the Branin sequences; gp's: none, measured
+  // to cost with the half copula on single-task synthetic cases (bench/README.md).
   EXPECT_EQ(parse(valid_with(random_design, "surrogate = \"lbo\"")).policy.output_warping,
-            lbo::jobs::OutputWarping::copula_below_median);
+            lbo::jobs::OutputWarping::yeo_johnson);
   EXPECT_EQ(parse(valid_with(random_design, "surrogate = \"gp\"")).policy.output_warping, lbo::jobs::OutputWarping::none);
   EXPECT_EQ(parse(valid_with(random_design, "surrogate = \"lbo\"\noutput_warping = \"none\"")).policy.output_warping,
             lbo::jobs::OutputWarping::none);
@@ -450,8 +450,10 @@ TEST_F(JobSpecTest, jumbo_parses_with_ucb_by_default_and_its_threshold_checked) 
   EXPECT_EQ(parse(valid_with(random_design, "output_warping = \"copula\"")).policy.output_warping, lbo::jobs::OutputWarping::copula);
   EXPECT_EQ(parse(valid_with(random_design, "output_warping = \"copula_below_median\"")).policy.output_warping,
             lbo::jobs::OutputWarping::copula_below_median);
+  EXPECT_EQ(parse(valid_with(random_design, "output_warping = \"yeo_johnson\"")).policy.output_warping,
+            lbo::jobs::OutputWarping::yeo_johnson);
   EXPECT_NE(error_of(valid_with(random_design, "output_warping = \"log\"")).find(
-                "policy.output_warping: \"log\" is not a warping; use \"none\", \"copula\" or \"copula_below_median\""),
+                "policy.output_warping: \"log\" is not a warping; use \"none\", \"copula\", \"copula_below_median\" or \"yeo_johnson\""),
             std::string::npos);
   EXPECT_NE(error_of(valid_with(random_design, "surrogate = \"jumbo2\"")).find("use \"lbo\", \"gp\", \"ablr\", \"libo\", \"jumbo\" or \"random\""),
             std::string::npos);

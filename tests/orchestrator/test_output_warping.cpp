@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <boost/math/distributions/normal.hpp>
+
 #include <cmath>
 #include <numbers>
 
@@ -120,6 +122,74 @@ TEST(OutputWarpingTest, copula_below_median_with_ties_keeps_the_order) {
     }
   }
   EXPECT_EQ(Warp(kind, vector({4.0}))(4.0), 0.0);
+}
+
+// Yeo–Johnson against its closed forms: ((z + 1)^λ − 1) / λ at z ≥ 0, ln(z + 1) at λ = 0,
+// −((1 − z)^(2−λ) − 1) / (2 − λ) below 0, −ln(1 − z) at λ = 2, the identity at λ = 1.
+TEST(OutputWarpingTest, yeo_johnson_is_its_closed_form_on_both_sides_of_zero) {
+  EXPECT_NEAR(yeo_johnson(3.0, 0.5), 2.0, 1e-12);
+  EXPECT_NEAR(yeo_johnson(3.0, 0.0), std::log(4.0), 1e-12);
+  EXPECT_NEAR(yeo_johnson(3.0, 2.0), 7.5, 1e-12);
+  EXPECT_NEAR(yeo_johnson(-3.0, 1.5), -2.0, 1e-12);
+  EXPECT_NEAR(yeo_johnson(-3.0, 2.0), -std::log(4.0), 1e-12);
+  EXPECT_NEAR(yeo_johnson(-3.0, 0.0), -7.5, 1e-12);
+  EXPECT_NEAR(yeo_johnson(3.0, 1e-10), std::log(4.0), 1e-9);  // continuous through the logs
+  EXPECT_NEAR(yeo_johnson(-3.0, 2.0 - 1e-10), -std::log(4.0), 1e-9);
+  for (const double z : {-2.5, -0.1, 0.0, 0.7, 4.0}) EXPECT_NEAR(yeo_johnson(z, 1.0), z, 1e-12) << z;
+}
+
+// The log slope, which the likelihood's Jacobian sums, against central differences of the
+// transform, near the logs (λ = 0, 2) and away from them.
+TEST(OutputWarpingTest, yeo_johnson_log_slope_is_the_derivative_of_the_transform) {
+  constexpr double h = 1e-6;
+  for (const double lambda : {-0.7, 0.0, 0.4, 1.0, 1.9, 2.0, 2.6}) {
+    for (const double z : {-3.0, -0.4, 0.3, 2.5}) {
+      const double slope = (yeo_johnson(z + h, lambda) - yeo_johnson(z - h, lambda)) / (2 * h);
+      EXPECT_NEAR(yeo_johnson_log_slope(z, lambda), std::log(slope), 1e-7) << lambda << " " << z;
+    }
+  }
+}
+
+// The fitted exponent: on a sample symmetric about 0 the likelihood is symmetric about λ = 1
+// (ψ_λ(−z) = −ψ_{2−λ}(z)), and the identity is kept exactly; on a sample with a heavy poor tail
+// (as a CRPS a hundred times its median, oriented larger is better) λ > 1, the tail comes
+// closer, and no exponent of a grid over [−1, 3] is more likely than the fitted one.
+TEST(OutputWarpingTest, yeo_johnson_keeps_the_identity_on_normal_values_and_tames_a_heavy_poor_tail) {
+  Eigen::VectorXd normal(41);
+  for (Eigen::Index i = 0; i < 41; ++i) {
+    normal(i) = 3.0 * boost::math::quantile(boost::math::normal(), (static_cast<double>(i) + 0.5) / 41.0);
+  }
+  EXPECT_EQ(yeo_johnson_exponent(normal), 1.0);
+  const Warp identity(lbo::jobs::OutputWarping::yeo_johnson, normal);
+  const double sd = std::sqrt((normal.array() - normal.mean()).square().mean());
+  for (Eigen::Index i = 0; i < 41; ++i) EXPECT_NEAR(identity(normal(i)), normal(i) / sd, 1e-12) << i;
+
+  Eigen::VectorXd y(30);
+  for (Eigen::Index i = 0; i < 30; ++i) y(i) = -(0.05 + 0.01 * static_cast<double>(i));
+  y(3) = -52.0;
+  y(17) = -9.0;
+  const Eigen::VectorXd z = (y.array() - y.mean()) / std::sqrt((y.array() - y.mean()).square().mean());
+  const double lambda = yeo_johnson_exponent(z);
+  EXPECT_GT(lambda, 1.5);
+  for (double grid = -1.0; grid <= 3.0; grid += 0.05) {
+    EXPECT_GE(yeo_johnson_log_likelihood(z, lambda), yeo_johnson_log_likelihood(z, grid) - 1e-9) << grid;
+  }
+  const Warp warp(lbo::jobs::OutputWarping::yeo_johnson, y);
+  const Eigen::VectorXd w = warp(y);
+  // The outlier's distance to the poorest regular value, in units of the regular values' spread,
+  // shrinks.
+  EXPECT_LT((w(29) - w(3)) / (w(0) - w(29)), (y(29) - y(3)) / (y(0) - y(29)));
+  for (Eigen::Index i = 0; i < 30; ++i) {
+    for (Eigen::Index j = 0; j < 30; ++j) {
+      if (y(i) < y(j)) {
+        EXPECT_LT(w(i), w(j)) << i << " " << j;
+      }
+    }
+  }
+  EXPECT_LT(warp(-100.0), w(3));  // a new value beyond the fitted ones keeps its place
+  EXPECT_GT(warp(0.0), w(0));
+  EXPECT_EQ(Warp(lbo::jobs::OutputWarping::yeo_johnson, vector({4.0, 4.0}))(4.0), 0.0);
+  EXPECT_EQ(Warp(lbo::jobs::OutputWarping::yeo_johnson, vector({4.0}))(5.0), 0.0);
 }
 
 // With output_warping = "copula" the fit's data are each task's results warped together (a

@@ -106,10 +106,10 @@ void read_acquisition_settings(Reader& r, const toml::table& t, PolicySpec& poli
   }
   if (const auto warping = r.get_string(t, "output_warping", prefix, false)) {
     if (const auto kind = one_of<OutputWarping>(
-            *warping, {OutputWarping::none, OutputWarping::copula, OutputWarping::copula_below_median})) {
+            *warping, {OutputWarping::none, OutputWarping::copula, OutputWarping::copula_below_median, OutputWarping::yeo_johnson})) {
       policy.output_warping = *kind;
     } else {
-      r.error(*t.get("output_warping"), "policy.output_warping", in_quotes(*warping) + " is not a warping; use \"none\", \"copula\" or \"copula_below_median\"");
+      r.error(*t.get("output_warping"), "policy.output_warping", in_quotes(*warping) + " is not a warping; use \"none\", \"copula\", \"copula_below_median\" or \"yeo_johnson\"");
     }
   }
   r.positive(t, prefix, "hedge_eta", policy.hedge_eta);

@@ -61,8 +61,10 @@ std::string_view to_string(AcquisitionKind kind);
 
 /// What the models see of each task's results ([policy] output_warping): the values as they
 /// are (standardized per task by the models), their Gaussian copula transform, or the copula
-/// below the task's median and the values on their own scale above it.
-enum class OutputWarping : std::uint8_t { none, copula, copula_below_median };
+/// below the task's median and the values on their own scale above it, or the Yeo–Johnson power
+/// transform of the standardized values with its exponent fitted by maximum likelihood (the
+/// identity is one of its exponents).
+enum class OutputWarping : std::uint8_t { none, copula, copula_below_median, yeo_johnson };
 std::string_view to_string(OutputWarping warping);
 
 /// What the job file knows of a surrogate: its name and the defaults it brings to [policy].
@@ -79,8 +81,8 @@ struct SurrogateTraits {
   bool libo_exploration = false;
   /// acquisition unset: this one (JUMBO's paper uses UCB), else [policy]'s default.
   std::optional<AcquisitionKind> acquisition;
-  /// output_warping unset: copula_below_median where it was measured to help (lbo's transfer:
-  /// bench/log/2026-11-28-transfer-published-third-run-copula-below-median-leave.md),
+  /// output_warping unset: yeo_johnson where it was measured to help (lbo: the Branin sequences
+  /// and level on the transfer table, bench/README.md "Lifelong", decision `lbo-yeo-johnson`),
   /// else none (gp: the half copula cost on the single-task synthetic cases and gained nothing on the transfer table, bench/README.md
   /// "Sample efficiency", decision `gp-output-warping`).
   OutputWarping output_warping = OutputWarping::none;
@@ -114,12 +116,13 @@ struct PolicySpec {
   double ucb_scale = 0.2;
   double ucb_delta = 0.1;
   double xi = 0.01;         ///< EI/PI margin over the best value, in standardized units
-  /// copula_below_median: the models learn each task's results through their Gaussian copula
-  /// transform below the task's median, and on their own scale above it; copula: through the
-  /// transform alone (orchestrator/policy/src/output_warping.hpp); none: as they are.
-  /// Measured in bench/log/2026-11-28-transfer-published-third-run-copula-below-median-leave.md.
+  /// yeo_johnson: the models learn each task's results through a power transform whose exponent
+  /// is fitted to them; copula_below_median: through their Gaussian copula transform below the
+  /// task's median, and on their own scale above it; copula: through the copula alone
+  /// (orchestrator/policy/src/output_warping.hpp); none: as they are. Measured in bench/README.md,
+  /// "Lifelong" and "Transfer, published".
   /// The job file's default is the surrogate's (SurrogateTraits::output_warping); this one is lbo's.
-  OutputWarping output_warping = OutputWarping::copula_below_median;
+  OutputWarping output_warping = OutputWarping::yeo_johnson;
   double hedge_eta = 1.0;   ///< GP-Hedge learning rate
   /// GP-Hedge: a new task starts with hedge_memory × the gains the latest earlier task had when
   /// it first proposed (0: every task starts from zero, 1: gains carry over undecayed).
