@@ -68,6 +68,9 @@ OutputWarping::OutputWarping(jobs::OutputWarping kind, const Eigen::VectorXd& y)
 
 void OutputWarping::fit_yeo_johnson(const Eigen::VectorXd& y) {
   if (y.size() < 2) return;
+  // The population sd, as scikit-learn's PowerTransformer standardizes (and the one measured in
+  // bench/log/2026-12-03-lifelong-transfer-yeo-johnson-warping.md), not surrogate::Standardization's
+  // n − 1, which also maps no spread to a scale of 1 where this warps every value to 0.
   mean_ = y.mean();
   sd_ = std::sqrt((y.array() - mean_).square().mean());
   if (!(sd_ > 0)) return;
