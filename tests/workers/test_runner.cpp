@@ -694,7 +694,9 @@ TEST_F(RunnerTest, the_python_helpers_should_stop_hears_lbos_sigterm) {
                        "while not lbo_trial.should_stop():\n"
                        "    time.sleep(0.01)\n"
                        "open('stopped', 'w').write('yes')\n"});
-  o.timeout_s = 1.0;
+  // Long enough for python3 to start and install the helper's handler on a loaded machine (a
+  // SIGTERM before that ends it as its default does; 1 s was too short under load).
+  o.timeout_s = 4.0;
   o.kill_grace_s = 30;
   const Outcome out = run(std::move(o));
   EXPECT_EQ(out.status, TrialStatus::timeout);

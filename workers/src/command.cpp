@@ -68,11 +68,21 @@ CommandOutput run_captured(const std::vector<std::string>& argv, std::chrono::mi
   }
   // Out of time: whatever of its process group still runs goes (a child that keeps its output
   // open as well as the command itself).
-  if (fd >= 0 || !exited) ::kill(-pid, SIGKILL);
+  const bool killed = fd >= 0 || !exited;
+  if (killed) ::kill(-pid, SIGKILL);
   if (fd >= 0) ::close(fd);
   if (!exited) {
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
+  }
+  if (killed) {
+    // SIGKILL is delivered when each member next runs: on a loaded machine a child of the
+    // command may still be alive when the command is reaped. Wait until the group is gone (at
+    // most a second: a member left a zombie that no one reaps still counts).
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    while (::kill(-pid, 0) == 0 && std::chrono::steady_clock::now() < until) ::usleep(1'000);
+  }
+  if (!exited) {
     result.error = "gave no answer within " + std::to_string(timeout.count()) + " ms";
     return result;
   }
