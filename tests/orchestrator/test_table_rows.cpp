@@ -9,6 +9,8 @@
 
 #include <set>
 
+#include "lbo/jobs/objective_table.hpp"
+
 #include "lbo/orchestrator/model_policy.hpp"
 #include "lbo/orchestrator/policy.hpp"
 #include "test_support.hpp"
@@ -82,5 +84,45 @@ TEST(TableRowsTest, the_policies_propose_each_untaken_row_of_the_task_once) {
       lbo::testing::commit_and_fit(*policy, state);
     }
     EXPECT_EQ(proposed, (std::set<double>{0.0, 0.25, 0.5, 0.75, 1.0})) << surrogate;
+  }
+}
+
+// A table that does not restrict proposals: a trial evaluates its nearest row, and a
+// configuration whose nearest row the task took counts as taken (its value would repeat). The
+// objective rises with x over 21 rows, so the model is drawn to the incumbent's cell at x = 1,
+// where a proposal at 0.99 would repeat row 1.0: the first 21 trials of each surrogate land on
+// 21 rows. Then repeats cannot be helped, and the model goes on proposing.
+TEST(TableRowsTest, without_restriction_a_proposal_lands_on_a_row_the_task_took_only_once_all_are) {
+  for (const std::string surrogate : {"gp", "lbo"}) {
+    lbo::testing::ScratchDir dir;
+    std::string csv = "task,x,y\n";
+    for (int i = 0; i <= 20; ++i) csv += "a," + std::to_string(i / 20.0) + "," + std::to_string(i * i) + "\n";
+    lbo::testing::write_text(dir.path() / "evals.csv", csv);
+    const lbo::jobs::JobSpec job = lbo::testing::job_from(
+        "name = \"t\"\nseed = 3\n[objective]\ntable = \"evals.csv\"\ntable_objective = \"y\"\n"
+        "direction = \"maximize\"\n[policy]\nsurrogate = \"" + surrogate + "\"\ninitial_random = 2\n"
+        "[space]\nx = { type = \"float\", low = 0, high = 1 }\n[[tasks]]\nname = \"a\"\nbudget = 25\n",
+        dir.path());
+    ASSERT_FALSE(TableRows::of(job)) << "proposals are not restricted to the rows";
+    PolicyOptions options;
+    options.sync = true;
+    std::unique_ptr<Policy> policy = make_policy(job, options);
+    RunState state = lbo::testing::started_state(job);
+    std::set<std::size_t> lines;
+    for (int i = 0; i < 25; ++i) {
+      const Proposal p = policy->propose_among(state, {0}, state.next_trial_id());
+      const lbo::jobs::ObjectiveTable::Match row = job.objective.table_data->nearest("a", p.config);
+      ASSERT_NE(row.row, nullptr);
+      const bool fresh = lines.insert(row.row->line).second;
+      if (i < 21) {
+        EXPECT_TRUE(fresh) << surrogate << ": trial " << i << " at x = " << x_of(p.config) << " lands on line " << row.row->line << " again";
+      } else {
+        EXPECT_FALSE(fresh);
+        EXPECT_EQ(p.source, ProposalSource::model) << surrogate << ": trial " << i << ": " << p.note;
+      }
+      const std::int64_t id = lbo::testing::start_trial(state, 0, p.config, "local:0", p.source, p.note);
+      lbo::testing::end_attempt(state, id, lbo::testing::ok_with(*row.row->objective));
+      lbo::testing::commit_and_fit(*policy, state);
+    }
   }
 }

@@ -7,7 +7,9 @@
 
 #include <cstdint>
 #include <optional>
+#include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "bases.hpp"
@@ -16,6 +18,7 @@
 #include "hedge_portfolios.hpp"
 #include "model_data.hpp"
 #include "task_batch.hpp"
+#include "lbo/jobs/objective_table.hpp"
 #include "lbo/orchestrator/policy.hpp"
 #include "lbo/surrogate/maximizer.hpp"
 
@@ -62,6 +65,8 @@ class Nominations {
   void note_unbelieved(const RunState& state, int task, int step, const TaskBatch& batch);
   std::optional<Nomination> nominate(const RunState& state, int task, int step, std::int64_t trial, bool retry = true);
   bool take_untaken(const RunState& state, const std::vector<surrogate::Maximum>& ranked, Nomination& n) const;
+  /// Whether `task` has taken `config` already (nominations.cpp says when a nearest row counts).
+  bool taken(const RunState& state, int task, const jobs::Config& config) const;
 
   const jobs::JobSpec& job_;
   const PolicyOptions& options_;
@@ -71,6 +76,11 @@ class Nominations {
   FailureModel& failures_;
   JobEncodedSpace search_space_;
   std::shared_ptr<const TableRows> rows_;  ///< a table that restricts proposals; else null
+  /// A tabulated objective that does not restrict proposals: a trial evaluates its nearest row,
+  /// and a configuration whose nearest row the task took counts as taken; else null.
+  std::shared_ptr<const jobs::ObjectiveTable> lookup_;
+  /// Each trial's nearest row of `lookup_`, found once (a trial's configuration never changes).
+  mutable std::unordered_map<std::int64_t, const jobs::ObjectiveTable::Row*> rows_of_trials_;
   RandomPolicy random_;
   std::vector<TaskBatch> batches_;   // per run model task
   std::vector<ModelData::WarpingMemo> warpings_;  // per run model task, for ModelData::trials_of
