@@ -21,8 +21,11 @@
 #                           eta = 3); adds the utilization until the last trial started (util_open:
 #                           without the drain at the end, where the survivors run alone), and how
 #                           long reports take from the worker to the master's journal and to the
-#                           stops they cause (p50/p99, ms; from the master's dispatch, so the
-#                           spawn's delay is in them)
+#                           stops they cause (p50/p99, ms): from the worker's own clock when it
+#                           read the line (rep_w, stop_w: the master's delay, the spawn queue
+#                           apart), and from the master's dispatch (rep, stop: the spawn's
+#                           delay in them)
+#   --rule NAME             the [early_stopping] rule with --early-stopping (default asha)
 # Environment: LBO_BUILD_DIR (default <repo>/build), TMPDIR (run folders), MPIRUN (default
 # "mpirun --oversubscribe", plus --allow-run-as-root as root).
 set -euo pipefail
@@ -35,6 +38,7 @@ sleep_ms=1000
 mpi=""
 repeat=1
 early=""
+rule=asha
 pareto=""
 limit=""
 while [ $# -gt 0 ]; do
@@ -47,9 +51,10 @@ while [ $# -gt 0 ]; do
     --mpi) mpi=$2; shift 2 ;;
     --repeat) repeat=$2; shift 2 ;;
     --early-stopping) early=$2; shift 2 ;;
+    --rule) rule=$2; shift 2 ;;
     --pareto) pareto=1; shift ;;
     --limit) limit=1; shift ;;
-    *) echo "usage: $0 [--slots LIST] [--methods LIST] [--budget N] [--tasks N] [--sleep-ms MS] [--mpi RxS] [--repeat N] [--early-stopping N] [--pareto] [--limit]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--slots LIST] [--methods LIST] [--budget N] [--tasks N] [--sleep-ms MS] [--mpi RxS] [--repeat N] [--early-stopping N [--rule NAME]] [--pareto] [--limit]" >&2; exit 2 ;;
   esac
 done
 
@@ -112,7 +117,7 @@ write_job() {  # write_job FILE METHOD SEED LOCAL_SLOTS SLOTS_PER_RANK BUDGET
     echo "slots_per_rank = $5"
     if [ -n "$early" ]; then
       echo "[early_stopping]"
-      echo "rule = \"asha\""
+      echo "rule = \"$rule\""
       echo "max_step = $early"
     fi
     echo "[space]"
@@ -131,7 +136,8 @@ value() { echo "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
 
 printf "%-7s %-11s %6s %8s %11s %11s %7s %6s" method slots wall_s util lat_p50_ms lat_p99_ms model fallb
 for k in $(seq 2 "$tasks"); do printf " %9s %9s %9s" "t$k@1x" "t$k@2x" "t$k@4x"; done
-[ -n "$early" ] && printf " %9s %8s %10s %10s %6s %9s %9s" util_open reports rep_p50_ms rep_p99_ms stops stop_p50 stop_p99
+[ -n "$early" ] && printf " %9s %8s %10s %10s %6s %9s %9s %9s %9s %9s %9s" util_open reports rep_p50_ms rep_p99_ms stops stop_p50 stop_p99 \
+  rep_w_p50 rep_w_p99 stop_w_p50 stop_w_p99
 printf "\n"
 
 run_one() {  # run_one METHOD LABEL SEED LOCAL_SLOTS SLOTS_PER_RANK SLOTS [LAUNCHER...]
@@ -151,6 +157,8 @@ run_one() {  # run_one METHOD LABEL SEED LOCAL_SLOTS SLOTS_PER_RANK SLOTS [LAUNC
   if [ -n "$early" ]; then
     printf " %9s %8s %10s %10s %6s %9s %9s" "$(value "$figures" utilization_open)" "$(value "$figures" reports)" "$(value "$figures" report_ms_p50)" \
       "$(value "$figures" report_ms_p99)" "$(value "$figures" stops)" "$(value "$figures" stop_ms_p50)" "$(value "$figures" stop_ms_p99)"
+    printf " %9s %9s %9s %9s" "$(value "$figures" report_worker_ms_p50)" "$(value "$figures" report_worker_ms_p99)" \
+      "$(value "$figures" stop_worker_ms_p50)" "$(value "$figures" stop_worker_ms_p99)"
   fi
   printf "\n"
   rm -rf "$root"

@@ -64,10 +64,14 @@ int main(int argc, char** argv) {
   std::map<std::int64_t, double> started;                 // trial → start of its running attempt
   std::map<std::string, std::vector<double>> freed;      // unit → times a slot there became free
   std::vector<double> latencies, first_wave, decisions;
-  // Intermediate reports: from the worker reading a report (its attempt's start plus the
-  // report's seconds) to the master journaling it, and to the stop it caused. The attempt's
-  // start is the master's dispatch, before the spawn: an upper bound by the spawn's delay.
-  std::vector<double> report_delays, stop_delays;
+  // Intermediate reports: from the worker reading a report to the master journaling it, and to
+  // the stop it caused (the attempt's newest report before the stop). Measured two ways: by the
+  // worker's own clock (ReportedStep::read_unix: the master's delay alone, the spawn queue apart;
+  // one machine's clock under local slots), and from the master's dispatch plus the report's
+  // seconds since the spawn (an upper bound by the spawn's delay; the only one for journals
+  // written before read_unix).
+  std::vector<double> report_delays, stop_delays, report_worker, stop_worker;
+  std::map<std::pair<std::int64_t, int>, double> last_read;  // (trial, attempt) → its newest report's read_unix
   // Busy intervals, for the utilization while work was left to hand out (until the last start):
   // the drain at the end (slots idle while the last trials run) is no cost of the master's.
   std::vector<std::pair<double, double>> busy_spans;
@@ -95,11 +99,20 @@ int main(int argc, char** argv) {
         if (const auto it = started.find(step.trial); it != started.end()) {
           report_delays.push_back(1000 * (batch->unix_time - it->second - step.elapsed_s));
         }
+        if (step.read_unix > 0) {
+          report_worker.push_back(1000 * (batch->unix_time - step.read_unix));
+          double& last = last_read[{step.trial, step.attempt}];
+          last = std::max(last, step.read_unix);
+        }
       }
     } else if (const auto* f = std::get_if<TrialFinished>(&record)) {
       const auto it = started.find(f->trial);
       if (it != started.end() && f->outcome.status == lbo::workers::TrialStatus::stopped) {
         stop_delays.push_back(1000 * (f->unix_time - it->second - f->outcome.duration_s));
+      }
+      if (const auto read = last_read.find({f->trial, f->attempt});
+          read != last_read.end() && f->outcome.status == lbo::workers::TrialStatus::stopped) {
+        stop_worker.push_back(1000 * (f->unix_time - read->second));
       }
       const double free_at = it != started.end() ? it->second + f->outcome.duration_s : f->unix_time;
       busy += f->outcome.duration_s;
@@ -120,6 +133,9 @@ int main(int argc, char** argv) {
   std::printf(" reports=%zu report_ms_p50=%.2f report_ms_p99=%.2f stops=%zu stop_ms_p50=%.2f stop_ms_p99=%.2f",
               report_delays.size(), percentile(report_delays, 0.5), percentile(report_delays, 0.99), stop_delays.size(),
               percentile(stop_delays, 0.5), percentile(stop_delays, 0.99));
+  std::printf(" report_worker_ms_p50=%.2f report_worker_ms_p99=%.2f stop_worker_ms_p50=%.2f stop_worker_ms_p99=%.2f stop_worker_ms_max=%.2f",
+              percentile(report_worker, 0.5), percentile(report_worker, 0.99), percentile(stop_worker, 0.5),
+              percentile(stop_worker, 0.99), percentile(stop_worker, 1.0));
   int model = 0, interim = 0, fallbacks = 0, after_initial = 0;
   for (const TaskProgress& p : state.tasks()) {
     model += p.proposed_by(ProposalSource::model) + p.proposed_by(ProposalSource::model_prior) +

@@ -7,8 +7,14 @@ The objective (curves.py) trains a model step by step on each task of a bench/re
 (bench/real/data/README.md) and reports the held-out AUC after every step, up to R = 81 steps:
 `rotterdam` (the default; 7 windows by year of surgery) and `nwtco` (8 trials and stages) with
 XGBoost boosting round by round, `rotterdam-mlp` with a multilayer perceptron trained epoch by
-epoch. Every method sees the same tasks in the same order, the same trial budget per task and 2
+epoch. Every method sees the same tasks in the same order, the same resource per task and 2
 trials at a time (--slots). "Round" below is one step (a boosting round or an epoch).
+
+Equal resource (the default): a method that stops trials early spends the resource of --trials
+full trials (trials × 81 rounds) on as many trials as fit: lbo's early-stopping methods get
+`budget_steps = trials × 81` and a large trial budget, Optuna's pruned studies stop once they
+spent trials × 81 rounds. `--equal-trials` gives every method --trials trials instead (the
+protocol before issue 59).
 
 - lbo methods run one lbo job per seed over all tasks (a later task learns from the earlier
   ones): `lbo` runs every trial to R; `lbo+asha`, `lbo+hyperband`, `lbo+median`, `gp+asha`,
@@ -19,7 +25,10 @@ trials at a time (--slots). "Round" below is one step (a boosting round or an ep
   resumes the best third from its saved booster (mode = "promotion"). The model learns a
   stopped trial's last value (model = "last") unless a variant says otherwise: `+highest` (each
   rung a task of the model, proposals at the highest rung with d + 1 results, BOHB's rule),
-  `+rungs` (the same tasks, proposals at R).
+  `+rungs` (the same tasks, proposals at R). `lbo+predictive` stops a trial when the forecast
+  of its final value from earlier curves gives it less than min_probability (0.05) to beat its
+  task's best (issue 59); `+p<digits>` sets min_probability (`+p2`: 0.2), `+eta<N>` eta,
+  `+forecast` and `+last` the model.
 - `one-step`: the baseline of Egele et al. 2023 (DeepHyper): each task's trials are random
   configurations run to round 1, and the best 3 of them are continued to R from their saved
   checkpoints.
@@ -32,8 +41,9 @@ Resource is counted in rounds: a full trial costs 81, a stopped or pruned one th
 reported. A task's best is the best value of a trial run to R (a stopped trial's partial value
 is no result a user would deploy). Printed per method, over tasks 2+ and seeds: the resource
 used (share of the 20 × 81 of full fidelity), the best found within 25%, 50% and 100% of that
-resource, and the resource at which the best reached lbo's final best (no early stopping, same
-seed and task).
+resource, the resource at which the best reached lbo's final best (no early stopping, same
+seed and task), and "mean reach": the least share of the resource at which the method's mean best
+over tasks and seeds reaches lbo's mean final best.
 """
 
 import argparse
@@ -66,14 +76,21 @@ PROBLEM = "rotterdam"
 TASKS, MODEL, SPACE = PROBLEMS[PROBLEM]
 ROUNDS = 81
 SLOTS = 2
-EARLY = {"asha": 'rule = "asha"', "hyperband": 'rule = "hyperband"', "median": 'rule = "median"'}
-LBO_METHODS = ("lbo", "lbo+asha", "lbo+asha+highest", "lbo+asha+rungs", "lbo+asha+notransfer", "lbo+asha+notransfer+highest",
+EARLY = {"asha": 'rule = "asha"', "hyperband": 'rule = "hyperband"', "median": 'rule = "median"',
+         "predictive": 'rule = "predictive"'}
+# --equal-resource (the default): a method that stops trials early has the resource of --trials
+# full trials (budget_steps; Optuna: its study stops once that many rounds are spent) and runs as
+# many trials as fit in it, up to EQUAL_TRIAL_CAP times --trials.
+EQUAL = True
+EQUAL_TRIAL_CAP = 10
+LBO_METHODS = ("lbo", "lbo+predictive", "lbo+asha", "lbo+asha+highest", "lbo+asha+rungs", "lbo+asha+notransfer", "lbo+asha+notransfer+highest",
                "lbo+asha+promotion", "lbo+asha+promotion+highest", "lbo+hyperband", "lbo+hyperband+highest",
                "lbo+hyperband+promotion", "lbo+hyperband+promotion+highest", "lbo+median", "lbo+median+highest",
                "lbo+median+rungs", "gp+asha", "gp+asha+highest", "random+asha")
 # What the model learns from curves ([early_stopping] model): the default (last values) against
 # BOHB's rule and the rung tasks proposing at R.
-PAIRS = ("lbo+asha:lbo+asha+highest", "lbo+asha:lbo+asha+rungs", "lbo+asha+notransfer:lbo+asha+notransfer+highest",
+PAIRS = ("lbo:lbo+predictive", "lbo:lbo+hyperband", "lbo+hyperband:lbo+predictive", "optuna-tpe-median:lbo+predictive",
+         "optuna-tpe-hyperband:lbo+predictive", "lbo+asha:lbo+asha+highest", "lbo+asha:lbo+asha+rungs", "lbo+asha+notransfer:lbo+asha+notransfer+highest",
          "lbo+asha+promotion:lbo+asha+promotion+highest", "lbo+hyperband:lbo+hyperband+highest",
          "lbo+hyperband+promotion:lbo+hyperband+promotion+highest", "gp+asha:gp+asha+highest",
          "lbo+median:lbo+median+highest", "lbo+median:lbo+median+rungs")
@@ -91,26 +108,39 @@ def command(socket_path, dataset, params_file):
             "--data", dataset, "--params", params_file, "--rounds", str(ROUNDS), "--model", MODEL]
 
 
+def stops_early(method):
+    return "+" in method or method.startswith("optuna-") and method != "optuna-tpe" or method == "one-step"
+
+
 def job_toml(method, seed, trials, socket_path):
     surrogate, _, rule = method.partition("+")
     rule, *variants = rule.split("+") if rule else [""]
-    # Variants: "notransfer" (no hurdles from earlier tasks' bests), "r<N>" (min_step = N).
+    # Variants: "notransfer" (no hurdles from earlier tasks' bests), "r<N>" (min_step = N),
+    # "eta<N>" (eta = N), "p<digits>" (predictive: min_probability = 0.<digits>).
     min_step = next((int(v[1:]) for v in variants if v.startswith("r") and v[1:].isdigit()), 1)
+    eta = next((int(v[3:]) for v in variants if v.startswith("eta") and v[3:].isdigit()), 3)
+    probability = next((f"0.{v[1:]}" for v in variants if v.startswith("p") and v[1:].isdigit()), None)
     lines = [f'name = "{method.replace("+", "_")}-seed{seed}"', f"seed = {seed}", "", "[objective]",
              f"command = {json.dumps(command(socket_path, '{dataset}', '{params_file}'))}",
              'direction = "maximize"', "timeout_s = 120", "", "[policy]", f'surrogate = "{surrogate}"', "",
              "[workers]", f"local_slots = {SLOTS}", ""]
     if rule:
         lines += ["[early_stopping]", EARLY[rule], f'step_name = "{"epoch" if MODEL == "mlp" else "round"}"', f"min_step = {min_step}",
-                  f"max_step = {ROUNDS}", "eta = 3"] + (["transfer = false"] if "notransfer" in variants else []) + \
+                  f"max_step = {ROUNDS}", f"eta = {eta}"] + (["transfer = false"] if "notransfer" in variants else []) + \
+                 ([f"min_probability = {probability}"] if probability else []) + \
                  (['mode = "promotion"'] if "promotion" in variants else []) + \
                  (['model = "rungs"'] if "rungs" in variants else []) + \
-                 (['model = "highest_rung"'] if "highest" in variants else []) + [""]
+                 (['model = "highest_rung"'] if "highest" in variants else []) + \
+                 (['model = "forecast"'] if "forecast" in variants else []) + \
+                 (['model = "last"'] if "last" in variants else []) + [""]
     lines.append("[space]")
     for name, kind, low, high, log in SPACE:
         lines.append(f'{name} = {{ type = "{kind}", low = {low!r}, high = {high!r}{", log = true" if log else ""} }}')
+    equal = EQUAL and rule
     for path in TASKS:
-        lines += ["", "[[tasks]]", f'name = "{task_name(path)}"', f'dataset = "{path}"', f"budget = {trials}"]
+        lines += ["", "[[tasks]]", f'name = "{task_name(path)}"', f'dataset = "{path}"',
+                  f"budget = {trials * EQUAL_TRIAL_CAP if equal else trials}"] + \
+                 ([f"budget_steps = {trials * ROUNDS}"] if equal else [])
     return "\n".join(lines) + "\n"
 
 
@@ -189,6 +219,7 @@ def run_optuna(method, seed, trials, socket_path):
                   "optuna-tpe-median": optuna.pruners.MedianPruner(),
                   "optuna-random-sha": optuna.pruners.SuccessiveHalvingPruner(min_resource=1, reduction_factor=3)}[method]
         ended, lock = [], threading.Lock()
+        pruning = method != "optuna-tpe"
 
         def objective(trial):
             params = {}
@@ -210,7 +241,17 @@ def run_optuna(method, seed, trials, socket_path):
             return value
 
         study = optuna.create_study(direction="maximize", sampler=sampler, pruner=pruner)
-        study.optimize(objective, n_trials=trials, n_jobs=SLOTS)
+
+        def spent_budget(study, _):
+            # --equal-resource: no trial starts once the rounds of --trials full trials are spent
+            # (those running go on to their end, as in lbo's budget_steps).
+            with lock:
+                if sum(r for r, _ in ended) >= trials * ROUNDS:
+                    study.stop()
+
+        equal = EQUAL and pruning
+        study.optimize(objective, n_trials=trials * EQUAL_TRIAL_CAP if equal else trials, n_jobs=SLOTS,
+                       callbacks=[spent_budget] if equal else [])
         tasks.append(ended)
     return tasks
 
@@ -276,12 +317,33 @@ def mean(xs):
     return sum(xs) / len(xs) if xs else float("nan")
 
 
+def share_to_reach(results, method, trials, seeds):
+    """The least share x of trials × R rounds (a grid of 1%) at which the method's mean best@x,
+    over tasks 2+ and seeds, reaches the mean final best of lbo without early stopping (the
+    compute it needs for lbo's quality); a task run with no full trial within x counts with the
+    worst full value any method found there. None when it never does."""
+    full = trials * ROUNDS
+    runs = [(seed, t) for seed in seeds for t in range(1, len(TASKS))
+            if (method, seed) in results and ("lbo", seed) in results]
+    if not runs:
+        return None
+    target = mean([best_within(results[("lbo", seed)][t], math.inf) for seed, t in runs])
+    floors = {(seed, t): min(v for (m, s), tasks in results.items() if s == seed for _, v in tasks[t] if v is not None)
+              for seed, t in runs}
+    most = max(sum(r for r, _ in results[(method, seed)][t]) for seed, t in runs) / full
+    for percent in range(1, int(100 * most) + 2):
+        at = [best_within(results[(method, seed)][t], percent / 100 * full) for seed, t in runs]
+        if mean([floors[run] if v is None else v for run, v in zip(runs, at)]) >= target - 1e-12:
+            return percent / 100
+    return None
+
+
 def report(results, methods, trials, seeds, times):
     full = trials * ROUNDS
     print(f"bench/fidelity: {PROBLEM} ({MODEL}), {len(TASKS)} tasks, {trials} trials per task, R = {ROUNDS} rounds, "
           f"{SLOTS} slots, seeds {', '.join(map(str, seeds))}; figures over tasks 2+ and seeds")
     print(f"{'method':24s} {'resource':>9s} {'best@25%':>9s} {'best@50%':>9s} {'best@100%':>10s} {'final':>8s} "
-          f"{'to lbo final':>13s} {'reached':>8s} {'wall_s':>7s}")
+          f"{'to lbo final':>13s} {'reached':>8s} {'mean reach':>10s} {'wall_s':>7s}")
     for method in methods:
         used, at25, at50, at100, final, to_target, reached, total = [], [], [], [], [], [], 0, 0
         for seed in seeds:
@@ -303,11 +365,15 @@ def report(results, methods, trials, seeds, times):
                     if spent is not None:
                         reached += 1
                         to_target.append(spent / full)
-        wall = mean([times.get(f"{method}-seed{seed}") for seed in seeds])
+        wall = mean([times.get(f"{method}-seed{seed}") or times.get(f"{method}-seed{seed}-equal") for seed in seeds])
+        reach = share_to_reach(results, method, trials, seeds)
         print(f"{method:24s} {mean(used):9.3f} {mean(at25):9.4f} {mean(at50):9.4f} {mean(at100):10.4f} "
-              f"{mean(final):8.4f} {mean(to_target):13.3f} {reached:>3d}/{total:<3d} {wall:7.0f}")
+              f"{mean(final):8.4f} {mean(to_target):13.3f} {reached:>3d}/{total:<3d} "
+              f"{'never' if reach is None else f'{reach:.2f}':>10s} {wall:7.0f}")
     print("resource: rounds used / (trials × 81); best@x: best full-fidelity AUC within x of trials × 81 rounds; "
           "to lbo final: rounds (share of trials × 81) until the best reached lbo's final best, over the tasks that did; "
+          "mean reach: the least share at which the mean best reaches lbo's mean final best (share_to_reach); "
+          f"{'equal resource: a method that stops early spends trials × 81 rounds on as many trials as fit; ' if EQUAL else ''}"
           "wall_s: seconds per seed for all tasks (nan: not recorded)")
 
 
@@ -365,7 +431,7 @@ def start_server(out):
 
 
 def main():
-    global SLOTS, PROBLEM, TASKS, MODEL, SPACE
+    global SLOTS, PROBLEM, TASKS, MODEL, SPACE, EQUAL
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--lbo", required=True)
     parser.add_argument("--out", required=True)
@@ -375,11 +441,13 @@ def main():
     parser.add_argument("--problem", default=PROBLEM, choices=sorted(PROBLEMS),
                         help="rotterdam or nwtco (XGBoost round by round), rotterdam-mlp (an MLP epoch by epoch)")
     parser.add_argument("--methods", nargs="+", default=list(LBO_METHODS + OPTUNA_METHODS + OTHER_METHODS))
+    parser.add_argument("--equal-trials", action="store_true",
+                        help="every method runs --trials trials (as before 2026-12-06), not the resource of --trials full trials")
     parser.add_argument("--per-task", action="store_true", help="also print each task's best at 25%%, 50%% and 100%%")
     parser.add_argument("--paired", nargs="*", default=list(PAIRS), metavar="A:B",
                         help="print B's best minus A's per task run, with its standard error")
     args = parser.parse_args()
-    SLOTS, PROBLEM = args.slots, args.problem
+    SLOTS, PROBLEM, EQUAL = args.slots, args.problem, not args.equal_trials
     TASKS, MODEL, SPACE = PROBLEMS[PROBLEM]
     os.makedirs(args.out, exist_ok=True)
     # Each method's wall time per seed (all tasks), kept beside the raw results.
@@ -391,7 +459,8 @@ def main():
     try:
         for seed in seeds:
             for method in args.methods:
-                raw = os.path.join(args.out, f"{method}-seed{seed}.json")
+                equal = "-equal" if EQUAL and stops_early(method) and method != "one-step" else ""
+                raw = os.path.join(args.out, f"{method}-seed{seed}{equal}.json")
                 if os.path.exists(raw):
                     with open(raw) as f:
                         results[(method, seed)] = json.load(f)
@@ -407,7 +476,7 @@ def main():
                 with open(raw, "w") as f:
                     json.dump(tasks, f)
                 results[(method, seed)] = tasks
-                times[f"{method}-seed{seed}"] = time.time() - start
+                times[f"{method}-seed{seed}{equal}"] = time.time() - start
                 with open(times_path, "w") as f:
                     json.dump(times, f, indent=1)
                 print(f"{method} seed {seed}: {time.time() - start:.0f} s", file=sys.stderr, flush=True)

@@ -222,6 +222,7 @@ std::string_view to_string(CurveModel model) {
     case CurveModel::last: return "last";
     case CurveModel::rungs: return "rungs";
     case CurveModel::highest_rung: return "highest_rung";
+    case CurveModel::forecast: return "forecast";
   }
   return "?";
 }

@@ -8,12 +8,13 @@ namespace lbo::jobs {
 namespace {
 
 // A new rule is one line here (and its class with one registry line in
-// orchestrator/fidelity/src/stopping_rule.cpp).
+// orchestrator/fidelity/src/stop_rule.cpp).
 constexpr StoppingRuleTraits kCatalog[] = {
-    // rule                   name         brackets promotes min_trials transfer
-    {StoppingRule::asha, "asha", false, true, false, true},
-    {StoppingRule::hyperband, "hyperband", true, true, false, true},
-    {StoppingRule::median, "median", false, false, true, false},
+    // rule                   name         brackets promotes min_trials transfer forecasts
+    {StoppingRule::asha, "asha", false, true, false, true, false},
+    {StoppingRule::hyperband, "hyperband", true, true, false, true, false},
+    {StoppingRule::median, "median", false, false, true, false, false},
+    {StoppingRule::predictive, "predictive", false, true, false, false, true},
 };
 
 }  // namespace

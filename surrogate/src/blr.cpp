@@ -1,5 +1,7 @@
 #include "lbo/surrogate/blr.hpp"
 
+#include <Eigen/Eigenvalues>
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 
@@ -71,6 +73,32 @@ BlrEvidence blr_evidence(const Eigen::MatrixXd& phi, const Eigen::VectorXd& y, d
   const double alpha = std::exp(log_alpha), beta = std::exp(log_beta);
   if (form == BlrForm::automatic) form = phi.rows() > phi.cols() ? BlrForm::primal : BlrForm::dual;
   return form == BlrForm::primal ? primal(phi, y, alpha, beta) : dual(phi, y, alpha, beta);
+}
+
+BlrPrecisions blr_evidence_maximum(const Eigen::MatrixXd& phi, const Eigen::VectorXd& y) {
+  const auto n = static_cast<double>(phi.rows());
+  // In the eigenbasis of ΦᵀΦ = V diag(s) Vᵀ, the posterior mean is m = V diag(β/(α + βsᵢ)) Vᵀ Φᵀy:
+  // one decomposition serves every round.
+  const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eigen(phi.transpose() * phi);
+  const Eigen::VectorXd s = eigen.eigenvalues().cwiseMax(0.0);
+  const Eigen::VectorXd projected = eigen.eigenvectors().transpose() * (phi.transpose() * y);
+  const double variance = n > 1 ? (y.array() - y.mean()).square().sum() / (n - 1) : 0.0;
+  const double beta0 = 1.0 / std::max(variance, 1e-12);
+  const auto clamp = [](double v, double start) { return std::clamp(v, 1e-10 * start, 1e10 * start); };
+  BlrPrecisions at{1.0, beta0};
+  for (int round = 0; round < 500; ++round) {
+    const Eigen::VectorXd lambda = at.beta * s;
+    const Eigen::VectorXd m_rotated = (at.beta * projected.array() / (at.alpha + lambda.array())).matrix();
+    const double gamma = (lambda.array() / (at.alpha + lambda.array())).sum();
+    const Eigen::VectorXd m = eigen.eigenvectors() * m_rotated;
+    const double residual = (y - phi * m).squaredNorm();
+    const BlrPrecisions next{clamp(gamma / std::max(m_rotated.squaredNorm(), 1e-300), 1.0),
+                             clamp(std::max(n - gamma, 1e-12) / std::max(residual, 1e-300), beta0)};
+    const bool settled = std::abs(next.alpha - at.alpha) <= 1e-9 * at.alpha && std::abs(next.beta - at.beta) <= 1e-9 * at.beta;
+    at = next;
+    if (settled) break;
+  }
+  return at;
 }
 
 BayesianLinearRegression::BayesianLinearRegression(const Eigen::MatrixXd& phi, const Eigen::VectorXd& y,

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # A --sync run killed with SIGKILL at any moment and resumed makes exactly the trials of the run
 # that was never stopped: the same configurations in the same order, the same values, stops,
-# pauses and promotions. Six jobs: a GP on 4 slots; GP-Hedge over two open tasks; ASHA stopping
-# trials; Hyperband promoting them; a tabulated job on 8 simulated slots; a GP learning where a
+# pauses and promotions. Seven jobs: a GP on 4 slots; GP-Hedge over two open tasks; ASHA stopping
+# trials; Hyperband promoting them; the predictive rule stopping them on forecasts learned from
+# the curves that ended before (the second task's from the first's); a tabulated job on 8 simulated slots; a GP learning where a
 # corner of the space fails and where a limit on a reported metric is kept, over two tasks in
 # sequence. Each is killed right
 # after a journal record drawn at random (LBO_TEST_KILL_AFTER_RECORD: every point of a run is
@@ -104,7 +105,7 @@ name = "b"
 budget = 12
 JOB
 
-for rule in "asha stop" "hyperband promotion"; do
+for rule in "asha stop" "hyperband promotion" "predictive stop"; do
   set -- $rule
   cat > "$SCRATCH/$1.toml" <<JOB
 name = "$1"
@@ -196,7 +197,7 @@ compare() {  # compare REFERENCE ROOT NAME WHAT
 }
 
 kills=0
-for name in plain hedge asha hyperband simulated failing pareto; do
+for name in plain hedge asha hyperband predictive simulated failing pareto; do
   job=$SCRATCH/$name.toml
   extra=()
   [ "$name" == simulated ] && extra=(--simulate 8)

@@ -778,7 +778,7 @@ TEST_F(JobSpecTest, early_stopping_promotion_mode_runs_each_attempt_to_its_next_
 
 TEST_F(JobSpecTest, early_stopping_errors_name_the_key_and_the_fix) {
   const auto table = [&](const std::string& body) { return error_of(valid_with("[space]", "[early_stopping]\n" + body + "\n[space]")); };
-  EXPECT_NE(table("rule = \"bohb\"\nmax_step = 9").find("early_stopping.rule: must be \"asha\", \"hyperband\" or \"median\""),
+  EXPECT_NE(table("rule = \"bohb\"\nmax_step = 9").find("early_stopping.rule: must be \"asha\", \"hyperband\", \"median\" or \"predictive\""),
             std::string::npos);
   EXPECT_NE(table("min_step = 3").find("early_stopping.max_step: missing; add it"), std::string::npos);
   EXPECT_NE(table("min_step = 9\nmax_step = 9").find("early_stopping.max_step: must be greater than min_step (9)"),
@@ -793,10 +793,10 @@ TEST_F(JobSpecTest, early_stopping_errors_name_the_key_and_the_fix) {
   EXPECT_NE(table("max_step = 9\nmode = \"pause\"").find("early_stopping.mode: must be \"stop\" or \"promotion\", not \"pause\""),
             std::string::npos);
   EXPECT_NE(table("rule = \"median\"\nmax_step = 9\nmode = \"promotion\"")
-                .find("early_stopping.mode: \"promotion\" is for rule = \"asha\" or \"hyperband\""),
+                .find("early_stopping.mode: \"promotion\" is for rule = \"asha\", \"hyperband\" or \"predictive\""),
             std::string::npos);
   EXPECT_NE(table("max_step = 9\nmodel = \"mobster\"")
-                .find("early_stopping.model: must be \"last\", \"rungs\" or \"highest_rung\", not \"mobster\""),
+                .find("early_stopping.model: must be \"last\", \"rungs\", \"highest_rung\" or \"forecast\", not \"mobster\""),
             std::string::npos);
   EXPECT_NE(table("max_step = 9\ngrace = 1").find("early_stopping.grace"), std::string::npos);
   EXPECT_NE(table("max_step = 9\nkeep_checkpoints = \"best\"")
@@ -835,6 +835,35 @@ TEST_F(JobSpecTest, early_stopping_transfer_is_on_by_default_and_only_for_succes
   EXPECT_FALSE(off.early_stopping->transfer);
   EXPECT_NE(error_of(valid_with("[space]", "[early_stopping]\nrule = \"median\"\nmax_step = 9\ntransfer = true\n\n[space]"))
                 .find("early_stopping.transfer: is for rule = \"asha\" or \"hyperband\""),
+            std::string::npos);
+}
+
+// rule = "predictive" stops on a forecast: its min_probability (0.05 by default) is a probability,
+// and only it takes that key and model = "forecast".
+TEST_F(JobSpecTest, early_stopping_predictive_takes_a_probability_and_the_forecast_model) {
+  const JobSpec plain = parse(valid_with("[space]", "[early_stopping]\nrule = \"predictive\"\nmax_step = 27\n\n[space]"));
+  ASSERT_TRUE(plain.early_stopping);
+  EXPECT_EQ(plain.early_stopping->rule, StoppingRule::predictive);
+  EXPECT_EQ(plain.early_stopping->min_probability, 0.05);
+  EXPECT_EQ(plain.early_stopping->model, lbo::jobs::CurveModel::forecast) << "what it judged a stopped trial by";
+  EXPECT_EQ(plain.early_stopping->brackets, 1);
+  EXPECT_EQ(plain.early_stopping->rungs(0), (std::vector<std::int64_t>{1, 3, 9}));
+  const JobSpec set = parse(valid_with(
+      "[space]", "[early_stopping]\nrule = \"predictive\"\nmax_step = 27\nmin_probability = 0.01\nmodel = \"forecast\"\nmode = \"promotion\"\n\n[space]"));
+  EXPECT_EQ(set.early_stopping->min_probability, 0.01);
+  EXPECT_EQ(set.early_stopping->model, lbo::jobs::CurveModel::forecast);
+  EXPECT_EQ(set.early_stopping->mode, StoppingMode::promotion);
+  const auto table = [&](const std::string& body) { return error_of(valid_with("[space]", "[early_stopping]\n" + body + "\n[space]")); };
+  for (const char* p : {"0", "1", "1.5", "-0.1"}) {
+    EXPECT_NE(table(std::string("rule = \"predictive\"\nmax_step = 9\nmin_probability = ") + p)
+                  .find("early_stopping.min_probability: must be a probability between 0 and 1 (exclusive), such as 0.05"),
+              std::string::npos) << p;
+  }
+  EXPECT_NE(table("max_step = 9\nmin_probability = 0.1").find("early_stopping.min_probability: is for rule = \"predictive\", not \"hyperband\""),
+            std::string::npos);
+  EXPECT_NE(table("rule = \"asha\"\nmax_step = 9\nmodel = \"forecast\"").find("early_stopping.model: \"forecast\" is for rule = \"predictive\""),
+            std::string::npos);
+  EXPECT_NE(table("rule = \"predictive\"\nmax_step = 9\ntransfer = false").find("early_stopping.transfer: is for rule = \"asha\" or \"hyperband\""),
             std::string::npos);
 }
 

@@ -14,6 +14,7 @@
 #include <string>
 #include <thread>
 
+#include "curve_forecast.hpp"
 #include "early_stopping.hpp"
 #include "model_data.hpp"
 #include "promotions.hpp"
@@ -42,6 +43,18 @@ EarlyStoppingSpec spec(StoppingRule rule, std::int64_t min_step, std::int64_t ma
   s.eta = eta;
   return s;
 }
+
+// A rung table with the forecast a rule may read (over the test job's space).
+struct Rungs : RungTable {
+  Rungs(const EarlyStoppingSpec& s, lbo::jobs::Direction direction, std::uint64_t seed)
+      : RungTable(s, direction, seed), forecast(job(), *this) {}
+  operator StopRuleParts() const { return {*this, forecast}; }  // NOLINT: as the master wires them
+  static const lbo::jobs::JobSpec& job() {
+    static const lbo::jobs::JobSpec spec = lbo::testing::job_from(lbo::testing::test_job(), fs::temp_directory_path());
+    return spec;
+  }
+  CurveForecast forecast;
+};
 
 // A run state of one task with `n` running trials.
 class TrialsAtRungs {
@@ -94,7 +107,7 @@ TEST(StopRuleTest, every_rule_of_the_job_files_catalog_has_a_class_that_judges_a
     EXPECT_EQ(lbo::jobs::to_string(traits.rule), traits.name);
     EarlyStoppingSpec s = spec(traits.rule, 1, 9, 3);
     if (traits.brackets) s.brackets = 2;
-    const RungTable rungs(s, lbo::jobs::Direction::maximize, 1);
+    const Rungs rungs(s, lbo::jobs::Direction::maximize, 1);
     const std::unique_ptr<StopRule> rule = make_stop_rule(rungs);
     ASSERT_NE(rule, nullptr);
     TrialsAtRungs table(1);
@@ -111,7 +124,7 @@ TEST(StopRuleTest, every_rule_of_the_job_files_catalog_has_a_class_that_judges_a
 // 0.5 + (1/3)(0.4) = 0.6333; trial 4 (0.65) is above it and goes on.
 TEST(EarlyStoppingTest, asha_stops_a_trial_below_the_best_third_of_its_rung) {
   TrialsAtRungs table(5);
-  const RungTable rule_rungs(spec(StoppingRule::asha, 1, 9, 3), lbo::jobs::Direction::maximize, 1);
+  const Rungs rule_rungs(spec(StoppingRule::asha, 1, 9, 3), lbo::jobs::Direction::maximize, 1);
   EarlyStopping rule(rule_rungs, false);
   EXPECT_TRUE(table.report_and_decide(rule, 0, 1, 0.9).empty());
   const std::vector<StopDecision> one = table.report_and_decide(rule, 1, 1, 0.5);
@@ -148,7 +161,7 @@ TEST(EarlyStoppingTest, promotion_pauses_at_each_rung_and_promotes_the_best_thir
   TrialsAtRungs table(6);
   EarlyStoppingSpec s = spec(StoppingRule::asha, 1, 9, 3);
   s.mode = lbo::jobs::StoppingMode::promotion;
-  const RungTable rule_rungs(s, lbo::jobs::Direction::maximize, 1);
+  const Rungs rule_rungs(s, lbo::jobs::Direction::maximize, 1);
   Promotions rule(rule_rungs);
   const auto pause = [&](std::int64_t id, std::int64_t step, double value) {
     const std::vector<StopDecision> d = table.report_and_decide(rule, id, step, value);
@@ -249,7 +262,7 @@ TEST(EarlyStoppingTest, an_interrupted_trial_that_had_reached_its_target_rung_is
   TrialsAtRungs table(3);
   EarlyStoppingSpec s = spec(StoppingRule::asha, 1, 9, 3);
   s.mode = lbo::jobs::StoppingMode::promotion;
-  const RungTable rule_rungs(s, lbo::jobs::Direction::maximize, 1);
+  const Rungs rule_rungs(s, lbo::jobs::Direction::maximize, 1);
   Promotions rule(rule_rungs);
   table.report(0, 1, 0.9);  // reached rung 1; the master died before the pause
   table.report(1, 1, 0.4);
@@ -282,12 +295,12 @@ TEST(EarlyStoppingTest, an_interrupted_trial_that_had_reached_its_target_rung_is
 
 TEST(EarlyStoppingTest, asha_minimizing_keeps_the_smallest_values) {
   TrialsAtRungs table(2);
-  const RungTable rule_rungs(spec(StoppingRule::asha, 1, 9, 3), lbo::jobs::Direction::minimize, 1);
+  const Rungs rule_rungs(spec(StoppingRule::asha, 1, 9, 3), lbo::jobs::Direction::minimize, 1);
   EarlyStopping rule(rule_rungs, false);
   EXPECT_TRUE(table.report_and_decide(rule, 0, 1, 0.5).empty());
   EXPECT_TRUE(table.report_and_decide(rule, 1, 1, 0.2).empty()) << "0.2 beats 0.5 when minimizing";
   TrialsAtRungs worse(2);
-  const RungTable rule2_rungs(spec(StoppingRule::asha, 1, 9, 3), lbo::jobs::Direction::minimize, 1);
+  const Rungs rule2_rungs(spec(StoppingRule::asha, 1, 9, 3), lbo::jobs::Direction::minimize, 1);
   EarlyStopping rule2(rule2_rungs, false);
   EXPECT_TRUE(worse.report_and_decide(rule2, 0, 1, 0.2).empty());
   EXPECT_EQ(worse.report_and_decide(rule2, 1, 1, 0.5).size(), 1u);
@@ -297,7 +310,7 @@ TEST(EarlyStoppingTest, asha_minimizing_keeps_the_smallest_values) {
 // timing: it counts at no later rung.
 TEST(EarlyStoppingTest, a_stopped_trial_counts_at_rungs_up_to_its_stop_step_only) {
   TrialsAtRungs table(2);
-  const RungTable rule_rungs(spec(StoppingRule::asha, 1, 9, 3), lbo::jobs::Direction::maximize, 1);
+  const Rungs rule_rungs(spec(StoppingRule::asha, 1, 9, 3), lbo::jobs::Direction::maximize, 1);
   EarlyStopping rule(rule_rungs, false);
   table.report(0, 1, 0.9);
   table.report(1, 1, 0.2);
@@ -316,7 +329,7 @@ TEST(EarlyStoppingTest, median_waits_for_min_trials_then_stops_below_the_median_
   TrialsAtRungs table(4);
   EarlyStoppingSpec s = spec(StoppingRule::median, 2, 8, 2);
   s.min_trials = 2;
-  const RungTable rule_rungs(s, lbo::jobs::Direction::maximize, 1);
+  const Rungs rule_rungs(s, lbo::jobs::Direction::maximize, 1);
   EarlyStopping rule(rule_rungs, false);
   table.report(0, 1, 0.2);
   EXPECT_TRUE(table.report_and_decide(rule, 0, 2, 0.6).empty());  // average 0.4
@@ -345,7 +358,7 @@ TEST(EarlyStoppingTest, an_earlier_tasks_best_sets_the_hurdle_at_each_rung_unles
     lbo::testing::start_trial(table.state, 0, {{0.7}});
     EarlyStoppingSpec s = spec(StoppingRule::asha, 1, 9, 3);
     s.transfer = transfer;
-    const RungTable rule_rungs(s, lbo::jobs::Direction::maximize, 1);
+    const Rungs rule_rungs(s, lbo::jobs::Direction::maximize, 1);
     EarlyStopping rule(rule_rungs, false);
     EXPECT_TRUE(table.report_and_decide(rule, 2, 1, 0.6).empty()) << "the first at the rung, before the hurdle is set";
     EXPECT_TRUE(table.report_and_decide(rule, 0, 1, 0.8).empty()) << "an earlier best meets no hurdle of its own";
@@ -365,8 +378,8 @@ TEST(EarlyStoppingTest, an_earlier_tasks_best_sets_the_hurdle_at_each_rung_unles
 TEST(EarlyStoppingTest, hyperband_brackets_follow_their_weights_by_trial_id_alone) {
   EarlyStoppingSpec s = spec(StoppingRule::hyperband, 1, 9, 3);
   s.brackets = 3;
-  const RungTable rule_rungs(s, lbo::jobs::Direction::maximize, 42);
-  const RungTable again_rungs(s, lbo::jobs::Direction::maximize, 42);
+  const Rungs rule_rungs(s, lbo::jobs::Direction::maximize, 42);
+  const Rungs again_rungs(s, lbo::jobs::Direction::maximize, 42);
   std::map<int, int> count;
   for (std::int64_t id = 0; id < 11000; ++id) {
     const int b = rule_rungs.bracket_of(id);
@@ -389,7 +402,7 @@ TEST(EarlyStoppingTest, sync_decides_a_rung_once_every_running_trial_reached_it_
   std::vector<std::int64_t> first_stopped;
   do {
     TrialsAtRungs table(4);
-    const RungTable rule_rungs(spec(StoppingRule::asha, 1, 9, 3), lbo::jobs::Direction::maximize, 1);
+    const Rungs rule_rungs(spec(StoppingRule::asha, 1, 9, 3), lbo::jobs::Direction::maximize, 1);
     EarlyStopping rule(rule_rungs, true);
     std::vector<StopDecision> stops;
     for (std::size_t i = 0; i < order.size(); ++i) {
@@ -412,7 +425,7 @@ TEST(EarlyStoppingTest, sync_decides_a_rung_once_every_running_trial_reached_it_
 // running for the rule: it is judged at those rungs with the others (here stopped at rung 1),
 // or released once they are decided without a stop; rungs past its last step do not wait for it.
 TEST(EarlyStoppingTest, sync_holds_a_trial_that_ended_before_its_round_reached_its_rungs) {
-  const RungTable rule_rungs(spec(StoppingRule::asha, 1, 9, 3), lbo::jobs::Direction::maximize, 1);
+  const Rungs rule_rungs(spec(StoppingRule::asha, 1, 9, 3), lbo::jobs::Direction::maximize, 1);
   {
     TrialsAtRungs table(3);
     EarlyStopping rule(rule_rungs, true);
@@ -697,6 +710,24 @@ TEST(EarlyStoppingRunTest, a_sync_run_is_reproducible_and_resumes_to_the_same_tr
   const RunOutput whole = expect_sync_runs_alike(asha_job(15, 15, 5), "results.csv", 7);
   int stopped = 0;
   for (const Row& row : whole.rows) stopped += row.at("status") == "stopped" ? 1 : 0;
+  EXPECT_GT(stopped, 0) << whole.log;
+}
+
+// The predictive rule's decisions are functions of the journal too: its forecasts refit on the
+// curves that ended, in id order, so a --sync run stopped and resumed (its forecasts rebuilt from
+// the replayed state) stops the same trials at the same steps as one that ran through, and each
+// stop's forecast is the same number.
+TEST(EarlyStoppingRunTest, a_sync_predictive_run_is_reproducible_and_resumes_to_the_same_stops) {
+  std::string job = asha_job(24, 15, 5);
+  job.replace(job.find("rule = \"asha\""), 13, "rule = \"predictive\"");
+  const RunOutput whole = expect_sync_runs_alike(job, "results.csv", 12);
+  int stopped = 0;
+  for (const Row& row : whole.rows) {
+    if (row.at("status") != "stopped") continue;
+    ++stopped;
+    EXPECT_NE(row.at("reason").find("predictive at epoch "), std::string::npos) << row.at("reason");
+    EXPECT_NE(row.at("reason").find("its forecast at epoch 8 is "), std::string::npos) << row.at("reason");
+  }
   EXPECT_GT(stopped, 0) << whole.log;
 }
 

@@ -385,3 +385,33 @@ TEST(RunStateTest, a_paused_trial_ended_later_keeps_its_attempts_times_and_the_s
   EXPECT_EQ(state.trial(0).finished_unix, 101.4) << "the stop at 121 s ended no attempt";
   EXPECT_EQ(state.trial(0).steps_run(), 3);
 }
+
+// Final results are numbered in journal order (Trial::final_seq), and a trial knows how many there
+// were when its first attempt started (Trial::finals_before); a rerun keeps it. A state rebuilt
+// from its trials (a checkpoint) numbers the next result after them.
+TEST(RunStateTest, final_results_are_numbered_and_a_trial_knows_how_many_came_before_it) {
+  lbo::testing::ScratchDir dir;
+  const auto job = lbo::testing::job_from(lbo::testing::test_job("", kTwoTasks), dir.path());
+  RunState state = lbo::testing::started_state(job);
+  start_trial(state, 0, lbo::jobs::Config{{0.1}});
+  start_trial(state, 0, lbo::jobs::Config{{0.2}});
+  EXPECT_EQ(state.trial(0).finals_before, 0);
+  EXPECT_EQ(state.trial(1).finals_before, 0);
+  end_attempt(state, 1, with(TrialStatus::ok, 1));
+  end_attempt(state, 0, with(TrialStatus::cancelled), "local:0", false);  // runs again: not final
+  EXPECT_EQ(state.trial(1).final_seq, 0);
+  EXPECT_EQ(state.trial(0).final_seq, -1);
+  start_trial(state, 1, lbo::jobs::Config{{0.3}});
+  EXPECT_EQ(state.trial(2).finals_before, 1);
+  start_again(state, 0);
+  EXPECT_EQ(state.trial(0).finals_before, 0) << "its first attempt's";
+  end_attempt(state, 2, with(TrialStatus::failed));
+  end_attempt(state, 0, with(TrialStatus::ok, 2));
+  EXPECT_EQ(state.trial(2).final_seq, 1);
+  EXPECT_EQ(state.trial(0).final_seq, 2);
+  RunState restored(state.job(), state.trials(), state.retries(), state.interrupted());
+  start_trial(restored, 1, lbo::jobs::Config{{0.4}});
+  EXPECT_EQ(restored.trial(3).finals_before, 3);
+  end_attempt(restored, 3, with(TrialStatus::ok, 3));
+  EXPECT_EQ(restored.trial(3).final_seq, 3);
+}

@@ -140,3 +140,37 @@ TEST(BlrTest, observing_real_targets_equals_refitting) {
   EXPECT_LT((blr.predict(test).mean - refit.predict(test).mean).cwiseAbs().maxCoeff(), 1e-10);
   EXPECT_LT((blr.predict(test).var - refit.predict(test).var).cwiseAbs().maxCoeff(), 1e-10);
 }
+
+// MacKay's fixed point is the evidence's maximum: both gradients vanish there, and no (α, β) of a
+// grid around it (factors 0.5 to 2 in each) has a greater evidence. The targets are a linear
+// function of the features plus noise of sd 0.3, so the fitted noise precision is near 1/0.09.
+TEST(BlrTest, evidence_maximum_is_stationary_and_the_best_of_its_neighbourhood) {
+  const Eigen::Index n = 60, d = 4;
+  const Eigen::MatrixXd phi = random_matrix(n, d, 11);
+  const Eigen::VectorXd w = Eigen::Vector4d(0.5, -1.0, 2.0, 0.0);
+  const Eigen::VectorXd y = phi * w + 0.3 * random_matrix(n, 1, 12).col(0);
+  const BlrPrecisions at = blr_evidence_maximum(phi, y);
+  const BlrEvidence e = blr_evidence(phi, y, std::log(at.alpha), std::log(at.beta));
+  EXPECT_NEAR(e.d_log_alpha, 0.0, 1e-6);
+  EXPECT_NEAR(e.d_log_beta, 0.0, 1e-6);
+  EXPECT_GT(at.beta, 1.0 / (0.45 * 0.45));
+  EXPECT_LT(at.beta, 1.0 / (0.2 * 0.2));
+  for (const double fa : {0.5, 0.8, 1.25, 2.0}) {
+    for (const double fb : {0.5, 0.8, 1.0, 1.25, 2.0}) {
+      EXPECT_LT(direct_log_evidence(phi, y, fa * at.alpha, fb * at.beta), direct_log_evidence(phi, y, at.alpha, at.beta))
+          << fa << " " << fb;
+    }
+  }
+}
+
+// Targets the features explain exactly keep β finite (its bound), and constant features with
+// varying targets give a finite α: the fixed point never divides by zero.
+TEST(BlrTest, evidence_maximum_stays_finite_on_degenerate_data) {
+  const Eigen::MatrixXd phi = random_matrix(20, 3, 13);
+  const BlrPrecisions exact = blr_evidence_maximum(phi, phi * Eigen::Vector3d(1, 2, 3));
+  EXPECT_TRUE(std::isfinite(exact.alpha) && std::isfinite(exact.beta));
+  EXPECT_GT(exact.beta, 1e3);
+  const BlrPrecisions none = blr_evidence_maximum(Eigen::MatrixXd::Zero(20, 3), random_matrix(20, 1, 14).col(0));
+  EXPECT_TRUE(std::isfinite(none.alpha) && std::isfinite(none.beta));
+  EXPECT_GT(none.beta, 0.0);
+}

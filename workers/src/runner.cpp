@@ -52,6 +52,7 @@ Clock::duration seconds(double s) { return std::chrono::duration_cast<Clock::dur
 TrialReport read_report(const WorkOrder& order, std::string_view text, double elapsed_s) {
   TrialReport report{order.trial, order.attempt};
   report.elapsed_s = elapsed_s;
+  report.read_unix = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   // A report is a line of a few numbers; a longer one would only fill the journal.
   constexpr std::size_t kMaxReportBytes = 64u << 10;
   if (text.size() > kMaxReportBytes) {

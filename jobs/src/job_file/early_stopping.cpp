@@ -26,7 +26,7 @@ std::string rules_with(bool StoppingRuleTraits::*what) {
 }
 
 std::optional<CurveModel> curve_model_named(std::string_view name) {
-  for (const CurveModel model : {CurveModel::last, CurveModel::rungs, CurveModel::highest_rung}) {
+  for (const CurveModel model : {CurveModel::last, CurveModel::rungs, CurveModel::highest_rung, CurveModel::forecast}) {
     if (to_string(model) == name) return model;
   }
   return std::nullopt;
@@ -55,15 +55,26 @@ void read_mode_and_model(Reader& r, const toml::table& t, EarlyStoppingSpec& e) 
   }
   if (const auto model = r.get_string(t, "model", prefix, false)) {
     if (const auto known = curve_model_named(*model)) {
-      e.model = *known;
+      if (*known == CurveModel::forecast && !traits_of(e.rule).forecasts) {
+        r.error(*t.get("model"), "early_stopping.model",
+                "\"forecast\" is for rule = " + rules_with(&StoppingRuleTraits::forecasts) + " (only it forecasts a trial's "
+                "final value); use \"last\", \"rungs\" or \"highest_rung\" with the " + std::string(to_string(e.rule)) + " rule");
+      } else {
+        e.model = *known;
+      }
     } else {
       r.error(*t.get("model"), "early_stopping.model",
-              "must be \"last\", \"rungs\" or \"highest_rung\", not " + in_quotes(*model));
+              "must be \"last\", \"rungs\", \"highest_rung\" or \"forecast\", not " + in_quotes(*model));
     }
+  } else if (traits_of(e.rule).forecasts) {
+    // What it judged a stopped trial by is the better guess of where the trial would have ended
+    // than its value at the rung (bench/README.md, "Early stopping", decision `predictive-forecast-model`).
+    e.model = CurveModel::forecast;
   }
 }
 
-// The keys only some rules take (their traits say which): `brackets`, `min_trials`, `transfer`.
+// The keys only some rules take (their traits say which): `brackets`, `min_trials`, `transfer`,
+// `min_probability`.
 // `valid`: min_step, max_step and eta were read (the brackets' count follows from them).
 void read_rule_keys(Reader& r, const toml::table& t, bool valid, EarlyStoppingSpec& e) {
   const std::string prefix = "early_stopping";
@@ -98,6 +109,18 @@ void read_rule_keys(Reader& r, const toml::table& t, bool valid, EarlyStoppingSp
       e.transfer = *transfer;
     }
   }
+  if (t.get("min_probability") != nullptr) {
+    if (!rule.forecasts) {
+      not_for("min_probability", &StoppingRuleTraits::forecasts);
+    } else if (const auto p = r.get_number(t, "min_probability", prefix, false)) {
+      if (*p > 0 && *p < 1) {
+        e.min_probability = *p;
+      } else {
+        r.error(*t.get("min_probability"), prefix + ".min_probability",
+                "must be a probability between 0 and 1 (exclusive), such as 0.05");
+      }
+    }
+  }
 }
 
 // `objective`: with several objectives, the one the reports give (read after [objective]).
@@ -125,7 +148,7 @@ void read_stopping_objective(Reader& r, const toml::table& t, const ObjectiveSpe
 void read_early_stopping(Reader& r, const toml::table& t, JobSpec& job) {
   const std::string prefix = "early_stopping";
   r.check_keys(t, prefix, {"rule", "step_name", "min_step", "max_step", "eta", "brackets", "min_trials", "mode",
-                           "transfer", "model", "keep_checkpoints", "objective"});
+                           "transfer", "min_probability", "model", "keep_checkpoints", "objective"});
   EarlyStoppingSpec e;
   bool valid = true;
   if (const auto rule = r.get_string(t, "rule", prefix, false)) {

@@ -47,6 +47,6 @@ class AshaRule final : public StopRule {
 
 }  // namespace
 
-std::unique_ptr<StopRule> make_asha_rule(const RungTable& table) { return std::make_unique<AshaRule>(table); }
+std::unique_ptr<StopRule> make_asha_rule(const StopRuleParts& parts) { return std::make_unique<AshaRule>(parts.table); }
 
 }  // namespace lbo::orchestrator

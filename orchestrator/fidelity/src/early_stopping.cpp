@@ -4,11 +4,11 @@
 #include <map>
 #include <set>
 
-#include "stop_rule.hpp"
 
 namespace lbo::orchestrator {
 
-EarlyStopping::EarlyStopping(const RungTable& table, bool sync) : table_(table), rule_(make_stop_rule(table)), sync_(sync) {}
+EarlyStopping::EarlyStopping(const StopRuleParts& parts, bool sync)
+    : table_(parts.table), rule_(make_stop_rule(parts)), sync_(sync) {}
 
 EarlyStopping::~EarlyStopping() = default;
 

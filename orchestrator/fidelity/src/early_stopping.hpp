@@ -22,15 +22,14 @@
 
 #include "lbo/orchestrator/run_state.hpp"
 #include "rung_table.hpp"
+#include "stop_rule.hpp"
 
 namespace lbo::orchestrator {
 
-class StopRule;
-
 class EarlyStopping {
  public:
-  /// `table` outlives this.
-  EarlyStopping(const RungTable& table, bool sync);
+  /// `parts` (the rung table, the forecast) outlive this.
+  EarlyStopping(const StopRuleParts& parts, bool sync);
   ~EarlyStopping();
 
   /// The trials to stop now that the reports of `reported` (trial ids, in the order their
@@ -44,6 +43,8 @@ class EarlyStopping {
   /// With --sync: whether the attempt of `t` that just ended ok (its result not yet applied)
   /// must wait for rungs it reached that are not decided yet; it is then held.
   bool hold(const Trial& t);
+  /// The rule's lines for the log since the last call (StopRule::notes).
+  std::vector<std::string> notes() { return rule_->notes(); }
   /// Whether trial `id`'s attempt `attempt` is held.
   bool held(std::int64_t id, int attempt) const;
   /// The held attempts whose rungs are all decided without a stop, in trial order, no longer

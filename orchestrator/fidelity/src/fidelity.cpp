@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "curve_forecast.hpp"
 #include "early_stopping.hpp"
 #include "promotions.hpp"
 #include "rung_table.hpp"
@@ -20,10 +21,12 @@ Fidelity::Fidelity(const jobs::JobSpec& job, bool sync, Ledger& ledger, Hooks ho
       sync_(sync) {
   if (!job.early_stopping) return;
   table_ = std::make_unique<RungTable>(*job.early_stopping, job.stopping_objective().direction(), job.seed);
+  forecast_ = std::make_unique<CurveForecast>(job, *table_);
+  const StopRuleParts parts{*table_, *forecast_, sync};
   if (table_->promotes()) {
-    promoting_ = std::make_unique<Promotions>(*table_);
+    promoting_ = std::make_unique<Promotions>(parts);
   } else {
-    stopping_ = std::make_unique<EarlyStopping>(*table_, sync);
+    stopping_ = std::make_unique<EarlyStopping>(parts, sync);
   }
 }
 
@@ -44,6 +47,7 @@ void Fidelity::on_reports(std::vector<workers::TrialReport> batch, double unix_t
     return;
   }
   end(stopping_->after_reports(state_, reported), unix_time);
+  for (const std::string& note : stopping_->notes()) hooks_.log(note);
 }
 
 void Fidelity::on_end(double unix_time) {
@@ -52,6 +56,7 @@ void Fidelity::on_end(double unix_time) {
   for (std::vector<StopDecision> stops = stopping_->after_end(state_); !stops.empty(); stops = stopping_->after_end(state_)) {
     end(std::move(stops), unix_time);
   }
+  for (const std::string& note : stopping_->notes()) hooks_.log(note);
   release();
 }
 
@@ -136,6 +141,7 @@ void Fidelity::end(std::vector<StopDecision> decisions, double unix_time) {
     outcome.objective = d.value;
     outcome.last_step = d.step;
     outcome.duration_s = d.elapsed_s;
+    outcome.forecast = d.forecast;
     outcome.reason = (d.pause ? "" : "stopped early: ") + d.reason;
     const TrialFinished finished{t.id,      d.attempt, !d.pause,     outcome,          t.worker,
                                  unix_time, t.task,    t.config,     t.proposed_by,    t.proposal_note};

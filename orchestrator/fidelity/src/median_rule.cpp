@@ -54,6 +54,6 @@ class MedianRule final : public StopRule {
 
 }  // namespace
 
-std::unique_ptr<StopRule> make_median_rule(const RungTable& table) { return std::make_unique<MedianRule>(table); }
+std::unique_ptr<StopRule> make_median_rule(const StopRuleParts& parts) { return std::make_unique<MedianRule>(parts.table); }
 
 }  // namespace lbo::orchestrator

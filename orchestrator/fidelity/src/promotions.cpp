@@ -52,8 +52,14 @@ std::optional<StopDecision> Promotions::at_target(const RunState& state, const T
   const std::optional<RungTable::AtRung> mine = table_.at_rung(t, target);
   if (!mine || k == rungs.size()) return std::nullopt;
   if (std::optional<StopDecision> stop = table_.hurdle(state, t, k, *mine)) return stop;
-  return StopDecision{t.id, t.attempts, mine->step, mine->value, mine->elapsed_s,
-                      table_.describe(t, k, *mine) + "paused at " + format_objective(mine->value) + " to wait for a promotion", true};
+  StopDecision pause{t.id, t.attempts, mine->step, mine->value, mine->elapsed_s,
+                     table_.describe(t, k, *mine) + "paused at " + format_objective(mine->value) + " to wait for a promotion", true};
+  if (table_.spec().rule == jobs::StoppingRule::predictive) {
+    if (const std::optional<PredictiveJudge::Chance> c = judge_.chance(state, t, k, *mine, judge_.within_round(t))) {
+      pause.forecast = table_.oriented(c->forecast.mean);
+    }
+  }
+  return pause;
 }
 
 bool Promotions::spent(const RunState& state, int task) {
@@ -78,6 +84,12 @@ bool Promotions::finishing(const RunState& state, int task) const {
   });
 }
 
+std::optional<PredictiveJudge::Chance> Promotions::chance(const RunState& state, const Trial& t, std::size_t k) const {
+  if (table_.spec().rule != jobs::StoppingRule::predictive) return std::nullopt;
+  const std::optional<RungTable::AtRung> mine = table_.at_rung(t, table_.rungs(0)[k]);
+  return mine ? judge_.chance(state, t, k, *mine, std::nullopt) : std::nullopt;
+}
+
 int Promotions::run_in_full(const RunState& state, int task) const {
   int full = state.tasks()[static_cast<std::size_t>(task)].ok;
   for (const std::int64_t id : state.task_trials(task)) {
@@ -100,6 +112,13 @@ std::vector<Promotion> Promotions::promotable(const RunState& state, int task, b
     const std::size_t k = table_.paused_rung(t);
     const Ranked mine{k, table_.oriented(t.outcome.objective), id};
     paused.push_back(mine);
+    if (const std::optional<PredictiveJudge::Chance> c = chance(state, t, k)) {
+      // The predictive rule: its chance decides, and ranks (after the rung).
+      if (c->probability >= table_.spec().min_probability && steps_left) {
+        ranked.emplace_back(Ranked{k, c->probability, id}, judge_.explain(*c) + ", at least " + percent(table_.spec().min_probability));
+      }
+      continue;
+    }
     const std::int64_t rung = table_.rungs(bracket)[k];
     // Read once per rung: every paused trial waits at one (it is a member, so none is empty).
     std::vector<Ranked>& members = rung_members[{bracket, k}];
@@ -167,10 +186,14 @@ std::vector<StopDecision> Promotions::unpromoted(const RunState& state) const {
       const int bracket = table_.bracket_of(id);
       const std::size_t members = table_.rung_values(state, task, bracket, table_.rungs(bracket)[k]).size();
       const RungTable::AtRung mine{t.outcome.last_step, t.outcome.objective, t.outcome.duration_s};
+      const std::optional<PredictiveJudge::Chance> c = chance(state, t, k);
+      const std::string why = c ? judge_.explain(*c) + ", below " + percent(table_.spec().min_probability)
+                                : "not among the best " + std::to_string(members / static_cast<std::size_t>(table_.spec().eta)) +
+                                      " of the " + std::to_string(members) + " trials there";
       out.push_back({id, t.attempts, mine.step, mine.value, mine.elapsed_s,
-                     table_.describe(t, k, mine) + "paused at " + format_objective(mine.value) + " and not promoted: not among the best " +
-                         std::to_string(members / static_cast<std::size_t>(table_.spec().eta)) + " of the " + std::to_string(members) +
-                         " trials there when its task had nothing left to run"});
+                     table_.describe(t, k, mine) + "paused at " + format_objective(mine.value) + " and not promoted: " + why +
+                         " when its task had nothing left to run"});
+      if (c) out.back().forecast = table_.oriented(c->forecast.mean);
     }
   }
   return out;

@@ -9,9 +9,12 @@
 // best value) to max_step until η of its trials have: ASHA needs η trials at a rung to promote
 // one, and a task's best must be chosen among as many full-length trials as a rung ranks. Then,
 // with nothing running, it ends its paused trials `stopped`. A task whose budget_steps is
-// spent promotes nothing more, but one trial to max_step if none ran there. All of it is a
-// function of the run state; a pause depends on the trial's own reports only, so --sync needs
-// no wait.
+// spent promotes nothing more, but one trial to max_step if none ran there. Under the predictive
+// rule a paused trial is promoted when the probability that its value at max_step beats its
+// task's best is at least min_probability (the likeliest first; predictive_rule.hpp), and by
+// ASHA's rank while that cannot be forecast (its task has no result, or the rung's regression
+// too few curves). All of it is a function of the run state; a pause depends on the trial's own
+// reports only, so --sync needs no wait.
 
 #include <cstdint>
 #include <functional>
@@ -20,6 +23,7 @@
 #include <vector>
 
 #include "lbo/orchestrator/run_state.hpp"
+#include "predictive_rule.hpp"
 #include "rung_table.hpp"
 
 namespace lbo::orchestrator {
@@ -32,8 +36,8 @@ struct Promotion {
 
 class Promotions {
  public:
-  /// `table` outlives this.
-  explicit Promotions(const RungTable& table) : table_(table) {}
+  /// `parts` (the rung table, the forecast) outlive this.
+  explicit Promotions(const StopRuleParts& parts) : table_(parts.table), judge_(parts.table, parts.forecast, parts.sync) {}
 
   /// The trials of `reported` (trial ids) that reached their attempt's target rung: paused, or
   /// stopped below RUSH's hurdle there.
@@ -64,8 +68,12 @@ class Promotions {
   static bool quiet(const RunState& state, int task);
   /// `task`'s trials run to max_step: finished ok, or running there.
   int run_in_full(const RunState& state, int task) const;
+  /// The predictive rule's chance for paused trial `t` at its rung `k` as of now (promotions are
+  /// made between --sync rounds), if the rule is that and it can be forecast.
+  std::optional<PredictiveJudge::Chance> chance(const RunState& state, const Trial& t, std::size_t k) const;
 
   const RungTable& table_;
+  PredictiveJudge judge_;
 };
 
 }  // namespace lbo::orchestrator

@@ -73,7 +73,7 @@ std::string RungTable::describe(const Trial& t, std::size_t k, const AtRung& min
 }
 std::optional<StopDecision> RungTable::hurdle(const RunState& state, const Trial& t, std::size_t k,
                                                          const AtRung& mine) const {
-  if (!spec_.transfer || t.proposed_by == ProposalSource::earlier_best) return std::nullopt;
+  if (!spec_.transfer || !jobs::traits_of(spec_.rule).transfer || t.proposed_by == ProposalSource::earlier_best) return std::nullopt;
   const std::int64_t rung = rungs(bracket_of(t.id))[k];
   std::optional<double> hurdle;
   std::int64_t setter = -1;

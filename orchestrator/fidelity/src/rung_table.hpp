@@ -17,6 +17,7 @@
 // there, and a trial below it is stopped whatever the rule says.
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <utility>
@@ -36,6 +37,8 @@ struct StopDecision {
   double elapsed_s = 0;   ///< when it reported it, since the attempt started
   std::string reason;     ///< "asha at epoch 9 (rung 2 of 3): 0.41 is below the cutoff 0.52 of 7 trials"
   bool pause = false;     ///< promotion mode: paused at its rung, not stopped for good
+  /// The predictive rule: the forecast of its value at max_step it was judged by (Outcome::forecast).
+  double forecast = std::numeric_limits<double>::quiet_NaN();
 };
 
 class RungTable {

@@ -9,11 +9,15 @@
 #include <cstddef>
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "lbo/orchestrator/run_state.hpp"
 #include "rung_table.hpp"
 
 namespace lbo::orchestrator {
+
+class CurveForecast;
 
 class StopRule {
  public:
@@ -22,13 +26,24 @@ class StopRule {
   /// nothing (it goes on). A function of the run state.
   virtual std::optional<StopDecision> decide(const RunState& state, const Trial& t, std::size_t k,
                                              const RungTable::AtRung& mine) const = 0;
+  /// What it has to say for the log since it was last asked (a rule that cannot judge yet, and
+  /// why): lines taken once.
+  virtual std::vector<std::string> notes() { return {}; }
 };
 
-/// The job's rule (RungTable::spec().rule), reading `table` (which outlives it).
-std::unique_ptr<StopRule> make_stop_rule(const RungTable& table);
+/// What a rule may read; both outlive it.
+struct StopRuleParts {
+  const RungTable& table;
+  const CurveForecast& forecast;  ///< the forecast of a trial's final value from its curve
+  bool sync = false;              ///< a --sync run
+};
+
+/// The job's rule (RungTable::spec().rule).
+std::unique_ptr<StopRule> make_stop_rule(const StopRuleParts& parts);
 
 // The rules, each in its own file.
-std::unique_ptr<StopRule> make_asha_rule(const RungTable& table);    // asha_rule.cpp: ASHA, Hyperband's brackets
-std::unique_ptr<StopRule> make_median_rule(const RungTable& table);  // median_rule.cpp: Vizier's median rule
+std::unique_ptr<StopRule> make_asha_rule(const StopRuleParts& parts);        // asha_rule.cpp: ASHA, Hyperband's brackets
+std::unique_ptr<StopRule> make_median_rule(const StopRuleParts& parts);      // median_rule.cpp: Vizier's median rule
+std::unique_ptr<StopRule> make_predictive_rule(const StopRuleParts& parts);  // predictive_rule.cpp: forecast finals
 
 }  // namespace lbo::orchestrator

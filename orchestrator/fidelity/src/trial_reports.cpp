@@ -62,7 +62,7 @@ std::optional<TrialsReported> ReportIntake::accept(const RunState& state, std::v
     ++batch_count[report.trial];
     batch_last[key] = report.step;
     record.reports.push_back(
-        {report.trial, report.attempt, report.step, report.value, std::move(report.metrics_json), report.elapsed_s});
+        {report.trial, report.attempt, report.step, report.value, std::move(report.metrics_json), report.elapsed_s, report.read_unix});
   }
   if (record.reports.empty()) return std::nullopt;
   return record;

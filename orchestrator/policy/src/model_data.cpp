@@ -1,6 +1,7 @@
 #include "model_data.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
 #include <numeric>
 #include <stdexcept>
@@ -24,7 +25,8 @@ std::uint64_t mixed(std::uint64_t z) {
 
 ModelData::ModelData(const jobs::JobSpec& job, const std::vector<WarmTask>& warm_start)
     : job_(job), encoder_(job.space), steps_(std::max(1, job.objective.stepwise)) {
-  if (job.early_stopping && job.early_stopping->model != jobs::CurveModel::last) {
+  if (job.early_stopping && (job.early_stopping->model == jobs::CurveModel::rungs ||
+                             job.early_stopping->model == jobs::CurveModel::highest_rung)) {
     rungs_ = job.early_stopping->model_steps();
     steps_ = static_cast<int>(rungs_.size());
     promotes_ = job.early_stopping->mode == jobs::StoppingMode::promotion;
@@ -129,6 +131,13 @@ double ModelData::value_of(const Trial& t, int step, const Scalarization* scalar
   }
   if (scalarized != nullptr) return (*scalarized)(t.outcome.values);
   if (job_.objective.stepwise > 0) return oriented(t.outcome.steps[static_cast<std::size_t>(step)]);
+  // model = "forecast": a trial the predictive rule stopped or paused enters with the forecast of
+  // its final value it was judged by, not with its value at the rung, which a curve still rising
+  // leaves below where it would end.
+  if (job_.early_stopping && job_.early_stopping->model == jobs::CurveModel::forecast &&
+      t.outcome.status != workers::TrialStatus::ok && std::isfinite(t.outcome.forecast)) {
+    return oriented(t.outcome.forecast);
+  }
   return oriented(t.outcome.objective);
 }
 

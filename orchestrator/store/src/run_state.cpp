@@ -60,6 +60,8 @@ RunState::RunState(JobIdentity job, std::vector<Trial> trials, std::vector<std::
     ++tasks_[t.task].proposed[static_cast<std::size_t>(t.proposed_by)];
     if (t.finished) count_final(t);
     if (t.paused()) paused_.push_back(t.id);
+    // A checkpoint of before version 5 has no order of its results: the next one comes after them all.
+    if (t.finished) finals_ = std::max(finals_ + (t.final_seq < 0 ? 1 : 0), t.final_seq + 1);
     tasks_[t.task].steps += t.steps_spent();
   }
   for (const auto* queue : {&interrupted_, &retries_}) {
@@ -164,6 +166,7 @@ void RunState::on(const TrialStarted& r) {
   t->worker = r.worker;
   t->started_unix = r.unix_time;
   t->finished_unix = 0;
+  if (r.attempt == 1 && t->finals_before < 0) t->finals_before = finals_;
   if (!t->running) {
     // Trials that run again after a stop or a kill continue their round.
     if (running_ == 0 && interrupted_.empty()) round_handed_out_ = false;
@@ -210,6 +213,7 @@ void RunState::on(const TrialFinished& r) {
   if (status != workers::TrialStatus::ok && !workers::runs_again_first(status) && !paused) ++t->failed_attempts;
   if (r.final) {
     t->finished = true;
+    t->final_seq = finals_++;
     erase(interrupted_, r.trial);
     erase(retries_, r.trial);
     erase(paused_, r.trial);

@@ -210,12 +210,15 @@ enum class StoppingRule : std::uint8_t {
   asha,       ///< asynchronous successive halving (Li et al., MLSys 2020): one bracket
   hyperband,  ///< ASHA in `brackets` brackets of growing first rungs (Li et al., JMLR 2018)
   median,     ///< the median stopping rule (Golovin et al., KDD 2017), checked at the rungs
+  /// stops a trial whose forecast final value is unlikely to beat its task's best, the forecast
+  /// learned from the curves of this task's and earlier tasks' trials (fidelity/src/curve_forecast.hpp)
+  predictive,
 };
 std::string_view to_string(StoppingRule rule);
 
 /// What the job file knows of a stopping rule: its name and the keys and mode it takes. One
 /// line per rule in jobs/src/stopping_rules.cpp; what decides (its class) is its entry in
-/// orchestrator/fidelity/src/stopping_rule.cpp.
+/// orchestrator/fidelity/src/stop_rule.cpp.
 struct StoppingRuleTraits {
   StoppingRule rule = StoppingRule::asha;
   std::string_view name;
@@ -223,6 +226,7 @@ struct StoppingRuleTraits {
   bool promotes = false;    ///< mode = "promotion": ASHA's promotions of paused trials
   bool min_trials = false;  ///< `min_trials`: it judges once that many others reached a rung
   bool transfer = false;    ///< `transfer`: RUSH's hurdles from earlier tasks come first
+  bool forecasts = false;   ///< `min_probability`: it stops on a forecast of the final value
 };
 std::span<const StoppingRuleTraits> stopping_rule_catalog();
 const StoppingRuleTraits& traits_of(StoppingRule rule);
@@ -249,6 +253,9 @@ enum class CurveModel : std::uint8_t {
   /// the same model tasks; proposals maximize the acquisition at the highest rung with more
   /// results than the space has dimensions (BOHB's rule, Falkner et al., ICML 2018)
   highest_rung,
+  /// as `last`, but a trial the predictive rule stopped or paused enters with the forecast of its
+  /// value at max_step it was judged by (Outcome::forecast), where it had one
+  forecast,
 };
 std::string_view to_string(CurveModel model);
 
@@ -268,6 +275,9 @@ struct EarlyStoppingSpec {
   /// asha, hyperband: the best value that the task's trials of earlier tasks' best
   /// configurations ([policy] transfer_best) have at a rung is a hurdle there (RUSH).
   bool transfer = true;
+  /// predictive: a trial is stopped at a rung (in promotion mode: not promoted) when the
+  /// probability that its value at max_step beats its task's best falls below this.
+  double min_probability = 0.05;
   /// Measured against the others on bench/fidelity, none is better under every rule yet
   /// (bench/README.md): the default stays what a searcher of Ray Tune or Optuna does.
   CurveModel model = CurveModel::last;

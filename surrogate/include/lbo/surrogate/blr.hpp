@@ -27,6 +27,20 @@ struct BlrEvidence {
 BlrEvidence blr_evidence(const Eigen::MatrixXd& phi, const Eigen::VectorXd& y, double log_alpha,
                          double log_beta, BlrForm form = BlrForm::automatic);
 
+/// The prior and noise precisions of a BLR, α and β.
+struct BlrPrecisions {
+  double alpha = 1;
+  double beta = 1;
+};
+
+/// The (α, β) of greatest evidence log p(y | Φ, α, β) for targets y (N) under features phi
+/// (N × D), by MacKay's fixed point (Bishop, "Pattern Recognition and Machine Learning", 2006,
+/// §3.5.2, eqs. 3.91–3.95): with λᵢ the eigenvalues of βΦᵀΦ and m the posterior mean,
+/// γ = Σ λᵢ/(α + λᵢ), α ← γ/mᵀm, β ← (N − γ)/‖y − Φm‖², until both change by less than 1e-9
+/// relatively (at most 500 rounds). Both stay within [1e-10, 1e10]·(their start): the start is
+/// α = 1 and β = 1/var(y). A function of its inputs only.
+BlrPrecisions blr_evidence_maximum(const Eigen::MatrixXd& phi, const Eigen::VectorXd& y);
+
 /// The posterior over w, kept as the Cholesky factor of K = I + (β/α) ΦᵀΦ and r = Φᵀy, so more
 /// observations are rank-one updates.
 class BayesianLinearRegression {

@@ -10,5 +10,5 @@
 
 CEREAL_CLASS_VERSION(lbo::workers::EnvVar, 1)
 CEREAL_CLASS_VERSION(lbo::workers::WorkOrder, 2)
-CEREAL_CLASS_VERSION(lbo::workers::Outcome, 6)
-CEREAL_CLASS_VERSION(lbo::workers::TrialReport, 1)
+CEREAL_CLASS_VERSION(lbo::workers::Outcome, 7)
+CEREAL_CLASS_VERSION(lbo::workers::TrialReport, 2)

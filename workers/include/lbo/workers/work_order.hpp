@@ -3,6 +3,7 @@
 
 #include <compare>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -106,6 +107,9 @@ struct Outcome {
   /// With several objectives, each one's value in the job's order (`objective` the first's);
   /// empty with one (version 6).
   std::vector<double> values;
+  /// A trial the predictive rule stopped or paused: the forecast of its value at max_step it was
+  /// judged by, of the objective its reports give; NaN otherwise (version 7).
+  double forecast = std::numeric_limits<double>::quiet_NaN();
 
   template <class Archive>
   void serialize(Archive& archive, std::uint32_t version) {
@@ -115,6 +119,7 @@ struct Outcome {
     if (version >= 4) archive(path);
     if (version >= 5) archive(last_step);
     if (version >= 6) archive(values);
+    if (version >= 7) archive(forecast);
   }
 };
 
@@ -128,10 +133,14 @@ struct TrialReport {
   std::string metrics_json = "{}";
   double elapsed_s = 0;  ///< since the attempt started, when the line was read
   std::string error;     ///< non-empty: the line is no report (why); step and value are unset
+  /// When the worker read the line, by its own wall clock (Unix seconds; 0: unknown, version 1):
+  /// what a report's delay to the master is measured from (bench/scale_report.cpp).
+  double read_unix = 0;
 
   template <class Archive>
-  void serialize(Archive& archive, std::uint32_t /*version*/) {
+  void serialize(Archive& archive, std::uint32_t version) {
     archive(trial, attempt, step, value, metrics_json, elapsed_s, error);
+    if (version >= 2) archive(read_unix);
   }
 };
 

@@ -28,6 +28,7 @@
 
 namespace lbo::orchestrator {
 
+class CurveForecast;
 class EarlyStopping;
 class Promotions;
 class ReportIntake;
@@ -98,6 +99,7 @@ class Fidelity {
   Hooks hooks_;
   std::unique_ptr<ReportIntake> intake_;
   std::unique_ptr<RungTable> table_;         // with [early_stopping]
+  std::unique_ptr<CurveForecast> forecast_;  // with [early_stopping]; the predictive rule's
   std::unique_ptr<EarlyStopping> stopping_;  // stop mode
   std::unique_ptr<Promotions> promoting_;    // promotion mode
   bool sync_;

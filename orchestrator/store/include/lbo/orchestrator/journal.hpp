@@ -96,10 +96,12 @@ struct ReportedStep {
   double value = 0;
   std::string metrics_json = "{}";
   double elapsed_s = 0;  ///< since the attempt started, on its worker
+  double read_unix = 0;  ///< when its worker read it, by the worker's clock (0: unknown, version 1)
 
   template <class Archive>
-  void serialize(Archive& archive, std::uint32_t /*version*/) {
+  void serialize(Archive& archive, std::uint32_t version) {
     archive(trial, attempt, step, value, metrics_json, elapsed_s);
+    if (version >= 2) archive(read_unix);
   }
 };
 

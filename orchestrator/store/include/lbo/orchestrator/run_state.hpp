@@ -54,6 +54,14 @@ struct Trial {
   /// Finished ok with a metric outside a limit of the job's [[constraints]]: its objective is
   /// a result, never a best. Not saved: judged anew from its metrics by the run's constraints.
   bool infeasible = false;
+  /// Its place among the run's final results, in journal order (0 the first; -1: not final, or
+  /// unknown: a checkpoint of before version 5).
+  std::int64_t final_seq = -1;
+  /// The final results the run had when its first attempt started (-1: unknown). A --sync
+  /// round's trials all start after the round before has ended, so a decision within the round
+  /// that reads only the results before it (final_seq < finals_before: the predictive rule's)
+  /// is the same in a run resumed in the middle of the round.
+  std::int64_t finals_before = -1;
 
   /// The last step attempt `attempt` reported (0: none).
   std::int64_t last_step(int attempt) const;
@@ -83,6 +91,7 @@ struct Trial {
     if (version >= 2) archive(proposed_by, proposal_note);
     if (version >= 3) archive(started_unix, finished_unix);
     if (version >= 4) archive(reports);
+    if (version >= 5) archive(final_seq, finals_before);
   }
 };
 
@@ -216,6 +225,7 @@ class RunState {
   std::vector<std::vector<std::int64_t>> task_trials_;
   std::vector<std::int64_t> interrupted_, retries_, paused_;
   int running_ = 0;
+  std::int64_t finals_ = 0;  // final results applied (the next one's final_seq)
   bool round_handed_out_ = true;
   std::vector<std::string> anomalies_;
 };
