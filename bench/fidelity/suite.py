@@ -12,8 +12,9 @@ trials at a time (--slots). "Round" below is one step (a boosting round or an ep
 
 Equal resource (the default): a method that stops trials early spends the resource of --trials
 full trials (trials × 81 rounds) on as many trials as fit: lbo's early-stopping methods get
-`budget_steps = trials × 81` and a large trial budget, Optuna's pruned studies stop once they
-spent trials × 81 rounds. `--equal-trials` gives every method --trials trials instead (the
+`budget_steps = trials × 81` and a trial budget of 10 × trials, Optuna's pruned studies stop once
+they spent trials × 81 rounds (or ran 10 × trials trials: a method that stops nearly every trial
+at its first rungs runs out of trials first, and its resource column shows less than 1). `--equal-trials` gives every method --trials trials instead (the
 protocol before issue 59).
 
 - lbo methods run one lbo job per seed over all tasks (a later task learns from the earlier
