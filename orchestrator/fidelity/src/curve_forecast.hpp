@@ -66,6 +66,9 @@ class CurveForecast {
   /// few milliseconds in a run of any length, and the current task's curves are among them.
   static constexpr std::size_t kMaxCurves = 4000;
 
+  /// `t`'s final value of the rule's objective, oriented (larger is better); NaN when it has none.
+  double final_value(const Trial& t) const;
+
  private:
   struct Fit;
   /// The trials that ended ok, as of `state` (incremental: the trials not yet ended are kept).
@@ -73,8 +76,6 @@ class CurveForecast {
   /// The features of `t` at rung `k` with its value `at` there: nothing when it has no report at
   /// or before the rung before (its rise is unknown).
   std::optional<Eigen::VectorXd> features(const Trial& t, std::size_t k, double at) const;
-  /// `t`'s final value of the stopping objective, oriented.
-  double final_value(const Trial& t) const;
   const Fit* fit(const RunState& state, std::size_t k, std::optional<std::int64_t> before) const;
 
   const RungTable& table_;

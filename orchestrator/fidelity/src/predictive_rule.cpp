@@ -53,15 +53,12 @@ std::optional<double> PredictiveJudge::task_best(const RunState& state, int task
     return best ? std::optional<double>(table_.oriented(*best)) : std::nullopt;
   }
   std::optional<double> best;
-  const std::size_t objective = table_.spec().objective;
   for (const std::int64_t id : state.task_trials(task)) {
     const Trial& t = state.trial(id);
     if (!t.finished || t.outcome.status != workers::TrialStatus::ok || t.infeasible) continue;
     if (before && t.final_seq >= *before) continue;
-    const double value = !state.several_objectives() ? t.outcome.objective
-                         : objective < t.outcome.values.size() ? t.outcome.values[objective]
-                                                               : std::nan("");
-    if (std::isfinite(value) && (!best || table_.oriented(value) > *best)) best = table_.oriented(value);
+    const double value = forecast_.final_value(t);
+    if (std::isfinite(value) && (!best || value > *best)) best = value;
   }
   return best;
 }
