@@ -45,28 +45,40 @@ rank_pid() {  # rank_pid RANK [JOB]: the pid of the lbo of JOB (job.toml) with t
   done
 }
 
-# A. A worker rank dies.
-LBO_STATUS_FILE="$SCRATCH/a.status" timeout 120 "${mpirun[@]}" -x LBO_STATUS_FILE -n 4 "$LBO_BIN" run "$SCRATCH/job.toml" \
+# A. A worker rank dies. Twice in CI (a clean clone's first minutes, the longest tests starting
+# together) the master said nothing around this kill, and the worker ranks, which give it
+# 10 × rank_timeout_s, took it for lost 20 s later; gdb could not stop its threads. A master
+# thread held up that long (in the kernel, by the look of it) is the machine's doing, not a lost
+# rank: this part gives the master 5 s to notice rank 2 and the master 50 s of silence, and
+# samples the master's threads (state, kernel wait channel and stack) each 2 s until it says the
+# loss, for the failure's output.
+sed 's/^rank_timeout_s = 2/rank_timeout_s = 5/' "$SCRATCH/job.toml" > "$SCRATCH/a.toml"
+LBO_STATUS_FILE="$SCRATCH/a.status" timeout 150 "${mpirun[@]}" -x LBO_STATUS_FILE -n 4 "$LBO_BIN" run "$SCRATCH/a.toml" \
   --run-root "$SCRATCH/a" > "$SCRATCH/a.log" 2>&1 &
 mpirun_pid=$!
 wait_for_rows "$SCRATCH/a/lost/results.csv" 4
-rank2=$(rank_pid 2)
-master=$(rank_pid 0)
+rank2=$(rank_pid 2 "$SCRATCH/a.toml")
+master=$(rank_pid 0 "$SCRATCH/a.toml")
 [ -n "$rank2" ] || fail "worker rank 2 not found"
+[ -n "$master" ] || fail "the master not found"
 kill -KILL "$rank2"
-# Once in CI the master said nothing more after this kill, and the worker ranks took it for
-# lost 20 s later. Where it stood is unknown: if it has not said the loss within 15 s (2 s of
-# rank timeout, and load), its threads' stacks are taken for the failure's output.
-(for _ in $(seq 150); do grep -q "worker rank 2 taken for lost" "$SCRATCH/a.log" && exit 0; sleep 0.1; done
- if [ -n "$master" ] && kill -0 "$master" 2> /dev/null && command -v gdb > /dev/null; then
-   timeout 30 gdb -p "$master" -batch -ex "thread apply all bt" > "$SCRATCH/a.master-stacks" 2>&1
- fi) &
+killed_ns=$(date +%s%N)
+(for _ in $(seq 40); do
+   grep -q "worker rank 2 taken for lost" "$SCRATCH/a.log" && exit 0
+   for task in /proc/"$master"/task/*; do
+     [ -r "$task/stat" ] || continue
+     printf '%d ms after the kill: thread %s state %s wchan %s\n' "$((($(date +%s%N) - killed_ns) / 1000000))" \
+       "${task##*/}" "$(cut -d' ' -f3 "$task/stat" 2> /dev/null)" "$(cat "$task/wchan" 2> /dev/null)"
+     sed 's/^/    /' "$task/stack" 2> /dev/null || true
+   done >> "$SCRATCH/a.master-threads"
+   sleep 2
+ done) &
 watch_pid=$!
-set +e; wait "$mpirun_pid"; status=$?; wait "$watch_pid"; set -e
-stacks() { [ ! -s "$SCRATCH/a.master-stacks" ] || { echo "the master's stacks, 15 s after the kill:"; cat "$SCRATCH/a.master-stacks"; }; }
-[ "$status" -ne 124 ] || { cat "$SCRATCH/a.log"; stacks; fail "the run hung after worker rank 2 died"; }
-grep -q "worker rank 2 taken for lost: nothing heard from it for 2 s" "$SCRATCH/a.log" \
-  || { cat "$SCRATCH/a.log"; stacks; fail "the lost rank was not said"; }
+set +e; wait "$mpirun_pid"; status=$?; kill "$watch_pid" 2> /dev/null; wait "$watch_pid"; set -e
+threads() { [ ! -s "$SCRATCH/a.master-threads" ] || { echo "the master's threads until it said the loss:"; cat "$SCRATCH/a.master-threads"; }; }
+[ "$status" -ne 124 ] || { cat "$SCRATCH/a.log"; threads; fail "the run hung after worker rank 2 died"; }
+grep -q "worker rank 2 taken for lost: nothing heard from it for 5 s" "$SCRATCH/a.log" \
+  || { cat "$SCRATCH/a.log"; threads; fail "the lost rank was not said"; }
 python3 "$HERE/check_results.py" "$SCRATCH/a/lost/results.csv" a=60
 [ "$(cat "$SCRATCH/a.status")" = 0 ] || { cat "$SCRATCH/a.log"; fail "the master's status is not 0"; }
 # Its trials ran again without using a retry (retries = 0: a charged attempt would be final).
