@@ -15,7 +15,7 @@ packages=(
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   # the example objectives (run by /usr/bin/python3) and the benchmark's Optuna peer
   python3 python3-numpy python3-sklearn python3-xgboost python3-optuna
-  # tests: process lookup (pgrep), a stuck master's stacks (gdb, tests/integration/lost_rank.sh),
+  # tests: process lookup (pgrep), a stuck process's stacks when a test hangs (gdb),
   # and the report's browser test (headless Chromium)
   procps gdb chromium
   # tests: the single-node SLURM that tests/integration/slurm_cluster.sh starts
