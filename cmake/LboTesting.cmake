@@ -1,10 +1,23 @@
 include(GoogleTest)
 
+option(LBO_UNITY_TESTS "Compile the unit tests as unity builds (batches of 8 files)" ON)
+
 # lbo_add_unit_test(<name> SOURCES <files...> LIBRARIES <targets...>)
 # One GoogleTest binary per module; each TEST becomes a ctest case labelled `unit`.
 function(lbo_add_unit_test name)
   cmake_parse_arguments(ARG "" "" "SOURCES;LIBRARIES" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
+  # A unity build: each batch of test files is compiled as one translation unit, so GoogleTest,
+  # Eigen and the instantiations they share are compiled once per batch, not once per file
+  # (bench/README.md, "Build time"). The files of a batch share one anonymous namespace: two of
+  # them defining a helper of the same name and parameters fail to build, and a helper must not
+  # rely on overloads that another file's helper of the same name could win.
+  if(LBO_UNITY_TESTS)
+    set_target_properties(${name} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 8)
+    # GCC warns of a type from an anonymous namespace in an included file (a fixture, here), as
+    # it would be a different type in each file including it; a batch includes each file once.
+    target_compile_options(${name} PRIVATE -Wno-subobject-linkage)
+  endif()
   target_link_libraries(${name} PRIVATE ${ARG_LIBRARIES} lbo_warnings GTest::gtest GTest::gtest_main)
   target_compile_definitions(${name} PRIVATE
     LBO_TEST_OBJECTIVE="$<TARGET_FILE:lbo-test-objective>"

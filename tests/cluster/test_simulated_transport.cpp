@@ -17,7 +17,7 @@ using lbo::jobs::SimulatedDuration;
 
 namespace {
 
-lbo::workers::WorkOrder order_of(std::int64_t trial, int attempt = 1) {
+lbo::workers::WorkOrder simulated_order(std::int64_t trial, int attempt = 1) {
   lbo::workers::WorkOrder order;
   order.trial = trial;
   order.attempt = attempt;
@@ -86,9 +86,9 @@ TEST(VirtualClockTest, runs_with_the_real_clock_and_jumps_only_forward) {
 TEST(SimulatedTransportTest, completions_come_in_order_of_their_due_time_and_ties_together_in_submission_order) {
   Fixture f;
   f.durations = {{1, 30.0}, {2, 10.0}, {3, 30.0}};
-  EXPECT_EQ(f.transport.submit(order_of(1)).slot, 0);
-  EXPECT_EQ(f.transport.submit(order_of(2)).slot, 1);
-  EXPECT_EQ(f.transport.submit(order_of(3)).slot, 2);
+  EXPECT_EQ(f.transport.submit(simulated_order(1)).slot, 0);
+  EXPECT_EQ(f.transport.submit(simulated_order(2)).slot, 1);
+  EXPECT_EQ(f.transport.submit(simulated_order(3)).slot, 2);
   EXPECT_TRUE(f.transport.simulated());
   EXPECT_EQ(f.transport.resources(),
             (std::vector<std::string>{"simulated: 3 virtual slot(s) on a virtual clock, durations fixed, no process"}));
@@ -114,9 +114,9 @@ TEST(SimulatedTransportTest, completions_come_in_order_of_their_due_time_and_tie
 TEST(SimulatedTransportTest, the_masters_real_time_is_on_the_clock_and_what_falls_due_meanwhile_comes_without_a_jump) {
   Fixture f;
   f.durations = {{1, 5.0}, {2, 20.0}};
-  f.transport.submit(order_of(1));
+  f.transport.submit(simulated_order(1));
   f.real.seconds += 3;  // the master proposes for 3 s: trial 2 starts 3 s later
-  f.transport.submit(order_of(2));
+  f.transport.submit(simulated_order(2));
   f.real.seconds += 4;  // and works on for 4 s more: trial 1 fell due at 1005
   EXPECT_DOUBLE_EQ(*f.transport.next_completion_in(), -2.0);
   EXPECT_TRUE(f.transport.deliver_completions(false));
@@ -135,9 +135,9 @@ TEST(SimulatedTransportTest, the_masters_real_time_is_on_the_clock_and_what_fall
 TEST(SimulatedTransportTest, a_cancel_is_due_at_once_and_the_lowest_free_slot_is_used_next) {
   Fixture f;
   f.durations = {{1, 100.0}, {2, 50.0}, {3, 60.0}, {4, 1.0}};
-  f.transport.submit(order_of(1));
-  f.transport.submit(order_of(2));
-  f.transport.submit(order_of(3));
+  f.transport.submit(simulated_order(1));
+  f.transport.submit(simulated_order(2));
+  f.transport.submit(simulated_order(3));
   f.transport.cancel(1);
   f.transport.cancel(1);  // twice: still one completion
   EXPECT_TRUE(f.transport.deliver_completions(false)) << "a cancel is due now";
@@ -147,7 +147,7 @@ TEST(SimulatedTransportTest, a_cancel_is_due_at_once_and_the_lowest_free_slot_is
   EXPECT_EQ(f.done[0].trial, 1);
   EXPECT_EQ(f.done[0].outcome.status, lbo::workers::TrialStatus::cancelled);
   EXPECT_EQ(f.transport.next_slot().slot, 0);
-  EXPECT_EQ(f.transport.submit(order_of(4)).slot, 0);
+  EXPECT_EQ(f.transport.submit(simulated_order(4)).slot, 0);
   EXPECT_EQ(f.jump(), (std::vector<std::int64_t>{4}));
   EXPECT_EQ(f.jump(), (std::vector<std::int64_t>{2}));
   EXPECT_EQ(f.transport.next_slot().slot, 0);
@@ -160,9 +160,9 @@ TEST(SimulatedTransportTest, a_cancel_is_due_at_once_and_the_lowest_free_slot_is
 TEST(SimulatedTransportTest, nothing_completes_after_shutdown) {
   Fixture f;
   f.durations = {{1, 1.0}, {2, 2.0}};
-  f.transport.submit(order_of(1));
+  f.transport.submit(simulated_order(1));
   f.transport.deliver_completions(true);  // posted, not yet run
-  f.transport.submit(order_of(2));
+  f.transport.submit(simulated_order(2));
   f.transport.shutdown();
   EXPECT_EQ(f.transport.busy_count(), 0);
   EXPECT_FALSE(f.transport.deliver_completions(true));

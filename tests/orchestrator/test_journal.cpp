@@ -77,7 +77,7 @@ void expect_equal(const JournalRecord& a, const JournalRecord& b) {
   }
 }
 
-fs::path write_journal(const fs::path& dir, const std::vector<JournalRecord>& records) {
+fs::path journal_of(const fs::path& dir, const std::vector<JournalRecord>& records) {
   const fs::path path = dir / "journal.lbo";
   JournalWriter writer = JournalWriter::create(path);
   for (const JournalRecord& r : records) writer.append(r);
@@ -90,7 +90,7 @@ fs::path write_journal(const fs::path& dir, const std::vector<JournalRecord>& re
 TEST(JournalTest, round_trip_keeps_every_field) {
   lbo::testing::ScratchDir dir;
   const auto records = sample_records();
-  const fs::path path = write_journal(dir.path(), records);
+  const fs::path path = journal_of(dir.path(), records);
   const JournalContents read = read_journal(path);
   EXPECT_TRUE(read.warnings.empty());
   EXPECT_EQ(read.torn_bytes, 0u);
@@ -105,7 +105,7 @@ TEST(JournalTest, a_result_record_carries_its_task_and_configuration) {
   lbo::workers::Outcome ok;
   ok.status = lbo::workers::TrialStatus::ok;
   const TrialFinished finished{3, 1, true, ok, "local:0", 5, 2, lbo::jobs::Config{{0.5, std::nullopt}}};
-  const JournalContents read = read_journal(write_journal(dir.path(), {finished}));
+  const JournalContents read = read_journal(journal_of(dir.path(), {finished}));
   ASSERT_EQ(read.records.size(), 1u);
   const auto& back = std::get<TrialFinished>(read.records[0]);
   EXPECT_EQ(back.task, 2);
@@ -115,7 +115,7 @@ TEST(JournalTest, a_result_record_carries_its_task_and_configuration) {
 TEST(JournalTest, a_torn_last_record_is_dropped_with_a_warning) {
   lbo::testing::ScratchDir dir;
   const auto records = sample_records();
-  const fs::path path = write_journal(dir.path(), records);
+  const fs::path path = journal_of(dir.path(), records);
   const auto full = fs::file_size(path);
   const auto last = frame_record(records.back()).size();
   // Cut the last record anywhere: inside its length, its CRC or its payload.
@@ -137,7 +137,7 @@ TEST(JournalTest, a_torn_last_record_is_dropped_with_a_warning) {
 TEST(JournalTest, a_whole_last_record_that_fails_its_checksum_is_damage_kept_in_the_file) {
   lbo::testing::ScratchDir dir;
   const auto records = sample_records();
-  const fs::path path = write_journal(dir.path(), records);
+  const fs::path path = journal_of(dir.path(), records);
   std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
   f.seekg(-3, std::ios::end);
   char c = 0;
@@ -157,7 +157,7 @@ TEST(JournalTest, a_whole_last_record_that_fails_its_checksum_is_damage_kept_in_
 TEST(JournalTest, decoding_bytes_in_memory_reads_as_the_file_does) {
   lbo::testing::ScratchDir dir;
   const auto records = sample_records();
-  const fs::path path = write_journal(dir.path(), records);
+  const fs::path path = journal_of(dir.path(), records);
   // A torn tail, and a damaged second record, so every kind of finding is compared.
   std::ofstream(path, std::ios::app | std::ios::binary) << frame_record(records[0]).substr(0, 11);
   std::string bytes;
@@ -247,7 +247,7 @@ TEST(JournalTest, a_size_inside_a_record_larger_than_the_record_is_refused_befor
 
 TEST(JournalTest, garbage_length_does_not_allocate_or_crash) {
   lbo::testing::ScratchDir dir;
-  const fs::path path = write_journal(dir.path(), sample_records());
+  const fs::path path = journal_of(dir.path(), sample_records());
   std::ofstream(path, std::ios::app | std::ios::binary) << std::string("\xff\xff\xff\x7f\x00\x00\x00\x00junk", 12);
   const JournalContents read = read_journal(path);
   EXPECT_EQ(read.records.size(), sample_records().size());
@@ -266,7 +266,7 @@ TEST(JournalTest, not_a_journal_is_all_damage_and_a_missing_file_is_corrupt_stat
 
 TEST(JournalTest, create_refuses_to_overwrite) {
   lbo::testing::ScratchDir dir;
-  write_journal(dir.path(), {});
+  journal_of(dir.path(), {});
   EXPECT_THROW(JournalWriter::create(dir.path() / "journal.lbo"), lbo::Error);
   EXPECT_EQ(read_journal(dir.path() / "journal.lbo").records.size(), 0u);
 }
@@ -328,7 +328,7 @@ TEST(JournalTest, a_damaged_record_in_the_middle_is_skipped_and_every_record_aft
 TEST(JournalTest, a_damaged_header_is_reported_and_the_records_after_it_read) {
   lbo::testing::ScratchDir dir;
   const auto records = sample_records();
-  const fs::path path = write_journal(dir.path(), records);
+  const fs::path path = journal_of(dir.path(), records);
   {
     std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
     f.write("\0\0\0\0", 4);
@@ -342,7 +342,7 @@ TEST(JournalTest, a_damaged_header_is_reported_and_the_records_after_it_read) {
 
 TEST(JournalTest, an_intact_record_of_an_unknown_type_is_refused_and_nothing_changes) {
   lbo::testing::ScratchDir dir;
-  const fs::path path = write_journal(dir.path(), sample_records());
+  const fs::path path = journal_of(dir.path(), sample_records());
   // What a newer lbo would append: a valid frame whose record type this lbo does not know.
   std::string payload("\x01\x09\x00\x00\x00newer", 10);
   std::string frame;
@@ -370,7 +370,7 @@ TEST(JournalTest, resume_appends_after_damage_without_cutting_it_and_repairs_the
   lbo::testing::ScratchDir dir;
   const auto records = sample_records();
   const auto starts = starts_of(records);
-  const fs::path path = write_journal(dir.path(), records);
+  const fs::path path = journal_of(dir.path(), records);
   flip(path, starts[1] + 20);
   {
     std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
@@ -397,7 +397,7 @@ TEST(JournalTest, resume_appends_after_damage_without_cutting_it_and_repairs_the
 TEST(JournalTest, resume_cuts_only_a_torn_tail_and_extends_a_journal_shorter_than_its_checkpoint) {
   lbo::testing::ScratchDir dir;
   const auto records = sample_records();
-  const fs::path path = write_journal(dir.path(), records);
+  const fs::path path = journal_of(dir.path(), records);
   const auto size = fs::file_size(path);
   std::ofstream(path, std::ios::app | std::ios::binary) << std::string("\x40\x00\x00\x00torn", 8);
   {
@@ -422,7 +422,7 @@ TEST(JournalTest, resume_cuts_only_a_torn_tail_and_extends_a_journal_shorter_tha
 TEST(JournalTest, an_append_cut_short_by_the_disk_leaves_no_partial_record) {
   lbo::testing::ScratchDir dir;
   const auto records = sample_records();
-  const fs::path path = write_journal(dir.path(), {records[0]});
+  const fs::path path = journal_of(dir.path(), {records[0]});
   const auto size = fs::file_size(path);
   // The file size limit stands in for a full disk: the write stops part way, then fails.
   ::signal(SIGXFSZ, SIG_IGN);
@@ -465,7 +465,7 @@ void set_version_field(const fs::path& path, std::uint32_t version) {
 TEST(JournalTest, a_flipped_bit_in_the_version_field_is_damage_even_when_a_checkpoint_covers_every_record) {
   lbo::testing::ScratchDir dir;
   const auto records = sample_records();
-  const fs::path path = write_journal(dir.path(), records);
+  const fs::path path = journal_of(dir.path(), records);
   const std::uint64_t end = fs::file_size(path);
   for (int bit = 0; bit < 32; ++bit) {
     set_version_field(path, 1u ^ (1u << bit));

@@ -42,11 +42,11 @@ int rows_of(const RunOutput& out, const std::string& task) {
 }
 
 // One reference instant, so that files given the same age get the same modification time.
-const fs::file_time_type kNow = fs::file_time_type::clock::now();
+const fs::file_time_type kStartTime = fs::file_time_type::clock::now();
 
 void touch(const fs::path& file, std::chrono::seconds age) {
   std::ofstream(file) << "x\n";
-  fs::last_write_time(file, kNow - age);
+  fs::last_write_time(file, kStartTime - age);
 }
 
 }  // namespace

@@ -27,7 +27,7 @@ std::string reporting_job(const std::string& arguments, const std::string& extra
   return job;
 }
 
-int count(const std::string& text, const std::string& what) {
+int count_of(const std::string& text, const std::string& what) {
   int n = 0;
   for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
   return n;
@@ -94,7 +94,7 @@ TEST(ReportsTest, bad_reports_are_logged_with_the_trial_and_ignored) {
   EXPECT_NE(out.log.find("trial 0 attempt 1: a report is ignored: the report holds NaN or Infinity"), std::string::npos);
   EXPECT_EQ(out.log.find("trial 0 attempt 1: a report is ignored: the report is not valid JSON"), std::string::npos)
       << "the fourth bad report of an attempt is not logged";
-  EXPECT_EQ(count(out.log, "further ignored reports of this attempt are not logged"), 3);
+  EXPECT_EQ(count_of(out.log, "further ignored reports of this attempt are not logged"), 3);
   const std::vector<Row> reports = lbo::testing::read_csv(out.run_dir / "reports.csv");
   ASSERT_EQ(reports.size(), 6u);
   for (std::size_t i = 0; i < reports.size(); ++i) {

@@ -8,7 +8,7 @@ using namespace lbo::orchestrator;
 
 namespace {
 
-const std::string kTwoTasks = "[[tasks]]\nname = \"a\"\nbudget = 2\n[[tasks]]\nname = \"b\"\nbudget = 3\n";
+const std::string kTasksAB = "[[tasks]]\nname = \"a\"\nbudget = 2\n[[tasks]]\nname = \"b\"\nbudget = 3\n";
 
 // Proposes a fixed configuration, valid or not.
 class FixedPolicy final : public Policy {
@@ -36,7 +36,7 @@ class RecordingPolicy final : public Policy {
   std::vector<std::vector<int>> asked;
 };
 
-lbo::workers::Outcome outcome(lbo::workers::TrialStatus status) {
+lbo::workers::Outcome ended_with(lbo::workers::TrialStatus status) {
   lbo::workers::Outcome o;
   o.status = status;
   return o;
@@ -46,7 +46,7 @@ lbo::workers::Outcome outcome(lbo::workers::TrialStatus status) {
 
 TEST(SchedulerTest, tasks_take_slots_in_file_order_until_their_budget_is_handed_out) {
   lbo::testing::ScratchDir dir;
-  const auto job = lbo::testing::job_from(lbo::testing::test_job("", kTwoTasks), dir.path());
+  const auto job = lbo::testing::job_from(lbo::testing::test_job("", kTasksAB), dir.path());
   RunState state = lbo::testing::started_state(job);
   auto policy = make_policy(job);
   const Scheduler scheduler(job);
@@ -63,12 +63,12 @@ TEST(SchedulerTest, tasks_take_slots_in_file_order_until_their_budget_is_handed_
 
 TEST(SchedulerTest, retries_go_first_as_the_next_attempt_of_the_same_configuration) {
   lbo::testing::ScratchDir dir;
-  const auto job = lbo::testing::job_from(lbo::testing::test_job("", kTwoTasks), dir.path());
+  const auto job = lbo::testing::job_from(lbo::testing::test_job("", kTasksAB), dir.path());
   RunState state = lbo::testing::started_state(job);
   auto policy = make_policy(job);
   const Scheduler scheduler(job);
   start(state, *scheduler.next(state, *policy));
-  lbo::testing::end_attempt(state, 0, outcome(lbo::workers::TrialStatus::failed), "local:0", false);
+  lbo::testing::end_attempt(state, 0, ended_with(lbo::workers::TrialStatus::failed), "local:0", false);
   const auto retry = scheduler.next(state, *policy);
   ASSERT_TRUE(retry);
   EXPECT_EQ(retry->trial, 0);
@@ -80,7 +80,7 @@ TEST(SchedulerTest, retries_go_first_as_the_next_attempt_of_the_same_configurati
 
 TEST(SchedulerTest, random_proposals_depend_on_seed_and_trial_only) {
   lbo::testing::ScratchDir dir;
-  const auto job = lbo::testing::job_from(lbo::testing::test_job("", kTwoTasks), dir.path());
+  const auto job = lbo::testing::job_from(lbo::testing::test_job("", kTasksAB), dir.path());
   const RunState a = lbo::testing::started_state(job), b = lbo::testing::started_state(job);
   auto policy = make_policy(job);
   EXPECT_EQ(policy->propose(a, 0, 4), policy->propose(b, 1, 4));
@@ -97,13 +97,13 @@ TEST(SchedulerTest, an_invalid_proposal_is_refused_before_dispatch) {
 
 TEST(SchedulerTest, interrupted_trials_run_before_retries_and_new_trials) {
   lbo::testing::ScratchDir dir;
-  const auto job = lbo::testing::job_from(lbo::testing::test_job("", kTwoTasks), dir.path());
+  const auto job = lbo::testing::job_from(lbo::testing::test_job("", kTasksAB), dir.path());
   RunState state = lbo::testing::started_state(job);
   auto policy = make_policy(job);
   const Scheduler scheduler(job);
   for (int i = 0; i < 3; ++i) start(state, *scheduler.next(state, *policy));
-  lbo::testing::end_attempt(state, 0, outcome(lbo::workers::TrialStatus::failed), "local:0", false);
-  lbo::testing::end_attempt(state, 2, outcome(lbo::workers::TrialStatus::cancelled), "local:0", false);
+  lbo::testing::end_attempt(state, 0, ended_with(lbo::workers::TrialStatus::failed), "local:0", false);
+  lbo::testing::end_attempt(state, 2, ended_with(lbo::workers::TrialStatus::cancelled), "local:0", false);
   EXPECT_EQ(scheduler.next(state, *policy, true)->trial, 2);
   start(state, *scheduler.next(state, *policy));
   EXPECT_FALSE(scheduler.next(state, *policy, true)) << "only interrupted trials, and none is left";
@@ -143,8 +143,8 @@ TEST(SchedulerTest, a_task_the_filter_refuses_is_not_proposed_for_and_its_queued
   start(state, *scheduler.next(state, policy, false, [](int task) { return task == 0; }));
   ASSERT_EQ(state.trial(1).task, 0);
   ASSERT_EQ(state.trial(2).task, 0);
-  lbo::testing::end_attempt(state, 1, outcome(lbo::workers::TrialStatus::failed), "local:0", false);
-  lbo::testing::end_attempt(state, 2, outcome(lbo::workers::TrialStatus::cancelled), "local:0", false);
+  lbo::testing::end_attempt(state, 1, ended_with(lbo::workers::TrialStatus::failed), "local:0", false);
+  lbo::testing::end_attempt(state, 2, ended_with(lbo::workers::TrialStatus::cancelled), "local:0", false);
   a_fits = false;
   EXPECT_FALSE(scheduler.next(state, policy, true, filter)) << "only interrupted ones, and a's may not start";
   const auto next = scheduler.next(state, policy, false, filter);

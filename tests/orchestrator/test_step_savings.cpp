@@ -16,7 +16,7 @@ void report(RunState& state, std::int64_t trial, std::int64_t step, double elaps
   state.apply(TrialsReported{{{trial, state.trial(trial).attempts, step, 0.5, "{}", elapsed_s}}, 0});
 }
 
-Outcome ended(TrialStatus status, std::int64_t last_step) {
+Outcome ended_at_step(TrialStatus status, std::int64_t last_step) {
   Outcome o;
   o.status = status;
   o.objective = 0.5;
@@ -39,9 +39,9 @@ TEST(StepSavingsTest, steps_run_against_each_trial_run_to_max_step_by_hand) {
   for (int s = 1; s <= 3; ++s) report(state, 1, s, 3.0 + 4.0 * (s - 1));
   report(state, 2, 1, 1.0);
   report(state, 2, 2, 1.5);
-  lbo::testing::end_attempt(state, 0, ended(TrialStatus::ok, 9));
-  lbo::testing::end_attempt(state, 1, ended(TrialStatus::stopped, 3));
-  lbo::testing::end_attempt(state, 2, ended(TrialStatus::failed, 2));
+  lbo::testing::end_attempt(state, 0, ended_at_step(TrialStatus::ok, 9));
+  lbo::testing::end_attempt(state, 1, ended_at_step(TrialStatus::stopped, 3));
+  lbo::testing::end_attempt(state, 2, ended_at_step(TrialStatus::failed, 2));
   const StepSavings s = step_savings(state, 9, 0);
   EXPECT_EQ(s.trials, 2);
   EXPECT_EQ(s.spent, 12);
@@ -64,10 +64,10 @@ TEST(StepSavingsTest, a_promoted_trials_attempts_count_from_where_each_resumed) 
   RunState state = lbo::testing::started_state(job);
   lbo::testing::start_trial(state, 0, lbo::jobs::Config{{0.5}});
   for (int s = 1; s <= 3; ++s) report(state, 0, s, s);
-  lbo::testing::end_attempt(state, 0, ended(TrialStatus::paused, 3), "local:0", false);
+  lbo::testing::end_attempt(state, 0, ended_at_step(TrialStatus::paused, 3), "local:0", false);
   lbo::testing::start_again(state, 0);
   for (int s = 4; s <= 9; ++s) report(state, 0, s, s - 3);
-  lbo::testing::end_attempt(state, 0, ended(TrialStatus::ok, 9));
+  lbo::testing::end_attempt(state, 0, ended_at_step(TrialStatus::ok, 9));
   const StepSavings s = step_savings(state, 9);
   EXPECT_EQ(s.spent, 9);
   EXPECT_EQ(s.full, 9);

@@ -29,13 +29,13 @@ std::shared_ptr<const lbo::surrogate::TaskPosterior> three_points() {
   return lbo::surrogate::make_gp_posterior(X, y, theta, lbo::surrogate::Standardization{});
 }
 
-double x_of(const Trial& t) { return *t.config.values[0]; }
+double x_of_trial(const Trial& t) { return *t.config.values[0]; }
 
 TaskTrials trials_of(const RunState& state) {
   return TaskTrials{state, 0,
                     [](const Trial& t) {
                       Eigen::VectorXd v(1);
-                      v(0) = x_of(t);
+                      v(0) = x_of_trial(t);
                       return v;
                     },
                     [](const Trial& t) { return t.finished && t.outcome.status == lbo::workers::TrialStatus::ok; },

@@ -19,7 +19,7 @@ using namespace lbo::surrogate;
 
 namespace {
 
-double sigmoid(double z) { return 1 / (1 + std::exp(-z)); }
+double logistic(double z) { return 1 / (1 + std::exp(-z)); }
 
 double matern(double r, double l) {
   const double s = std::sqrt(5.0) * r / l;
@@ -69,10 +69,10 @@ TEST(FeasibilityTest, one_failed_trial_matches_the_scalar_laplace_approximation)
   double lo = -50, hi = 0;  // the root of h(g) = −σ(g + m) − g/k, decreasing in g
   for (int i = 0; i < 200; ++i) {
     const double mid = 0.5 * (lo + hi);
-    (-sigmoid(mid + m) - mid / hyper.amplitude > 0 ? lo : hi) = mid;
+    (-logistic(mid + m) - mid / hyper.amplitude > 0 ? lo : hi) = mid;
   }
   const double g = 0.5 * (lo + hi);
-  const double pi = sigmoid(g + m);
+  const double pi = logistic(g + m);
   const double w = pi * (1 - pi);
   EXPECT_NEAR(model.mode()(0), g + m, 1e-9);
   EXPECT_NEAR(model.log_evidence(), std::log(1 - pi) - g * g / (2 * hyper.amplitude) - 0.5 * std::log(1 + hyper.amplitude * w),
@@ -81,7 +81,7 @@ TEST(FeasibilityTest, one_failed_trial_matches_the_scalar_laplace_approximation)
   EXPECT_NEAR(mean, g + m, 1e-9);
   EXPECT_NEAR(var, hyper.amplitude / (1 + hyper.amplitude * w), 1e-9);
   // MacKay's probit average of the logistic.
-  EXPECT_NEAR(model.log_probability(point(0.5, 0.5), 0), std::log(sigmoid(mean / std::sqrt(1 + std::numbers::pi * var / 8))),
+  EXPECT_NEAR(model.log_probability(point(0.5, 0.5), 0), std::log(logistic(mean / std::sqrt(1 + std::numbers::pi * var / 8))),
               1e-12);
 }
 
@@ -100,7 +100,7 @@ TEST(FeasibilityTest, the_mode_is_the_fixed_point_of_the_laplace_equations) {
   }
   const Eigen::VectorXd f = model.mode();
   Eigen::VectorXd grad(n);
-  for (Eigen::Index i = 0; i < n; ++i) grad(i) = (d.ok[i] ? 1.0 : 0.0) - sigmoid(f(i));
+  for (Eigen::Index i = 0; i < n; ++i) grad(i) = (d.ok[i] ? 1.0 : 0.0) - logistic(f(i));
   EXPECT_LT((f.array() - model.mean() - (K * grad).array()).abs().maxCoeff(), 1e-8);
 }
 

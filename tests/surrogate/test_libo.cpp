@@ -13,7 +13,7 @@ using namespace lbo::surrogate;
 
 namespace {
 
-Eigen::MatrixXd uniform(Eigen::Index rows, Eigen::Index cols, std::mt19937_64& rng) {
+Eigen::MatrixXd uniform_points(Eigen::Index rows, Eigen::Index cols, std::mt19937_64& rng) {
   std::uniform_real_distribution<double> u(0.0, 1.0);
   Eigen::MatrixXd m(rows, cols);
   for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = u(rng);
@@ -36,7 +36,7 @@ std::shared_ptr<const CombinedKernel> mixed_kernel() {
 TEST(FixedKernelGpTest, objective_gradient_matches_finite_differences) {
   std::mt19937_64 rng(4);
   const auto kernel = mixed_kernel();
-  const Eigen::MatrixXd X = uniform(9, 2, rng);
+  const Eigen::MatrixXd X = uniform_points(9, 2, rng);
   const Eigen::VectorXd y = (3.0 * X.col(0)).array().sin().matrix() + X.col(1);
   // The learned kernel (two of the four) alone, and mixed with all four.
   const Eigen::MatrixXd K = CombinedKernel(std::make_shared<KernelDictionary>(kernel->dictionary()), {1, 3}).gram(X, X);
@@ -97,11 +97,11 @@ TEST(FixedKernelGpTest, point_gradients_match_finite_differences) {
   std::mt19937_64 rng(8);
   const auto kernel = std::make_shared<const CombinedKernel>(std::make_shared<KernelDictionary>(mixed_kernel()->dictionary()),
                                                              std::vector<int>{1, 2}, 0.2);
-  const Eigen::MatrixXd X = uniform(7, 2, rng);
+  const Eigen::MatrixXd X = uniform_points(7, 2, rng);
   const Eigen::VectorXd y = X.col(0) - 2.0 * X.col(1).cwiseAbs2();
   const auto p = make_fixed_kernel_posterior(kernel, X, y, Eigen::Vector2d(0.2, -4.0), Standardization{});
   for (int trial = 0; trial < 5; ++trial) {
-    const Eigen::VectorXd x = uniform(2, 1, rng);
+    const Eigen::VectorXd x = uniform_points(2, 1, rng);
     const PointPosterior at = p->predict_with_gradient(x);
     const Posterior batch = p->predict(x.transpose());
     EXPECT_NEAR(at.mean, batch.mean(0), 1e-12);
@@ -121,7 +121,7 @@ TEST(FixedKernelGpTest, point_gradients_match_finite_differences) {
 TEST(FixedKernelGpTest, conditioning_equals_the_posterior_on_all_points) {
   std::mt19937_64 rng(15);
   const auto kernel = mixed_kernel();
-  const Eigen::MatrixXd X = uniform(8, 2, rng), Xn = uniform(3, 2, rng), C = uniform(6, 2, rng);
+  const Eigen::MatrixXd X = uniform_points(8, 2, rng), Xn = uniform_points(3, 2, rng), C = uniform_points(6, 2, rng);
   const Eigen::VectorXd y = X.col(0) + X.col(1), yn = Xn.col(0) - Xn.col(1);
   const Eigen::Vector2d theta(0.1, -3.0);
   const auto p = make_fixed_kernel_posterior(kernel, X, y, theta, Standardization{});
@@ -171,7 +171,7 @@ TaskData cosine_family(const std::vector<int>& active, int tasks, int points, in
 TaskData family_and_a_bump() {
   TaskData data = cosine_family({3, 7, 12}, 31, 10, 30, 4);
   std::mt19937_64 rng(6);
-  Observations bump{uniform(14, 1, rng), Eigen::VectorXd(14)};
+  Observations bump{uniform_points(14, 1, rng), Eigen::VectorXd(14)};
   for (Eigen::Index i = 0; i < 14; ++i) bump.y(i) = 3.0 * std::exp(-std::pow((bump.X(i, 0) - 0.37) / 0.05, 2));
   data.tasks.push_back(bump);
   data.finished.push_back(false);
