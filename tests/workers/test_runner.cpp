@@ -1,5 +1,6 @@
 #include "lbo/workers/runner.hpp"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -216,7 +217,7 @@ TEST_F(RunnerTest, timeout_kills_a_process_that_ignores_sigterm_and_its_children
   const Outcome o = run(w);
   EXPECT_EQ(o.status, TrialStatus::timeout);
   EXPECT_NE(o.reason.find("timed out after 0.3 s"), std::string::npos) << o.reason;
-  EXPECT_LT(elapsed_s_, 5.0);
+  EXPECT_LT(elapsed_s_, 60.0) << "waited for the sleeps (1000 s)";  // a bound a loaded machine keeps
   const pid_t pgid = std::stoi(read_file(trial_dir() / "pgid"));
   EXPECT_FALSE(group_alive(pgid)) << "objective processes left behind";
 }
@@ -227,13 +228,15 @@ TEST_F(RunnerTest, timeout_of_a_cooperative_process_needs_no_sigkill) {
   w.kill_grace_s = 30;  // SIGTERM suffices: no wait for the grace period
   const Outcome o = run(w);
   EXPECT_EQ(o.status, TrialStatus::timeout);
-  EXPECT_LT(elapsed_s_, 5.0);
+  EXPECT_LT(elapsed_s_, 20.0) << "waited for the grace period (30 s)";
 }
 
 TEST_F(RunnerTest, background_children_are_killed_when_the_objective_exits) {
-  const Outcome o = run(shell(R"(echo $$ > pgid; sleep 1000 & echo '{"objective": 1}')"));
+  RunnerOptions options;
+  options.drain_timeout_s = 60;  // waiting for the child's pipe would take this long
+  const Outcome o = run(shell(R"(echo $$ > pgid; sleep 1000 & echo '{"objective": 1}')"), options);
   EXPECT_EQ(o.status, TrialStatus::ok) << o.reason;
-  EXPECT_LT(elapsed_s_, 1.5) << "waited for the child's pipe instead of killing it";
+  EXPECT_LT(elapsed_s_, 30.0) << "waited for the child's pipe instead of killing it";
   EXPECT_FALSE(group_alive(std::stoi(read_file(trial_dir() / "pgid"))));
 }
 
@@ -242,7 +245,7 @@ TEST_F(RunnerTest, escaped_descendant_holding_the_pipe_does_not_hang) {
   options.drain_timeout_s = 0.2;
   const Outcome o = run(shell(R"(setsid sh -c 'echo $$ > escaped; exec sleep 1000' & sleep 0.1; echo '{"objective": 1}')"), options);
   EXPECT_EQ(o.status, TrialStatus::ok) << o.reason;
-  EXPECT_LT(elapsed_s_, 3.0);
+  EXPECT_LT(elapsed_s_, 60.0) << "waited for the escaped sleep (1000 s)";
   const pid_t escaped = std::stoi(read_file(trial_dir() / "escaped"));
   ::kill(escaped, SIGKILL);
 }
@@ -449,9 +452,22 @@ TEST_F(RunnerTest, kill_escaped_finds_processes_caught_in_the_middle_of_an_exec)
 }
 
 TEST_F(RunnerTest, stdin_is_empty) {
-  const Outcome o = run(shell(R"(cat; echo '{"objective": 1}')"));
+  // lbo's own stdin is a pipe held open here: an objective that inherited it would wait in `cat`
+  // until its timeout; the runner gives it an empty stdin, so cat reads nothing and ends.
+  int fds[2];
+  ASSERT_EQ(pipe2(fds, O_CLOEXEC), 0);
+  const int saved = dup(STDIN_FILENO);
+  ASSERT_GE(saved, 0);
+  ASSERT_EQ(dup2(fds[0], STDIN_FILENO), STDIN_FILENO);
+  WorkOrder w = shell(R"(cat > stdin.txt; echo '{"objective": 1}')");
+  w.timeout_s = 30;
+  const Outcome o = run(w);
+  dup2(saved, STDIN_FILENO);
+  close(saved);
+  close(fds[0]);
+  close(fds[1]);
   EXPECT_EQ(o.status, TrialStatus::ok) << o.reason;
-  EXPECT_LT(elapsed_s_, 2.0);
+  EXPECT_EQ(read_file(trial_dir() / "stdin.txt"), "");
 }
 
 TEST_F(RunnerTest, retry_keeps_previous_output_and_ignores_its_result) {
