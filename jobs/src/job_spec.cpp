@@ -55,6 +55,10 @@ std::string_view to_string(OutputWarping warping) {
   return "?";
 }
 
+std::string_view to_string(TransferBestChoice choice) {
+  return choice == TransferBestChoice::portfolio ? "portfolio" : "recent";
+}
+
 std::string_view to_string(TaskOrigin origin) {
   switch (origin) {
     case TaskOrigin::job_file: return "job file";

@@ -82,7 +82,8 @@ TEST(TaskRequestsTest, nobody_waits_for_a_master_that_ended_and_no_reply_is_left
   const fs::path request = write_task_request(dir.path(), {"year-2004", std::nullopt, 3});
   const auto t0 = std::chrono::steady_clock::now();
   EXPECT_FALSE(wait_for_reply(request, std::chrono::seconds(30), [] { return true; }).has_value());
-  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(2));
+  // Far below the 30 s it rules out, with room a loaded machine keeps.
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(15));
   // A reply that came just before the master ended is still read.
   PendingRequest answered = pending_task_requests(dir.path()).front();
   answer_task_request(answered, true, "task year-2004 added");

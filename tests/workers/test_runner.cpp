@@ -563,7 +563,8 @@ TEST_F(RunnerTest, kill_does_not_wait_for_the_grace_period) {
   const auto t0 = std::chrono::steady_clock::now();
   runner.kill();
   io.run();
-  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 5.0);
+  // Far below the 60 s grace period it rules out, with room a loaded machine keeps.
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 30.0);
   ASSERT_TRUE(outcome.has_value());
   EXPECT_EQ(outcome->status, TrialStatus::cancelled);
   EXPECT_FALSE(group_alive(pgid));

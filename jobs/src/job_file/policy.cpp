@@ -130,6 +130,14 @@ void read_model_settings(Reader& r, const toml::table& t, PolicySpec& policy) {
   if (const auto n = r.get_int_in(t, "transfer_best", prefix, false, 0, 1'000'000, "must be in 0..1000000")) {
     policy.transfer_best = *n;
   }
+  if (const auto choice = r.get_string(t, "transfer_best_choice", prefix, false)) {
+    if (const auto kind = one_of<TransferBestChoice>(*choice, {TransferBestChoice::recent, TransferBestChoice::portfolio})) {
+      policy.transfer_best_choice = *kind;
+    } else {
+      r.error(*t.get("transfer_best_choice"), "policy.transfer_best_choice",
+              in_quotes(*choice) + " is not a choice; use \"recent\" or \"portfolio\"");
+    }
+  }
   if (const auto n = r.get_int_in(t, "fit_threads", prefix, false, 1, 1024, "must be in 1..1024")) policy.fit_threads = *n;
   if (const auto n = r.get_int_in(t, "max_fit_results", prefix, false, 10, 1'000'000, "must be in 10..1000000")) {
     policy.max_fit_results = *n;
@@ -159,7 +167,8 @@ void read_policy(Reader& r, const toml::table& t, JobSpec& job) {
                {"surrogate", "acquisition", "initial_random", "ucb_beta", "ucb_scale", "ucb_delta", "xi", "hedge_eta",
                 "candidates", "refine", "network_width", "network_depth", "networks", "ibp_alpha", "warm_start",
                 "residual_gp", "transfer_gp", "fit_threads", "transfer_best", "hedge_memory", "libo_full_share",
-                "jumbo_threshold", "jumbo_cold_switch", "libo_gp_switch", "output_warping", "max_fit_results"});
+                "jumbo_threshold", "jumbo_cold_switch", "libo_gp_switch", "output_warping", "max_fit_results",
+                "transfer_best_choice"});
   read_model_choice(r, t, job.policy);
   read_warm_start(r, t, job.policy);
   read_acquisition_settings(r, t, job.policy);

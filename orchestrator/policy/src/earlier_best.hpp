@@ -10,6 +10,7 @@
 
 #include <vector>
 
+#include "lbo/jobs/encoding.hpp"
 #include "lbo/jobs/space.hpp"
 #include "lbo/orchestrator/policy.hpp"
 #include "lbo/orchestrator/run_state.hpp"
@@ -22,5 +23,19 @@ namespace lbo::orchestrator {
 /// each objective past the first, the result best in it).
 std::vector<jobs::Config> earlier_bests(const RunState& state, int task, const std::vector<WarmTask>& warm,
                                         std::size_t count);
+
+/// Every earlier best (earlier_bests' list, whole) in portfolio order ([policy]
+/// transfer_best_choice = "portfolio"): first the best that does best on the earlier tasks
+/// together, then each time the one that most improves the chosen ones' cover, where a set
+/// covers a task by its best member there. A best's standing on a task is its quantile among
+/// the task's feasible results (0 the best, 1 the worst), read from the task's results nearest
+/// to it in the encoded space (the 3 nearest, inverse-distance weighted; a result at the best
+/// itself decides alone). Scored by the first objective. Greedy forward selection, as Wistuba,
+/// Schilling and Schmidt-Thieme (ICDM 2015) and Pfisterer et al. ("Learning multiple defaults",
+/// 2018) choose initial designs and defaults, with the nearest results standing in for a shared
+/// grid: the earlier tasks rarely evaluated the same configurations. Ties keep the recent
+/// order, and with fewer than two scored tasks that order is returned as it is.
+std::vector<jobs::Config> portfolio_bests(const RunState& state, int task, const std::vector<WarmTask>& warm,
+                                          const jobs::Encoder& encoder);
 
 }  // namespace lbo::orchestrator

@@ -13,7 +13,8 @@ namespace lbo::orchestrator {
 InitialDesign::InitialDesign(const jobs::JobSpec& job, const std::vector<WarmTask>& warm_start)
     : job_(job),
       warm_start_(warm_start),
-      rows_(TableRows::of(job)) {}
+      rows_(TableRows::of(job)),
+      encoder_(job.space) {}
 
 int InitialDesign::size(const RunState& state, int task) const {
   if (job_.policy.libo_exploration) {
@@ -58,7 +59,9 @@ std::optional<jobs::Config> InitialDesign::earlier_best(const RunState& state, i
   const std::size_t count = transfer_best(state, task);
   if (created >= count) return std::nullopt;
   const std::shared_ptr<const surrogate::FeasibilityModel> model = failures != nullptr ? failures->current(state) : nullptr;
-  for (jobs::Config& c : earlier_bests(state, task, warm_start_, count)) {
+  std::vector<jobs::Config> bests = chosen_bests(state, task, count);
+  for (std::size_t i = 0; i < bests.size(); ++i) {
+    jobs::Config& c = bests[i];
     if (rows_) {
       // The task's own row nearest to it: an earlier task's best is another task's row.
       std::optional<jobs::Config> row = rows_->nearest_untaken(state, task, c);
@@ -76,9 +79,26 @@ std::optional<jobs::Config> InitialDesign::earlier_best(const RunState& state, i
       }
       continue;
     }
+    if (note != nullptr && job_.policy.transfer_best_choice == jobs::TransferBestChoice::portfolio) {
+      *note += (note->empty() ? "" : "; ") + std::string("earlier best ") + std::to_string(i + 1) + " of " +
+               std::to_string(bests.size()) + " in portfolio order (transfer_best_choice)";
+    }
     return std::move(c);
   }
   return std::nullopt;
+}
+
+std::vector<jobs::Config> InitialDesign::chosen_bests(const RunState& state, int task, std::size_t count) const {
+  if (job_.policy.transfer_best_choice == jobs::TransferBestChoice::recent) {
+    return earlier_bests(state, task, warm_start_, count);
+  }
+  std::int64_t finished = 0;
+  for (int k = 0; k < task && k < static_cast<int>(state.tasks().size()); ++k) {
+    finished += state.tasks()[static_cast<std::size_t>(k)].finished;
+  }
+  Portfolio& p = portfolios_[task];
+  if (p.finished != finished) p = {finished, portfolio_bests(state, task, warm_start_, encoder_)};
+  return {p.bests.begin(), p.bests.begin() + static_cast<std::ptrdiff_t>(std::min(count, p.bests.size()))};
 }
 
 // Its categoricals balanced over the task's trials so far (Space::sample_balanced): a 4-way

@@ -5,11 +5,13 @@
 // Private to policy/.
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "lbo/jobs/encoding.hpp"
 #include "lbo/jobs/job_spec.hpp"
 #include "lbo/orchestrator/policy.hpp"
 #include "lbo/orchestrator/run_state.hpp"
@@ -33,8 +35,8 @@ class InitialDesign {
   /// unset, the model's (lbo, ablr: 2), with lbo half the earlier tasks' distinct bests when
   /// that is more.
   std::size_t transfer_best(const RunState& state, int task) const;
-  /// The next earlier task's best configuration `task` has not taken, while its first
-  /// transfer_best trials are handed out; else none. With `failures`, a best the failure model
+  /// The next earlier best `task` has not taken (in [policy] transfer_best_choice's order), while
+  /// its first transfer_best trials are handed out; else none. With `failures`, a best the failure model
   /// gives less than kLikelyEnough to succeed on `task` is passed over (said in *note).
   std::optional<jobs::Config> earlier_best(const RunState& state, int task, FailureModel* failures = nullptr,
                                            std::string* note = nullptr) const;
@@ -53,10 +55,20 @@ class InitialDesign {
   std::size_t least_bests() const;
   /// Whether the count grows with the earlier tasks (transfer_best unset, with lbo).
   bool grows() const;
+  /// The first `count` earlier bests in transfer_best_choice's order.
+  std::vector<jobs::Config> chosen_bests(const RunState& state, int task, std::size_t count) const;
 
   const jobs::JobSpec& job_;
   const std::vector<WarmTask>& warm_start_;
   std::shared_ptr<const TableRows> rows_;  ///< a table that restricts proposals; else null
+  jobs::Encoder encoder_;
+  /// A task's portfolio order, with the earlier tasks' finished trials it was scored on: it is
+  /// asked at every proposal while the task takes its bests (master thread only).
+  struct Portfolio {
+    std::int64_t finished = -1;
+    std::vector<jobs::Config> bests;
+  };
+  mutable std::map<int, Portfolio> portfolios_;
 };
 
 }  // namespace lbo::orchestrator

@@ -67,6 +67,14 @@ std::string_view to_string(AcquisitionKind kind);
 enum class OutputWarping : std::uint8_t { none, copula, copula_below_median, yeo_johnson };
 std::string_view to_string(OutputWarping warping);
 
+/// Which earlier bests a new task starts with, and in which order ([policy]
+/// transfer_best_choice): the most recent tasks' first, or a portfolio, each next best the one
+/// that most improves how well the chosen ones together do on every earlier task (greedy, as
+/// Wistuba, Schilling and Schmidt-Thieme's "Sequential model-free hyperparameter tuning", ICDM
+/// 2015, and Pfisterer et al.'s "Learning multiple defaults", 2018).
+enum class TransferBestChoice : std::uint8_t { recent, portfolio };
+std::string_view to_string(TransferBestChoice choice);
+
 /// What the job file knows of a surrogate: its name and the defaults it brings to [policy].
 /// One line per model in jobs/src/surrogates.cpp; what runs it (its factory, how it describes
 /// a task) is its entry in orchestrator/policy/src/models/.
@@ -107,6 +115,9 @@ struct PolicySpec {
   /// earlier tasks, the most recent first; unset: the model's SurrogateTraits::transfer_best
   /// (with lbo, half the earlier tasks' distinct bests when that is more).
   std::optional<int> transfer_best;
+  /// Which earlier bests and in which order: the most recent tasks' first, or a portfolio that
+  /// covers the earlier tasks (orchestrator/policy/src/earlier_best.hpp).
+  TransferBestChoice transfer_best_choice = TransferBestChoice::recent;
   /// Run directories whose finished tasks join the model as earlier tasks (absolute).
   std::vector<std::filesystem::path> warm_start;
   /// Where each warm_start entry is written ("job.toml:14:9: policy.warm_start[0]"), for errors.
