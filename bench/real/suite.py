@@ -55,7 +55,8 @@ BASE_POLICY = {}
 # Short names for the policy keys a method variant may set.
 METHOD_KEYS = {"acq": "acquisition", "initial_random": "initial_random", "xi": "xi", "residual_gp": "residual_gp", "transfer_gp": "transfer_gp",
                "best": "transfer_best", "threshold": "jumbo_threshold", "cold_switch": "jumbo_cold_switch",
-               "gp_switch": "libo_gp_switch", "warp": "output_warping", "failures": "failures"}
+               "gp_switch": "libo_gp_switch", "warp": "output_warping", "failures": "failures",
+               "choice": "transfer_best_choice"}
 # Method keys that belong to [objective], not [policy].
 OBJECTIVE_KEYS = ("failures",)
 LBO_METHODS = ("lbo", "gp", "ablr", "random")

@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include "initial_design.hpp"
+
 #include <set>
 
 #include "lbo/jobs/objective_table.hpp"
@@ -54,6 +56,10 @@ TEST(TableRowsTest, untaken_rows_leave_out_those_a_trial_landed_on_and_repeats) 
   EXPECT_EQ(xs(1), (std::vector<double>{0.1, 0.9})) << "another task's trials take nothing of b";
   EXPECT_EQ(x_of(*rows->nearest_untaken(state, 0, Config{{0.8}})), 1.0) << "0.75 is taken";
   EXPECT_EQ(x_of(*rows->nearest_untaken(state, 0, Config{{0.1}})), 0.25);
+  // What an earlier best stands for: its nearest row of all, or nothing once that is taken.
+  EXPECT_FALSE(rows->nearest_if_untaken(state, 0, Config{{0.8}})) << "0.75 is taken";
+  EXPECT_EQ(x_of(*rows->nearest_if_untaken(state, 0, Config{{0.9}})), 1.0);
+  EXPECT_EQ(x_of(*rows->nearest_if_untaken(state, 0, Config{{0.45}})), 0.5);
   EXPECT_EQ(rows->encoded_untaken(state, 0).rows(), 3);
   std::mt19937_64 rng(1);
   std::set<double> drawn;
@@ -125,4 +131,40 @@ TEST(TableRowsTest, without_restriction_a_proposal_lands_on_a_row_the_task_took_
       lbo::testing::commit_and_fit(*policy, state);
     }
   }
+}
+
+// With a restricting table, a later task's design takes each earlier best's nearest row, and a
+// best whose nearest row the task has taken is evaluated. Task b's rows are 0.1, 0.5 and 0.9;
+// the bests, the most recent first: task a's 1.0, then the warm tasks' 0.95 and 0.05. The first
+// trial takes 0.9 (for 1.0); then 0.95 stands as 0.9 too, so the second takes 0.1 (for 0.05).
+// Before, the second earlier-best trial took the first best's next row, 0.5.
+TEST(TableRowsTest, a_later_tasks_design_takes_each_earlier_bests_nearest_row_once) {
+  lbo::testing::ScratchDir dir;
+  lbo::testing::write_text(dir.path() / "evals.csv", "task,x,y\na,0.0,0\na,1.0,4\nb,0.1,1\nb,0.5,2\nb,0.9,3\n");
+  const lbo::jobs::JobSpec job = lbo::testing::job_from(
+      "name = \"t\"\nseed = 3\n[objective]\ntable = \"evals.csv\"\ntable_objective = \"y\"\ntable_restrict = true\n"
+      "direction = \"maximize\"\n[policy]\nsurrogate = \"lbo\"\ninitial_random = 3\ntransfer_best = 3\n"
+      "[space]\nx = { type = \"float\", low = 0, high = 1 }\n"
+      "[[tasks]]\nname = \"a\"\nbudget = 2\n[[tasks]]\nname = \"b\"\nbudget = 3\n",
+      dir.path());
+  RunState state = lbo::testing::started_state(job);
+  for (double x : {0.0, 1.0}) {
+    lbo::testing::end_attempt(state, lbo::testing::start_trial(state, 0, Config{{x}}), lbo::testing::ok_with(x));
+  }
+  const std::vector<WarmTask> warm = {{"old:low", {Config{{0.05}}, Config{{0.6}}}, {2.0, 1.0}, lbo::jobs::Direction::maximize},
+                                      {"old:high", {Config{{0.95}}, Config{{0.4}}}, {2.0, 1.0}, lbo::jobs::Direction::maximize}};
+  const InitialDesign design(job, warm);
+  const auto take = [&](const Config& c) {
+    lbo::testing::end_attempt(state, lbo::testing::start_trial(state, 1, c, "local:0", ProposalSource::earlier_best),
+                              lbo::testing::ok_with(1));
+  };
+  const std::optional<Config> first = design.earlier_best(state, 1);
+  ASSERT_TRUE(first);
+  EXPECT_EQ(x_of(*first), 0.9) << "task a's best, 1.0, stands as b's row 0.9";
+  take(*first);
+  const std::optional<Config> second = design.earlier_best(state, 1);
+  ASSERT_TRUE(second);
+  EXPECT_EQ(x_of(*second), 0.1) << "0.95 stands as the taken 0.9: the next best, 0.05, not 1.0's next row";
+  take(*second);
+  EXPECT_FALSE(design.earlier_best(state, 1)) << "every best is evaluated; the design's third trial is random";
 }

@@ -63,9 +63,13 @@ std::optional<jobs::Config> InitialDesign::earlier_best(const RunState& state, i
   for (std::size_t i = 0; i < bests.size(); ++i) {
     jobs::Config& c = bests[i];
     if (rows_) {
-      // The task's own row nearest to it: an earlier task's best is another task's row.
-      std::optional<jobs::Config> row = rows_->nearest_untaken(state, task, c);
-      if (!row) return std::nullopt;
+      // An earlier task's best is another task's row: its nearest row of this task stands for
+      // it, and once the task has taken that row (this best's trial, another best's with the
+      // same nearest row, or any other trial) the best is evaluated. Before 2026-12-06 the
+      // nearest *untaken* row stood for it, so every later call went to the first best's next
+      // neighbour: a design of one best's neighbourhood, labelled earlier bests.
+      std::optional<jobs::Config> row = rows_->nearest_if_untaken(state, task, c);
+      if (!row) continue;
       c = std::move(*row);
     }
     const auto& ids = state.task_trials(task);

@@ -52,6 +52,15 @@ std::optional<jobs::Config> TableRows::nearest_untaken(const RunState& state, in
   return best->config;
 }
 
+std::optional<jobs::Config> TableRows::nearest_if_untaken(const RunState& state, int task, const jobs::Config& config) const {
+  const std::string& name = state.job().tasks[static_cast<std::size_t>(task)].name;
+  const jobs::ObjectiveTable::Row* row = table_->nearest(name, config).row;
+  for (std::int64_t id : state.task_trials(task)) {
+    if (table_->nearest(name, state.trial(id).config).row == row) return std::nullopt;
+  }
+  return row->config;
+}
+
 Eigen::MatrixXd TableRows::encoded_untaken(const RunState& state, int task) const {
   const std::vector<const jobs::ObjectiveTable::Row*> left = untaken(state, task);
   const auto d = left.empty() ? Eigen::Index{0} : static_cast<Eigen::Index>(left.front()->encoded.size());

@@ -32,6 +32,10 @@ class TableRows {
   /// The untaken row nearest to `config` (the table's distance; ties to the first); none when
   /// every row is taken.
   std::optional<jobs::Config> nearest_untaken(const RunState& state, int task, const jobs::Config& config) const;
+  /// The row nearest to `config` among all of `task`'s rows, when the task has not taken it;
+  /// none when it has. An earlier task's best stands on this task as its nearest row: once that
+  /// row is taken, the best is evaluated.
+  std::optional<jobs::Config> nearest_if_untaken(const RunState& state, int task, const jobs::Config& config) const;
   /// The encoded untaken rows of `task` (n × d, rows in [0,1]^d): candidates for the acquisition.
   Eigen::MatrixXd encoded_untaken(const RunState& state, int task) const;
 
