@@ -62,7 +62,9 @@ void add_scored(std::vector<ScoredTask>& tasks, const std::vector<jobs::Config>&
   tasks.push_back(std::move(t));
 }
 
-// A point's quantile on `t`, from the results nearest to it.
+// A point's quantile on `t`, from the results nearest to it. By brute force, not nanoflann: a
+// task's results are searched once for each earlier best (a few dozen queries), fewer than a
+// k-d tree's build would pay for.
 double standing(const ScoredTask& t, const Eigen::VectorXd& x) {
   constexpr Eigen::Index kNearest = 3;
   const Eigen::VectorXd d2 = (t.points.colwise() - x).colwise().squaredNorm().transpose();
