@@ -3,7 +3,7 @@
 # lbo (lbo, gp, ablr, random) against Optuna (TPE, TPE multivariate + group, random) on three
 # problems, with the same objective, 20 trials per task, 2 at a time, 5 seeds; prints the table.
 #
-# Usage: bench/real/run.sh [--out DIR] [suite.py options: --seeds N --problems ... --methods ...]
+# Usage: bench/real/run.sh [--out DIR] [suite.py options: --seeds N --problems ... --methods ... --sync]
 #   --out DIR   raw results; an existing DIR is continued (default: bench/real/out)
 # Needs Debian's python3-optuna, python3-sklearn and python3-xgboost (scripts/setup.sh) and a
 # built lbo (LBO_BUILD_DIR, default <repo>/build; built here if missing). About 20 minutes

@@ -1,6 +1,6 @@
 """bench/real: lifelong model selection on real data, lbo against Optuna on the same objective.
 
-    suite.py run    --out DIR [--seeds 5] [--problems ...] [--methods ...] [--trials 20]
+    suite.py run    --out DIR [--seeds 5] [--problems ...] [--methods ...] [--trials 20] [--sync]
     suite.py report --out DIR [--problems ...] [--methods ...]
 
 Each problem is a public data set cut into related tasks (data/README.md), with a model-choice
@@ -22,7 +22,11 @@ size: the figure is the best AUC within it, and the infeasible trials are counte
 `optuna-nsga2` beside its multi-objective TPE: the figure is the hypervolume).
 
 `run` writes one CSV per (problem, method, seed) under DIR/raw and skips those already there,
-so an interrupted run continues. `report` prints, per problem, the mean best AUC after 5, 10
+so an interrupted run continues. Without `--sync` lbo runs asynchronously, as a user's job
+does, and which trial ends first, so what the model has seen at a proposal, depends on the
+machine's load: two runs of one setting have differed by 0.006 AUC @20 on rotterdam. With
+`--sync` (`lbo run --sync`) every lbo run is exact, so a comparison of lbo methods measures
+the methods alone. `report` prints, per problem, the mean best AUC after 5, 10
 and 20 trials over tasks 2+ (the tasks that can learn from earlier ones) and seeds, with its
 standard error over seeds, and each method's rank per task.
 
@@ -235,14 +239,14 @@ def job_toml(problem, method, seed, trials, socket_path):
     return "\n".join(lines) + "\n"
 
 
-def run_lbo(problem, method, seed, trials, socket_path, work, lbo_binary):
+def run_lbo(problem, method, seed, trials, socket_path, work, lbo_binary, sync=False):
     """Rows (task index, task, trial in task, value or None, proposed_by, second objective's
-    value or None, infeasible) of one lbo run."""
+    value or None, infeasible) of one lbo run; with `sync`, `lbo run --sync`."""
     job = os.path.join(work, "job.toml")
     with open(job, "w") as f:
         f.write(job_toml(problem, method, seed, trials, socket_path))
     with open(os.path.join(work, "lbo.log"), "w") as log:
-        status = subprocess.run([lbo_binary, "run", job, "--run-root", work, "--fresh"],
+        status = subprocess.run([lbo_binary, "run", job, "--run-root", work, "--fresh"] + (["--sync"] if sync else []),
                                 stdout=log, stderr=subprocess.STDOUT).returncode
     if status != 0:
         raise RuntimeError(f"lbo exited {status}; see {work}/lbo.log")
@@ -366,7 +370,7 @@ def run(args):
                     if method in OPTUNA_METHODS + MORE_OPTUNA_METHODS:
                         rows = run_optuna(problem, method, seed, trials, socket_path, work)
                     else:
-                        rows = run_lbo(problem, method, seed, trials, socket_path, work, args.lbo)
+                        rows = run_lbo(problem, method, seed, trials, socket_path, work, args.lbo, args.sync)
                     elapsed = time.monotonic() - start
                     with open(target + ".tmp", "w", newline="") as f:
                         writer = csv.writer(f)
@@ -557,6 +561,9 @@ def main():
                         help="trials per task (default: the problem's largest budget, 20 or 50)")
     parser.add_argument("--lbo", default=os.path.join(REPO, "build", "lbo"), help="lbo binary")
     parser.add_argument("--keep", action="store_true", help="keep the run folders")
+    parser.add_argument("--sync", action="store_true",
+                        help="run lbo with --sync: its figures do not depend on the machine's load "
+                             "(give them their own --out; Optuna's studies stay asynchronous)")
     parser.add_argument("--brief", action="store_true", help="report: no ranks per task")
     parser.add_argument("--add", nargs="+", default=[], metavar="LABEL=DIR:METHOD",
                         help="report: also the results of METHOD in another --out DIR, as LABEL")

@@ -297,7 +297,7 @@ candidates = 200
 refine = 2
 fit_threads = 3
 transfer_best = 1
-transfer_best_choice = "portfolio"
+transfer_best_choice = "recent"
 network_width = 32
 network_depth = 2
 networks = 4
@@ -316,7 +316,7 @@ ibp_alpha = 1.5)"));
   EXPECT_EQ(job.policy.transfer_best, 1);
   EXPECT_NE(error_of(valid_with("surrogate = \"random\"", "transfer_best = -1")).find("policy.transfer_best: must be in 0..1000000"),
             std::string::npos);
-  EXPECT_EQ(job.policy.transfer_best_choice, TransferBestChoice::portfolio);
+  EXPECT_EQ(job.policy.transfer_best_choice, TransferBestChoice::recent);
   EXPECT_NE(error_of(valid_with("surrogate = \"random\"", "transfer_best_choice = \"best\""))
                 .find("policy.transfer_best_choice: \"best\" is not a choice; use \"recent\" or \"portfolio\""),
             std::string::npos);
@@ -330,7 +330,7 @@ ibp_alpha = 1.5)"));
   EXPECT_EQ(defaults.policy.ibp_alpha, 2.0);
   EXPECT_FALSE(defaults.policy.fit_threads.has_value());
   EXPECT_FALSE(defaults.policy.transfer_best.has_value());
-  EXPECT_EQ(defaults.policy.transfer_best_choice, TransferBestChoice::recent);
+  EXPECT_EQ(defaults.policy.transfer_best_choice, TransferBestChoice::portfolio);
   EXPECT_EQ(parse(valid_with("\"random\"", "\"lbo\"")).policy.surrogate, SurrogateKind::lbo);
   EXPECT_EQ(defaults.policy.acquisition, AcquisitionKind::ei);
   EXPECT_FALSE(defaults.policy.ucb_beta.has_value());

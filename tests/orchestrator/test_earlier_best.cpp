@@ -125,21 +125,39 @@ TEST(EarlierBestTest, a_portfolio_scores_a_best_by_the_results_nearest_to_it) {
   EXPECT_EQ(portfolio_bests(state, 2, warm, encoder), (std::vector<Config>{Config{{0.45}}, Config{{0.9}}, Config{{0.5}}}));
 }
 
-// With fewer than two earlier tasks that have two results, there is nothing to cover: the
-// recent order (0.5 would come first on the one scored task).
+// With fewer than two earlier tasks that have two results, or fewer than two bests, there is
+// nothing to cover: no portfolio (the design keeps the recent order, and its note says so).
 TEST(EarlierBestTest, a_portfolio_of_one_scored_task_keeps_the_recent_order) {
   lbo::testing::ScratchDir dir;
   const auto job = lbo::testing::job_from(lbo::testing::test_job("", kFourTasks), dir.path());
   const RunState state = lbo::testing::started_state(job);
   const lbo::jobs::Encoder encoder(job.space);
   const WarmTask one_result{"old:one", {Config{{0.2}}}, {1.0}, lbo::jobs::Direction::maximize};
-  EXPECT_EQ(portfolio_bests(state, 0, {peaked_at(0.5), one_result}, encoder),
-            (std::vector<Config>{Config{{0.2}}, Config{{0.5}}}));
-  EXPECT_EQ(portfolio_bests(state, 0, {peaked_at(0.5)}, encoder), (std::vector<Config>{Config{{0.5}}}));
+  EXPECT_FALSE(portfolio_bests(state, 0, {peaked_at(0.5), one_result}, encoder).has_value());
+  EXPECT_FALSE(portfolio_bests(state, 0, {peaked_at(0.5)}, encoder).has_value());
+  EXPECT_TRUE(portfolio_bests(state, 0, {peaked_at(0.5), peaked_at(0.2)}, encoder).has_value());
 }
 
-// [policy] transfer_best_choice = "portfolio": the design hands the bests out in portfolio
-// order (the warm tasks of the first test), "recent" (the default) in the recent order.
+// With the portfolio chosen and nothing to cover, the design hands the bests out in the recent
+// order, and the trial's note says that it is not the portfolio's.
+TEST(EarlierBestTest, a_design_without_a_portfolio_says_its_order_is_the_recent_one) {
+  lbo::testing::ScratchDir dir;
+  const auto job = lbo::testing::job_from(
+      lbo::testing::test_job("", kFourTasks, "", "surrogate = \"lbo\"\ntransfer_best = 2\ntransfer_best_choice = \"portfolio\""),
+      dir.path());
+  RunState state = lbo::testing::started_state(job);
+  const WarmTask one_result{"old:one", {Config{{0.2}}}, {1.0}, lbo::jobs::Direction::maximize};
+  const std::vector<WarmTask> warm = {peaked_at(0.5), one_result};
+  const InitialDesign design(job, warm);
+  std::string note;
+  const std::optional<Config> a = design.earlier_best(state, 0, nullptr, &note);
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(*a, Config{{0.2}});
+  EXPECT_EQ(note, "earlier best 1 of 2 in recent order: too few earlier results to score a portfolio");
+}
+
+// [policy] transfer_best_choice = "portfolio" (the default): the design hands the bests out in
+// portfolio order (the warm tasks of the first test), "recent" in the recent order.
 TEST(EarlierBestTest, the_design_hands_out_the_bests_in_the_chosen_order) {
   lbo::testing::ScratchDir dir;
   const std::vector<WarmTask> warm = {peaked_at(0.4), peaked_at(0.5), peaked_at(0.9)};

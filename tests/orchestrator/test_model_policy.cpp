@@ -477,7 +477,8 @@ TEST(ModelPolicyTest, a_new_tasks_first_wave_comes_from_the_earlier_task) {
   EXPECT_LT(wave_mean, 0.25 * random_mean) << "prior wave " << wave_mean << ", random " << random_mean;
 }
 
-// A later task starts with what won the earlier ones, the most recent first, as part of its
+// A later task starts with what won the earlier ones, the most recent first
+// (transfer_best_choice = "recent"; the portfolio order is test_earlier_best's), as part of its
 // initial design; a configuration the task has taken already is not proposed again.
 TEST(ModelPolicyTest, a_later_task_starts_with_the_earlier_tasks_bests_in_its_design) {
   lbo::testing::ScratchDir dir;
@@ -485,7 +486,9 @@ TEST(ModelPolicyTest, a_later_task_starts_with_the_earlier_tasks_bests_in_its_de
   for (const std::string surrogate : {"lbo", "ablr", "gp"}) {
     for (const std::string setting : {"", "transfer_best = 1", "transfer_best = 0"}) {
       const lbo::jobs::JobSpec job = lbo::testing::job_from(
-          branin_job("surrogate = \"" + surrogate + "\"\ninitial_random = 3\n" + setting, 4, 10) + tasks, dir.path());
+          branin_job("surrogate = \"" + surrogate + "\"\ninitial_random = 3\ntransfer_best_choice = \"recent\"\n" + setting, 4, 10) +
+              tasks,
+          dir.path());
       const std::size_t count = setting.empty() ? (surrogate == "gp" ? 0 : 2) : setting.back() - '0';
       RunState state = lbo::testing::started_state(job);
       ModelPolicy policy(job, PolicyOptions{true, nullptr});
@@ -523,7 +526,8 @@ TEST(ModelPolicyTest, a_later_task_starts_with_the_earlier_tasks_bests_in_its_de
 
 // Unset, lbo's transfer_best grows with the earlier tasks: half their distinct bests, at least
 // 2. A task after 4 earlier ones starts with 2 bests, after 6 with 3 (the most recent first),
-// then random points; transfer_best = 2 set in the job keeps 2 after 6, and so does ablr.
+// then random points; transfer_best = 2 set in the job keeps 2 after 6, and so does ablr. In the
+// recent order, which the test follows.
 TEST(ModelPolicyTest, a_later_tasks_design_takes_half_the_earlier_bests_when_they_are_many) {
   lbo::testing::ScratchDir dir;
   for (const auto& [earlier, setting, expected] :
@@ -534,7 +538,7 @@ TEST(ModelPolicyTest, a_later_tasks_design_takes_half_the_earlier_bests_when_the
     std::string tasks;
     for (int t = 1; t <= earlier; ++t) tasks += "[[tasks]]\nname = \"t" + std::to_string(t) + "\"\nbudget = 10\n";
     const lbo::jobs::JobSpec job =
-        lbo::testing::job_from(branin_job("initial_random = 5\n" + setting, 4, 10) + tasks, dir.path());
+        lbo::testing::job_from(branin_job("initial_random = 5\ntransfer_best_choice = \"recent\"\n" + setting, 4, 10) + tasks, dir.path());
     RunState state = lbo::testing::started_state(job);
     ModelPolicy policy(job, PolicyOptions{true, nullptr});
     RandomPolicy random(job.space, 7);

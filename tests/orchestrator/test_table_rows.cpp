@@ -144,6 +144,7 @@ TEST(TableRowsTest, a_later_tasks_design_takes_each_earlier_bests_nearest_row_on
   const lbo::jobs::JobSpec job = lbo::testing::job_from(
       "name = \"t\"\nseed = 3\n[objective]\ntable = \"evals.csv\"\ntable_objective = \"y\"\ntable_restrict = true\n"
       "direction = \"maximize\"\n[policy]\nsurrogate = \"lbo\"\ninitial_random = 3\ntransfer_best = 3\n"
+      "transfer_best_choice = \"recent\"\n"
       "[space]\nx = { type = \"float\", low = 0, high = 1 }\n"
       "[[tasks]]\nname = \"a\"\nbudget = 2\n[[tasks]]\nname = \"b\"\nbudget = 3\n",
       dir.path());

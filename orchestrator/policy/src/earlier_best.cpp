@@ -158,11 +158,12 @@ std::vector<jobs::Config> earlier_bests(const RunState& state, int task, const s
   return bests;
 }
 
-std::vector<jobs::Config> portfolio_bests(const RunState& state, int task, const std::vector<WarmTask>& warm,
-                                          const jobs::Encoder& encoder) {
+std::optional<std::vector<jobs::Config>> portfolio_bests(const RunState& state, int task,
+                                                         const std::vector<WarmTask>& warm,
+                                                         const jobs::Encoder& encoder) {
   std::vector<jobs::Config> bests = earlier_bests(state, task, warm, std::numeric_limits<std::size_t>::max());
   const std::vector<ScoredTask> tasks = scored_tasks(state, task, warm, encoder);
-  if (tasks.size() < 2 || bests.size() < 2) return bests;
+  if (tasks.size() < 2 || bests.size() < 2) return std::nullopt;
   // standing(c, j): best c's quantile on earlier task j.
   Eigen::MatrixXd standings(static_cast<Eigen::Index>(bests.size()), static_cast<Eigen::Index>(tasks.size()));
   for (std::size_t c = 0; c < bests.size(); ++c) {

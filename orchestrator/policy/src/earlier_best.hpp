@@ -6,8 +6,11 @@
 // fitted surface does from a few points. Evaluating the earlier tasks' incumbents first is the
 // meta-learned initial design of Feurer, Springenberg and Hutter, "Initializing Bayesian
 // hyperparameter optimization via meta-learning" (AAAI 2015), with the earlier tasks of the run
-// as the meta-data, the most recent (the most alike, in a sequence) first.
+// as the meta-data. Which of them, in which order: by default a portfolio that covers the
+// earlier tasks (portfolio_bests), since where tasks are unlike the last task's best is a poor
+// guess (bench/README.md, decision transfer-best-portfolio); or the most recent first.
 
+#include <optional>
 #include <vector>
 
 #include "lbo/jobs/encoding.hpp"
@@ -34,8 +37,10 @@ std::vector<jobs::Config> earlier_bests(const RunState& state, int task, const s
 /// Schilling and Schmidt-Thieme (ICDM 2015) and Pfisterer et al. ("Learning multiple defaults",
 /// 2018) choose initial designs and defaults, with the nearest results standing in for a shared
 /// grid: the earlier tasks rarely evaluated the same configurations. Ties keep the recent
-/// order, and with fewer than two scored tasks that order is returned as it is.
-std::vector<jobs::Config> portfolio_bests(const RunState& state, int task, const std::vector<WarmTask>& warm,
-                                          const jobs::Encoder& encoder);
+/// order. Nothing when there is nothing to cover: fewer than two earlier bests, or fewer than
+/// two earlier tasks with two feasible results (the caller keeps the recent order, and says so).
+std::optional<std::vector<jobs::Config>> portfolio_bests(const RunState& state, int task,
+                                                         const std::vector<WarmTask>& warm,
+                                                         const jobs::Encoder& encoder);
 
 }  // namespace lbo::orchestrator

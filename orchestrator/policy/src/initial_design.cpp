@@ -59,7 +59,8 @@ std::optional<jobs::Config> InitialDesign::earlier_best(const RunState& state, i
   const std::size_t count = transfer_best(state, task);
   if (created >= count) return std::nullopt;
   const std::shared_ptr<const surrogate::FeasibilityModel> model = failures != nullptr ? failures->current(state) : nullptr;
-  std::vector<jobs::Config> bests = chosen_bests(state, task, count);
+  ChosenBests chosen = chosen_bests(state, task, count);
+  std::vector<jobs::Config>& bests = chosen.bests;
   for (std::size_t i = 0; i < bests.size(); ++i) {
     jobs::Config& c = bests[i];
     if (rows_) {
@@ -83,18 +84,20 @@ std::optional<jobs::Config> InitialDesign::earlier_best(const RunState& state, i
       }
       continue;
     }
-    if (note != nullptr && job_.policy.transfer_best_choice == jobs::TransferBestChoice::portfolio) {
+    if (note != nullptr && job_.policy.transfer_best_choice == jobs::TransferBestChoice::portfolio && bests.size() > 1) {
       *note += (note->empty() ? "" : "; ") + std::string("earlier best ") + std::to_string(i + 1) + " of " +
-               std::to_string(bests.size()) + " in portfolio order (transfer_best_choice)";
+               std::to_string(bests.size()) +
+               (chosen.in_portfolio_order ? " in portfolio order (transfer_best_choice)"
+                                          : " in recent order: too few earlier results to score a portfolio");
     }
     return std::move(c);
   }
   return std::nullopt;
 }
 
-std::vector<jobs::Config> InitialDesign::chosen_bests(const RunState& state, int task, std::size_t count) const {
+InitialDesign::ChosenBests InitialDesign::chosen_bests(const RunState& state, int task, std::size_t count) const {
   if (job_.policy.transfer_best_choice == jobs::TransferBestChoice::recent) {
-    return earlier_bests(state, task, warm_start_, count);
+    return {earlier_bests(state, task, warm_start_, count), false};
   }
   std::int64_t finished = 0;
   for (int k = 0; k < task && k < static_cast<int>(state.tasks().size()); ++k) {
@@ -102,7 +105,8 @@ std::vector<jobs::Config> InitialDesign::chosen_bests(const RunState& state, int
   }
   Portfolio& p = portfolios_[task];
   if (p.finished != finished) p = {finished, portfolio_bests(state, task, warm_start_, encoder_)};
-  return {p.bests.begin(), p.bests.begin() + static_cast<std::ptrdiff_t>(std::min(count, p.bests.size()))};
+  if (!p.bests) return {earlier_bests(state, task, warm_start_, count), false};
+  return {{p.bests->begin(), p.bests->begin() + static_cast<std::ptrdiff_t>(std::min(count, p.bests->size()))}, true};
 }
 
 // Its categoricals balanced over the task's trials so far (Space::sample_balanced): a 4-way

@@ -55,8 +55,13 @@ class InitialDesign {
   std::size_t least_bests() const;
   /// Whether the count grows with the earlier tasks (transfer_best unset, with lbo).
   bool grows() const;
-  /// The first `count` earlier bests in transfer_best_choice's order.
-  std::vector<jobs::Config> chosen_bests(const RunState& state, int task, std::size_t count) const;
+  /// The first `count` earlier bests in transfer_best_choice's order, and whether that is the
+  /// portfolio's (with "portfolio" and too few earlier results to score it, the recent order).
+  struct ChosenBests {
+    std::vector<jobs::Config> bests;
+    bool in_portfolio_order = false;
+  };
+  ChosenBests chosen_bests(const RunState& state, int task, std::size_t count) const;
 
   const jobs::JobSpec& job_;
   const std::vector<WarmTask>& warm_start_;
@@ -66,7 +71,7 @@ class InitialDesign {
   /// asked at every proposal while the task takes its bests (master thread only).
   struct Portfolio {
     std::int64_t finished = -1;
-    std::vector<jobs::Config> bests;
+    std::optional<std::vector<jobs::Config>> bests;  ///< none: too few results to score
   };
   mutable std::map<int, Portfolio> portfolios_;
 };

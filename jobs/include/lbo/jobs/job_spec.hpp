@@ -115,9 +115,10 @@ struct PolicySpec {
   /// earlier tasks, the most recent first; unset: the model's SurrogateTraits::transfer_best
   /// (with lbo, half the earlier tasks' distinct bests when that is more).
   std::optional<int> transfer_best;
-  /// Which earlier bests and in which order: the most recent tasks' first, or a portfolio that
-  /// covers the earlier tasks (orchestrator/policy/src/earlier_best.hpp).
-  TransferBestChoice transfer_best_choice = TransferBestChoice::recent;
+  /// Which earlier bests and in which order: a portfolio that covers the earlier tasks (the
+  /// default since 2026-12-06, decision transfer-best-portfolio in bench/README.md), or the most
+  /// recent tasks' first (orchestrator/policy/src/earlier_best.hpp).
+  TransferBestChoice transfer_best_choice = TransferBestChoice::portfolio;
   /// Run directories whose finished tasks join the model as earlier tasks (absolute).
   std::vector<std::filesystem::path> warm_start;
   /// Where each warm_start entry is written ("job.toml:14:9: policy.warm_start[0]"), for errors.
