@@ -112,7 +112,7 @@ struct PolicySpec {
   /// surrogate = "libo".
   bool libo_exploration = false;
   /// lbo, ablr: a new task's first trials are the best configurations of up to this many
-  /// earlier tasks, the most recent first; unset: the model's SurrogateTraits::transfer_best
+  /// earlier tasks, in transfer_best_choice's order; unset: the model's SurrogateTraits::transfer_best
   /// (with lbo, half the earlier tasks' distinct bests when that is more).
   std::optional<int> transfer_best;
   /// Which earlier bests and in which order: a portfolio that covers the earlier tasks (the
