@@ -1,7 +1,7 @@
 """bench/fidelity: early stopping on learning curves, lbo's rules against Optuna's pruners.
 
     suite.py --lbo build/lbo --out DIR [--problem rotterdam] [--seeds 3] [--trials 20] [--slots 2]
-             [--methods ...]
+             [--methods ...] [--sync]
 
 The objective (curves.py) trains a model step by step on each task of a bench/real problem
 (bench/real/data/README.md) and reports the held-out AUC after every step, up to R = 81 steps:
@@ -37,6 +37,13 @@ protocol before issue 59).
   pruning on should_prune: `optuna-tpe` (no pruner), `optuna-tpe-hyperband`
   (HyperbandPruner(1, 81, 3)), `optuna-tpe-median` (MedianPruner()), `optuna-random-sha`
   (RandomSampler + SuccessiveHalvingPruner(1, 3)).
+
+`--sync`: lbo methods run with `lbo run --sync` (their raw results get a `-sync` suffix). The
+objective is deterministic (a fixed split, seeded models, one thread), so an lbo run is exact
+whatever the machine's load, and two lbo methods of one seed differ by the methods alone: the
+same first trials, the same brackets, until their first differing decision. Without it lbo runs
+asynchronously, as a user's job does, and what the model and the rules have seen at a decision
+depends on which trial ended first. Optuna's studies stay asynchronous (n_jobs = --slots).
 
 Resource is counted in rounds: a full trial costs 81, a stopped or pruned one the last round it
 reported. A task's best is the best value of a trial run to R (a stopped trial's partial value
@@ -84,6 +91,9 @@ EARLY = {"asha": 'rule = "asha"', "hyperband": 'rule = "hyperband"', "median": '
 # many trials as fit in it, up to EQUAL_TRIAL_CAP times --trials.
 EQUAL = True
 EQUAL_TRIAL_CAP = 10
+# --sync: lbo runs with `lbo run --sync`, exact whatever the machine's load (the objective is
+# deterministic), so that two lbo methods' runs of a seed differ by the methods alone.
+SYNC = False
 LBO_METHODS = ("lbo", "lbo+predictive", "lbo+asha", "lbo+asha+highest", "lbo+asha+rungs", "lbo+asha+notransfer", "lbo+asha+notransfer+highest",
                "lbo+asha+promotion", "lbo+asha+promotion+highest", "lbo+hyperband", "lbo+hyperband+highest",
                "lbo+hyperband+promotion", "lbo+hyperband+promotion+highest", "lbo+median", "lbo+median+highest",
@@ -151,7 +161,7 @@ def run_lbo(method, seed, trials, socket_path, work, lbo):
     with open(job, "w") as f:
         f.write(job_toml(method, seed, trials, socket_path))
     with open(os.path.join(work, "lbo.log"), "w") as log:
-        status = subprocess.run([lbo, "run", job, "--run-root", work, "--fresh"], stdout=log,
+        status = subprocess.run([lbo, "run", job, "--run-root", work, "--fresh"] + (["--sync"] if SYNC else []), stdout=log,
                                 stderr=subprocess.STDOUT).returncode
     if status != 0:
         raise RuntimeError(f"lbo exited {status}; see {work}/lbo.log")
@@ -366,7 +376,8 @@ def report(results, methods, trials, seeds, times):
                     if spent is not None:
                         reached += 1
                         to_target.append(spent / full)
-        wall = mean([times.get(f"{method}-seed{seed}") or times.get(f"{method}-seed{seed}-equal") for seed in seeds])
+        wall = mean([next((times[k] for k in (f"{method}-seed{seed}{suffix}" for suffix in ("", "-equal", "-sync", "-equal-sync"))
+                           if k in times), None) for seed in seeds])
         reach = share_to_reach(results, method, trials, seeds)
         print(f"{method:24s} {mean(used):9.3f} {mean(at25):9.4f} {mean(at50):9.4f} {mean(at100):10.4f} "
               f"{mean(final):8.4f} {mean(to_target):13.3f} {reached:>3d}/{total:<3d} "
@@ -432,7 +443,7 @@ def start_server(out):
 
 
 def main():
-    global SLOTS, PROBLEM, TASKS, MODEL, SPACE, EQUAL
+    global SLOTS, PROBLEM, TASKS, MODEL, SPACE, EQUAL, SYNC
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--lbo", required=True)
     parser.add_argument("--out", required=True)
@@ -444,11 +455,13 @@ def main():
     parser.add_argument("--methods", nargs="+", default=list(LBO_METHODS + OPTUNA_METHODS + OTHER_METHODS))
     parser.add_argument("--equal-trials", action="store_true",
                         help="every method runs --trials trials (as before 2026-12-06), not the resource of --trials full trials")
+    parser.add_argument("--sync", action="store_true",
+                        help="lbo methods run with lbo run --sync (exact; raw results kept apart, with a -sync suffix)")
     parser.add_argument("--per-task", action="store_true", help="also print each task's best at 25%%, 50%% and 100%%")
     parser.add_argument("--paired", nargs="*", default=list(PAIRS), metavar="A:B",
                         help="print B's best minus A's per task run, with its standard error")
     args = parser.parse_args()
-    SLOTS, PROBLEM, EQUAL = args.slots, args.problem, not args.equal_trials
+    SLOTS, PROBLEM, EQUAL, SYNC = args.slots, args.problem, not args.equal_trials, args.sync
     TASKS, MODEL, SPACE = PROBLEMS[PROBLEM]
     os.makedirs(args.out, exist_ok=True)
     # Each method's wall time per seed (all tasks), kept beside the raw results.
@@ -461,6 +474,7 @@ def main():
         for seed in seeds:
             for method in args.methods:
                 equal = "-equal" if EQUAL and stops_early(method) and method != "one-step" else ""
+                equal += "-sync" if SYNC and not method.startswith("optuna") and method != "one-step" else ""
                 raw = os.path.join(args.out, f"{method}-seed{seed}{equal}.json")
                 if os.path.exists(raw):
                     with open(raw) as f:

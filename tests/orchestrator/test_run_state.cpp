@@ -250,21 +250,35 @@ TEST(RunStateTest, the_model_share_starts_after_the_initial_design) {
   EXPECT_EQ(model_share(state), "model 75% (1 random-fallback)");
 }
 
+namespace {
+
+// One task of 10 trials and 12 steps under asha (max_step 9), two trials started, the first
+// reported at steps 1, 2 and 3; report(id, step) applies a report.
+struct StepBudget {
+  StepBudget() {
+    start_trial(state, 0, lbo::jobs::Config{{0.1}});
+    start_trial(state, 0, lbo::jobs::Config{{0.2}});
+    for (int step = 1; step <= 3; ++step) report(0, step);
+  }
+  lbo::testing::ScratchDir dir;
+  lbo::jobs::JobSpec job = lbo::testing::job_from(
+      lbo::testing::test_job("", "[early_stopping]\nrule = \"asha\"\nmax_step = 9\n[[tasks]]\nname = \"a\"\nbudget = 10\nbudget_steps = 12\n"),
+      dir.path());
+  RunState state = lbo::testing::started_state(job);
+  void report(std::int64_t id, std::int64_t step) {
+    state.apply(TrialsReported{{{id, state.trial(id).attempts, step, 0.1 * static_cast<double>(step), "{}", 1}}, 0});
+  }
+};
+
+}  // namespace
+
 // A task's resource is the steps its trials reported: a retry's from the start again, a
 // promoted attempt's past where its trial was paused. Spent, it takes no new trial and is done
 // once its trials are; a checkpoint's state counts the same.
 TEST(RunStateTest, a_budget_in_steps_ends_a_task_once_its_trials_spent_it_and_ended) {
-  lbo::testing::ScratchDir dir;
-  const auto job = lbo::testing::job_from(
-      lbo::testing::test_job("", "[early_stopping]\nrule = \"asha\"\nmax_step = 9\n[[tasks]]\nname = \"a\"\nbudget = 10\nbudget_steps = 12\n"),
-      dir.path());
-  RunState state = lbo::testing::started_state(job);
-  const auto report = [&](std::int64_t id, std::int64_t step) {
-    state.apply(TrialsReported{{{id, state.trial(id).attempts, step, 0.1 * static_cast<double>(step), "{}", 1}}, 0});
-  };
-  start_trial(state, 0, lbo::jobs::Config{{0.1}});
-  start_trial(state, 0, lbo::jobs::Config{{0.2}});
-  for (int step = 1; step <= 3; ++step) report(0, step);
+  StepBudget run;
+  RunState& state = run.state;
+  const auto report = [&](std::int64_t id, std::int64_t step) { run.report(id, step); };
   EXPECT_EQ(state.tasks()[0].steps, 3);
   end_attempt(state, 0, with(TrialStatus::failed), "local:0", false);
   start_again(state, 0);
@@ -294,6 +308,29 @@ TEST(RunStateTest, a_budget_in_steps_ends_a_task_once_its_trials_spent_it_and_en
   end_attempt(state, 1, with(TrialStatus::ok, 0.7));
   EXPECT_TRUE(state.task_done(0));
   EXPECT_TRUE(state.all_budgets_done());
+}
+
+// A trial stopped for good counts toward budget_steps up to the step it was stopped at: the
+// reports that came after (the objective went on until the stop reached it) depend on timing,
+// and counted, a --sync run's task would end after a different trial each time. Live and
+// restored from a checkpoint alike; the steps it spent still count them all.
+TEST(RunStateTest, a_stopped_trial_counts_its_steps_up_to_the_stop_toward_the_budget) {
+  StepBudget run;
+  RunState& state = run.state;
+  const auto report = [&](std::int64_t id, std::int64_t step) { run.report(id, step); };
+  report(1, 1);
+  EXPECT_EQ(state.tasks()[0].steps, 4);
+  Outcome stopped = with(TrialStatus::stopped, 0.1);
+  stopped.last_step = 1;
+  end_attempt(state, 0, stopped);
+  EXPECT_EQ(state.tasks()[0].steps, 2) << "trial 0 was stopped at step 1; its steps 2 and 3 came before the stop reached it";
+  EXPECT_EQ(state.trial(0).steps_spent(), 3);
+  const RunState restored(state.job(), state.trials(), state.retries(), state.interrupted());
+  EXPECT_EQ(restored.tasks()[0].steps, 2);
+  for (int step = 2; step <= 9; ++step) report(1, step);
+  end_attempt(state, 1, with(TrialStatus::ok, 0.9));
+  EXPECT_EQ(state.tasks()[0].steps, 10);
+  EXPECT_TRUE(state.accepts_trials(0)) << "10 of 12 steps: reports past trial 0's stop would have made 12";
 }
 
 // A --sync round is handed out whole before any of its attempts reports or ends: a round whose

@@ -27,17 +27,31 @@ std::int64_t counted_from(const Trial& t, int attempt, std::int64_t step) {
   return step > trial_last ? trial_last : 0;
 }
 
-}  // namespace
-
-std::int64_t Trial::steps_spent() const {
+// The steps of `t`'s reports, each attempt's from where it resumed or started; with `cut`, none
+// past the step a final stop judged it at.
+std::int64_t steps_of(const Trial& t, bool cut) {
   Trial replay;
   std::int64_t spent = 0;
-  for (const StepReport& r : reports) {
+  for (const StepReport& r : t.reports) {
+    if (cut && r.attempt == t.attempts && r.step > t.outcome.last_step) break;  // its attempt's last reports
     spent += r.step - counted_from(replay, r.attempt, r.step);
     replay.reports.push_back(r);
   }
   return spent;
 }
+
+// What `t` counts toward its task's budget_steps (TaskProgress::steps): its steps, a trial
+// stopped for good up to the step it was stopped at. What it reported after, before the stop
+// reached its process, depends on timing: counted, a --sync run's task would end after a
+// different trial each time (bench/fidelity, 2026-12-07: two runs of one seed parted at trial
+// 474 of 754).
+std::int64_t steps_counted(const Trial& t) {
+  return steps_of(t, t.finished && t.outcome.status == workers::TrialStatus::stopped);
+}
+
+}  // namespace
+
+std::int64_t Trial::steps_spent() const { return steps_of(*this, false); }
 
 RunState::RunState(JobIdentity job, std::vector<Trial> trials, std::vector<std::int64_t> retries,
                    std::vector<std::int64_t> interrupted, bool round_handed_out)
@@ -62,7 +76,7 @@ RunState::RunState(JobIdentity job, std::vector<Trial> trials, std::vector<std::
     if (t.paused()) paused_.push_back(t.id);
     // A checkpoint of before version 5 has no order of its results: the next one comes after them all.
     if (t.finished) finals_ = std::max(finals_ + (t.final_seq < 0 ? 1 : 0), t.final_seq + 1);
-    tasks_[t.task].steps += t.steps_spent();
+    tasks_[t.task].steps += steps_counted(t);
   }
   for (const auto* queue : {&interrupted_, &retries_}) {
     for (std::int64_t id : *queue) {
@@ -196,6 +210,7 @@ void RunState::on(const TrialFinished& r) {
     note(trial_name(r.trial) + ": a second final result (attempt " + std::to_string(r.attempt) + "); the first is kept");
     return;
   }
+  const std::int64_t counted = steps_counted(*t);
   const bool was_running = t->running;
   if (t->running) {
     t->running = false;
@@ -226,6 +241,7 @@ void RunState::on(const TrialFinished& r) {
   } else {
     push_once(retries_, r.trial);
   }
+  if (!t->lost()) tasks_[t->task].steps += steps_counted(*t) - counted;
 }
 
 // The master journals only reports it checked (the trial runs that attempt, the step is past

@@ -70,7 +70,8 @@ struct Trial {
   /// on (a batch of reports) leaves it past the step of the decision.
   std::int64_t steps_run() const { return std::max(outcome.last_step, last_step(attempts)); }
   /// The resource its attempts spent, in steps: each attempt's from where it resumed (promotion)
-  /// or from the start (a retry), as TaskProgress::steps counts them.
+  /// or from the start (a retry). TaskProgress::steps counts them so, but a trial stopped for
+  /// good up to the step it was stopped at.
   std::int64_t steps_spent() const;
   /// Its first report at or past `step`: in the reports of every attempt (`every_attempt`: in
   /// promotion mode they make one curve) or of the newest. A trial stopped or paused counts up
@@ -102,7 +103,9 @@ struct TaskProgress {
   int stopped = 0;   ///< stopped early ([early_stopping]): neither ok nor failed
   int infeasible = 0;  ///< of the ok ones, those outside a limit of [[constraints]]
   /// The resource spent: the steps its trials reported, an attempt's from where it resumed
-  /// (promotion) or from the start (a retry), counted as the reports are applied.
+  /// (promotion) or from the start (a retry), counted as the reports are applied; a trial
+  /// stopped for good counts up to the step it was stopped at (what it reported after depends
+  /// on when the stop reached it). What budget_steps is checked against.
   std::int64_t steps = 0;
   /// By the primary objective's direction, of the feasible ok trials (of equal ones, the first
   /// not dominated: with several objectives a best is never a dominated trial).
