@@ -473,9 +473,9 @@ def main():
     try:
         for seed in seeds:
             for method in args.methods:
-                equal = "-equal" if EQUAL and stops_early(method) and method != "one-step" else ""
-                equal += "-sync" if SYNC and not method.startswith("optuna") and method != "one-step" else ""
-                raw = os.path.join(args.out, f"{method}-seed{seed}{equal}.json")
+                suffix = "-equal" if EQUAL and stops_early(method) and method != "one-step" else ""
+                suffix += "-sync" if SYNC and not method.startswith("optuna") and method != "one-step" else ""
+                raw = os.path.join(args.out, f"{method}-seed{seed}{suffix}.json")
                 if os.path.exists(raw):
                     with open(raw) as f:
                         results[(method, seed)] = json.load(f)
@@ -491,7 +491,7 @@ def main():
                 with open(raw, "w") as f:
                     json.dump(tasks, f)
                 results[(method, seed)] = tasks
-                times[f"{method}-seed{seed}{equal}"] = time.time() - start
+                times[f"{method}-seed{seed}{suffix}"] = time.time() - start
                 with open(times_path, "w") as f:
                     json.dump(times, f, indent=1)
                 print(f"{method} seed {seed}: {time.time() - start:.0f} s", file=sys.stderr, flush=True)

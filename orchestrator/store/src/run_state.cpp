@@ -210,7 +210,6 @@ void RunState::on(const TrialFinished& r) {
     note(trial_name(r.trial) + ": a second final result (attempt " + std::to_string(r.attempt) + "); the first is kept");
     return;
   }
-  const std::int64_t counted = steps_counted(*t);
   const bool was_running = t->running;
   if (t->running) {
     t->running = false;
@@ -241,7 +240,11 @@ void RunState::on(const TrialFinished& r) {
   } else {
     push_once(retries_, r.trial);
   }
-  if (!t->lost()) tasks_[t->task].steps += steps_counted(*t) - counted;
+  // A final stop takes back what the tally counted past its step (the reports are unchanged:
+  // the tally was steps_spent()).
+  if (!t->lost() && t->finished && status == workers::TrialStatus::stopped) {
+    tasks_[t->task].steps -= t->steps_spent() - steps_counted(*t);
+  }
 }
 
 // The master journals only reports it checked (the trial runs that attempt, the step is past
