@@ -114,6 +114,10 @@ def evaluate(data_path, params, rounds, emit, resume=0, target=None, checkpoint=
 
 
 def serve(socket_path):
+    # One thread per trial, set before numpy loads its BLAS (the children are forked from here;
+    # _train_curve's setdefault comes too late for a library already loaded).
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(var, "1")
     import numpy  # noqa: F401  (imported once, before the forks)
     import sklearn.metrics  # noqa: F401
     import sklearn.model_selection  # noqa: F401

@@ -38,15 +38,17 @@ protocol before issue 59).
   (HyperbandPruner(1, 81, 3)), `optuna-tpe-median` (MedianPruner()), `optuna-random-sha`
   (RandomSampler + SuccessiveHalvingPruner(1, 3)).
 
-`--sync`: lbo methods run with `lbo run --sync` (their raw results get a `-sync` suffix). The
-objective is deterministic (a fixed split, seeded models, one thread), so an lbo run is exact
-whatever the machine's load, and two lbo methods of one seed differ by the methods alone: the
-same first trials, the same brackets, until their first differing decision. Without it lbo runs
+`--sync`: lbo methods run with `lbo run --sync` and their rounds are counted in the run's own
+order (lbo_curves; their raw results get an `-exact` suffix: the `-sync` files of before
+2026-12-07's fix were counted in time order). The objective is deterministic (a fixed split,
+seeded models, one thread), so an lbo run and its figures are exact whatever the machine's load,
+and two lbo methods of one seed differ by the methods alone: the same first trials, the same
+brackets, until their first differing decision. Without it lbo runs
 asynchronously, as a user's job does, and what the model and the rules have seen at a decision
 depends on which trial ended first. Optuna's studies stay asynchronous (n_jobs = --slots).
 
 Resource is counted in rounds: a full trial costs 81, a stopped or pruned one the last round it
-reported. A task's best is the best value of a trial run to R (a stopped trial's partial value
+reported (under --sync, an lbo trial the round it was judged at, as budget_steps counts it). A task's best is the best value of a trial run to R (a stopped trial's partial value
 is no result a user would deploy). Printed per method, over tasks 2+ and seeds: the resource
 used (share of the 20 × 81 of full fidelity), the best found within 25%, 50% and 100% of that
 resource, the resource at which the best reached lbo's final best (no early stopping, same
@@ -59,6 +61,7 @@ import csv
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -165,28 +168,45 @@ def run_lbo(method, seed, trials, socket_path, work, lbo):
                                 stderr=subprocess.STDOUT).returncode
     if status != 0:
         raise RuntimeError(f"lbo exited {status}; see {work}/lbo.log")
-    return lbo_curves(os.path.join(work, f'{method.replace("+", "_")}-seed{seed}'))
+    return lbo_curves(os.path.join(work, f'{method.replace("+", "_")}-seed{seed}'), SYNC)
 
 
-def lbo_curves(run_dir):
+def lbo_curves(run_dir, sync=False):
     """Per task: [(resource, full-fidelity value or None)] in time order. An attempt's rounds are
     spent when it last reported (a paused attempt's when it was paused; a promoted attempt's
     rounds are those past the last one before it, a retry's all of its own); a full-fidelity
-    value comes when its trial finished ok."""
+    value comes when its trial finished ok.
+
+    sync (an `lbo run --sync` run): in the run's own order instead, exact whatever the load. The
+    trials in the order lbo proposed them (their ids), a trial's value right after its last
+    attempt; a trial stopped for good spends rounds up to the step it was judged at (its reason's
+    "at round N (rung"), as lbo's budget_steps counts it. In time order two trials of one round
+    end in either order, and a stopped trial's reports that left before the stop reached its
+    process are counted: both depend on the machine's load (2026-12-07: two runs of one seed gave
+    the same trials and different best@x). A trial's later attempts (a promotion, a retry) are
+    counted at its place: exact, and in promotion mode only near the order they ran in."""
     attempts = {}  # (trial, attempt) -> [task, first step, last step, last time]
     with open(os.path.join(run_dir, "reports.csv")) as f:
         for r in csv.DictReader(f):
             a = attempts.setdefault((int(r["trial"]), int(r["attempt"])), [r["task"], int(r["step"]), 0, ""])
             a[2], a[3] = max(a[2], int(r["step"])), max(a[3], r["time"])
-    events, reached = [], {}
-    for (trial, _), (task, first, last, time_) in sorted(attempts.items()):
-        before = reached.get(trial, 0)
-        events.append((time_, 0, task, last - before if first > before else last, None))
-        reached[trial] = last
     with open(os.path.join(run_dir, "results.csv")) as f:
-        for r in csv.DictReader(f):
-            if r["status"] == "ok":
-                events.append((r["finished"], 1, r["task"], 0, float(r["objective"])))
+        results = list(csv.DictReader(f))
+    if sync:
+        for r in results:
+            key = (int(r["trial"]), int(r["attempts"]))
+            judged = re.search(r" at \S+ (\d+) \(rung ", r["reason"]) if r["status"] == "stopped" else None
+            if judged and key in attempts:
+                attempts[key][2] = min(attempts[key][2], int(judged.group(1)))
+    events, reached = [], {}
+    for (trial, attempt), (task, first, last, time_) in sorted(attempts.items()):
+        before = reached.get(trial, 0)
+        events.append(((trial, attempt, 0) if sync else time_, 0, task, last - before if first > before else last, None))
+        reached[trial] = last
+    for r in results:
+        if r["status"] == "ok":
+            order = (int(r["trial"]), int(r["attempts"]), 1) if sync else r["finished"]
+            events.append((order, 1, r["task"], 0, float(r["objective"])))
     curves = {task_name(p): [] for p in TASKS}
     for _, _, task, resource, value in sorted(events, key=lambda e: (e[0], e[1])):
         curves[task].append((resource, value))
@@ -376,7 +396,7 @@ def report(results, methods, trials, seeds, times):
                     if spent is not None:
                         reached += 1
                         to_target.append(spent / full)
-        wall = mean([next((times[k] for k in (f"{method}-seed{seed}{suffix}" for suffix in ("", "-equal", "-sync", "-equal-sync"))
+        wall = mean([next((times[k] for k in (f"{method}-seed{seed}{suffix}" for suffix in ("", "-equal", "-exact", "-equal-exact"))
                            if k in times), None) for seed in seeds])
         reach = share_to_reach(results, method, trials, seeds)
         print(f"{method:24s} {mean(used):9.3f} {mean(at25):9.4f} {mean(at50):9.4f} {mean(at100):10.4f} "
@@ -456,7 +476,7 @@ def main():
     parser.add_argument("--equal-trials", action="store_true",
                         help="every method runs --trials trials (as before 2026-12-06), not the resource of --trials full trials")
     parser.add_argument("--sync", action="store_true",
-                        help="lbo methods run with lbo run --sync (exact; raw results kept apart, with a -sync suffix)")
+                        help="lbo methods run with lbo run --sync and counted in the run's order (exact; raw results kept apart, with an -exact suffix)")
     parser.add_argument("--per-task", action="store_true", help="also print each task's best at 25%%, 50%% and 100%%")
     parser.add_argument("--paired", nargs="*", default=list(PAIRS), metavar="A:B",
                         help="print B's best minus A's per task run, with its standard error")
@@ -474,7 +494,7 @@ def main():
         for seed in seeds:
             for method in args.methods:
                 suffix = "-equal" if EQUAL and stops_early(method) and method != "one-step" else ""
-                suffix += "-sync" if SYNC and not method.startswith("optuna") and method != "one-step" else ""
+                suffix += "-exact" if SYNC and not method.startswith("optuna") and method != "one-step" else ""
                 raw = os.path.join(args.out, f"{method}-seed{seed}{suffix}.json")
                 if os.path.exists(raw):
                     with open(raw) as f:
