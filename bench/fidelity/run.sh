@@ -5,7 +5,8 @@
 # (--problem rotterdam, nwtco or rotterdam-mlp), 2 at a time.
 #
 # Usage: bench/fidelity/run.sh [--out DIR] [suite.py options: --seeds N --trials N --methods ...]
-#   --out DIR   raw results per method and seed; an existing DIR is continued (default: bench/fidelity/out)
+#   --out DIR   raw results per method and seed; an existing DIR is continued by the lbo build that
+#               began it only (DIR/lbo-build.txt; default: bench/fidelity/out)
 # Needs Debian's python3-optuna, python3-sklearn and python3-xgboost (scripts/setup.sh) and a
 # built lbo (LBO_BUILD_DIR, default <repo>/build; built here if missing).
 set -euo pipefail

@@ -70,6 +70,9 @@ import time
 import warnings
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
+import build_stamp  # noqa: E402  (bench/build_stamp.py)
+
 REPO = os.path.dirname(os.path.dirname(HERE))
 DATA = os.path.join(REPO, "bench", "real", "data")
 ROTTERDAM = [os.path.join(DATA, f"rotterdam-{y}.csv") for y in
@@ -484,6 +487,7 @@ def main():
     SLOTS, PROBLEM, EQUAL, SYNC = args.slots, args.problem, not args.equal_trials, args.sync
     TASKS, MODEL, SPACE = PROBLEMS[PROBLEM]
     os.makedirs(args.out, exist_ok=True)
+    build_stamp.claim(args.out, args.lbo)  # the raw results below are cached by method and seed only
     # Each method's wall time per seed (all tasks), kept beside the raw results.
     times_path = os.path.join(args.out, "times.json")
     times = json.load(open(times_path)) if os.path.exists(times_path) else {}

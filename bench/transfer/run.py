@@ -61,8 +61,9 @@ usage: bench/transfer/run.py [--blackbox deepar|xgboost] [--out DIR] [--seeds N]
           "lbo+copula" is lbo with [policy] output_warping = "copula" (any method + a warping), and
           "gp+max_fit_results=20" gp with that [policy] key
 Runs are cached in DIR (default bench/transfer/out, bench/transfer/out/xgboost for XGBoost): a
-second call prints from what is there and runs only what is missing; the cache does not know the
-build, so give each build its own DIR.
+second call prints from what is there and runs only what is missing. The cache does not know the
+build: DIR/lbo-build.txt ties it to the first lbo binary that used it, and another one is
+refused (exit 2): give each build its own DIR.
 LBO_BUILD_DIR names the build (default <repo>/build).
 """
 import argparse
@@ -76,6 +77,8 @@ import subprocess
 import sys
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(REPO, "bench"))
+import build_stamp  # noqa: E402
 
 
 class Blackbox:
@@ -327,6 +330,8 @@ def main():
         if len(pair) != 2 or not all(m in methods for m in pair):
             ap.error(f"--pairs {':'.join(pair)}: a pair is A:B of two methods of --methods ({','.join(methods)})")
     os.makedirs(os.path.join(out, "seq"), exist_ok=True)
+    if any(m != "tpe" for m in methods):  # every method but TPE runs lbo
+        build_stamp.claim(out, os.path.join(build, "lbo"))
     sequences = {}
     for task in tasks:
         others = write_others(bb, out, task, args.log, arrival, args.warm_rows)
