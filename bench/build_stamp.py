@@ -13,6 +13,9 @@ def claim(out, lbo):
     """Records the SHA-256 of the `lbo` binary in out/lbo-build.txt on the folder's first use; exits
     with status 2 when the folder holds another build's results. A folder from before the stamp
     is claimed by the first build that uses it."""
+    if not os.path.isfile(lbo):
+        print(f"{lbo}: no lbo binary there; build it (scripts/build.sh) or set LBO_BUILD_DIR", file=sys.stderr)
+        sys.exit(2)
     with open(lbo, "rb") as f:
         digest = hashlib.sha256(f.read()).hexdigest()
     os.makedirs(out, exist_ok=True)

@@ -48,8 +48,9 @@ asynchronously, as a user's job does, and what the model and the rules have seen
 depends on which trial ended first. Optuna's studies stay asynchronous (n_jobs = --slots).
 
 Resource is counted in rounds: a full trial costs 81, a stopped or pruned one the last round it
-reported (under --sync, an lbo trial the round it was judged at, as budget_steps counts it). A task's best is the best value of a trial run to R (a stopped trial's partial value
-is no result a user would deploy). Printed per method, over tasks 2+ and seeds: the resource
+reported (under --sync, an lbo trial the round it was judged at, as budget_steps counts it). A
+task's best is the best value of a trial run to R (a stopped trial's partial value is no result
+a user would deploy). Printed per method, over tasks 2+ and seeds: the resource
 used (share of the 20 × 81 of full fidelity), the best found within 25%, 50% and 100% of that
 resource, the resource at which the best reached lbo's final best (no early stopping, same
 seed and task), and "mean reach": the least share of the resource at which the method's mean best
